@@ -1,0 +1,117 @@
+/**
+ * Every failure toolpact reports, with the tRPC code it travels as.
+ * One line per code says when it happens.
+ */
+export const TOOLPACT_ERRORS = {
+  /** The caller or actor could not be authenticated: missing, forged, expired or mismatched credentials. */
+  UNAUTHENTICATED: "UNAUTHORIZED",
+  /** The provider plugin is not installed for this tenant. */
+  PROVIDER_NOT_FOUND: "NOT_FOUND",
+  /** The provider does not declare a tool with this name. */
+  TOOL_NOT_FOUND: "NOT_FOUND",
+  /** The tool exists but not in the requested version. */
+  VERSION_UNSUPPORTED: "NOT_FOUND",
+  /** The provider plugin is installed but disabled for this tenant. */
+  PROVIDER_DISABLED: "FORBIDDEN",
+  /** The calling plugin is disabled for this tenant. */
+  CALLER_DISABLED: "FORBIDDEN",
+  /** The tool is declared but its provider registered no handler for it: fail closed. */
+  HANDLER_MISSING: "NOT_IMPLEMENTED",
+  /** Policy, the caller's permissions or `uses`, or the provider's `authorize` refused the call. */
+  PERMISSION_DENIED: "FORBIDDEN",
+  /** The actor's verification level is below what the tool or policy requires. */
+  VERIFICATION_REQUIRED: "FORBIDDEN",
+  /** A gate of an activated plugin blocked the call. */
+  GATE_BLOCKED: "FORBIDDEN",
+  /** The call is outside its run's allow list, or the run is closed, expired or belongs to someone else. */
+  RUN_DENIED: "FORBIDDEN",
+  /** The input does not match the tool's inputSchema, or is not JSON; `issues` lists every problem. */
+  INPUT_INVALID: "BAD_REQUEST",
+  /** The provider's result does not match outputSchema; the effect ran, the result is withheld. */
+  OUTPUT_INVALID: "INTERNAL_SERVER_ERROR",
+  /** The call needs a confirmation token and none was given: preview first. */
+  CONFIRMATION_REQUIRED: "PRECONDITION_FAILED",
+  /** The confirmation token is malformed, forged, or signed with an unknown key. */
+  CONFIRMATION_INVALID: "BAD_REQUEST",
+  /** The confirmation token or request has expired: preview again. */
+  CONFIRMATION_EXPIRED: "PRECONDITION_FAILED",
+  /** The token was issued for another input, tool, version, schema, actor, caller, tenant, mode or run. */
+  CONFIRMATION_MISMATCH: "PRECONDITION_FAILED",
+  /** The token was already used; the bound caller learns the operation id. */
+  CONFIRMATION_USED: "CONFLICT",
+  /** The user denied the confirmation request, or the caller cancelled it. */
+  CONFIRMATION_DENIED: "FORBIDDEN",
+  /** A plugin tried to provide a tool, gate, hook or guard its manifest does not declare. */
+  CAPABILITY_UNDECLARED: "FORBIDDEN",
+  /** A guard withheld the output; the effect ran, the error carries the operation id. */
+  GUARD_REJECTED: "FORBIDDEN",
+  /** The idempotency key was used before with a different input. */
+  IDEMPOTENCY_CONFLICT: "CONFLICT",
+  /** An operation with this idempotency key is still running. */
+  OPERATION_IN_PROGRESS: "CONFLICT",
+  /** The provider threw; its message is not forwarded, only its error class. */
+  PROVIDER_FAILED: "INTERNAL_SERVER_ERROR",
+  /** The effect may or may not have happened (timeout, lost commit); recovery settles it. */
+  OUTCOME_UNKNOWN: "INTERNAL_SERVER_ERROR",
+  /** Too many previews or pending confirmations for this caller and actor. */
+  RATE_LIMITED: "TOO_MANY_REQUESTS",
+  /** The store could not be reached; nothing ran. */
+  STORE_UNAVAILABLE: "SERVICE_UNAVAILABLE",
+  /** A manifest failed validation; the diagnostics say where. */
+  MANIFEST_INVALID: "BAD_REQUEST",
+} as const;
+
+/** A toolpact error code. */
+export type ToolpactErrorCode = keyof typeof TOOLPACT_ERRORS;
+
+/** The tRPC error code a toolpact code travels as. */
+export type TrpcErrorCodeName = (typeof TOOLPACT_ERRORS)[ToolpactErrorCode];
+
+/** One problem with an input or output value, at a JSON Pointer path. */
+export interface ValidationIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Structured data carried by a ToolpactError; safe to send to the caller. */
+export interface ToolpactErrorData {
+  readonly tool?: string;
+  readonly operationId?: string;
+  readonly issues?: readonly ValidationIssue[];
+  readonly errorClass?: string;
+  readonly retryAfterMs?: number;
+  readonly requestId?: string;
+}
+
+const CODES = new Set<string>(Object.keys(TOOLPACT_ERRORS));
+
+/** True when `code` is one of toolpact's error codes. */
+export function isToolpactErrorCode(code: unknown): code is ToolpactErrorCode {
+  return typeof code === "string" && CODES.has(code);
+}
+
+/** The one error class toolpact throws and returns. */
+export class ToolpactError extends Error {
+  override readonly name = "ToolpactError";
+  readonly code: ToolpactErrorCode;
+  readonly data: ToolpactErrorData;
+
+  constructor(code: ToolpactErrorCode, message: string, data: ToolpactErrorData = {}, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The tRPC code this error travels as. */
+  get trpcCode(): TrpcErrorCodeName {
+    return TOOLPACT_ERRORS[this.code];
+  }
+}
+
+/** True when `value` is a ToolpactError (also across package copies). */
+export function isToolpactError(value: unknown): value is ToolpactError {
+  return (
+    value instanceof ToolpactError ||
+    (value instanceof Error && value.name === "ToolpactError" && isToolpactErrorCode((value as { code?: unknown }).code))
+  );
+}

@@ -1,0 +1,171 @@
+import { z } from "zod";
+import {
+  PLUGIN_ID_MAX_LENGTH,
+  PLUGIN_ID_PATTERN,
+  RESERVED_TOOL_NAMES,
+  TOOL_NAME_MAX_LENGTH,
+  TOOL_NAME_PATTERN,
+} from "./names.js";
+
+/** Effect classes of RFC 0047: what a tool may do to the world. */
+export const EFFECTS = ["read", "write", "external"] as const;
+export type Effect = (typeof EFFECTS)[number];
+
+/** Manifest permissions and what each one allows a plugin to declare or do. */
+export const PERMISSIONS = ["tools:provide", "tools:call", "tools:gate", "tools:observe", "tools:guard"] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+export const RECOVERY_CAPABILITIES = ["none", "idempotent"] as const;
+export type RecoveryCapability = (typeof RECOVERY_CAPABILITIES)[number];
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
+
+const pluginId = z
+  .string()
+  .max(PLUGIN_ID_MAX_LENGTH, `a plugin id has at most ${PLUGIN_ID_MAX_LENGTH} characters`)
+  .regex(PLUGIN_ID_PATTERN, "a plugin id is lowercase dot-separated segments, e.g. \"com.example.notes\"");
+
+const localName = (what: string) =>
+  z
+    .string()
+    .max(TOOL_NAME_MAX_LENGTH, `a ${what} name has at most ${TOOL_NAME_MAX_LENGTH} characters`)
+    .regex(TOOL_NAME_PATTERN, `a ${what} name is lowercase words joined by single hyphens, e.g. "create-record"`);
+
+const toolName = localName("tool").refine((name) => !RESERVED_TOOL_NAMES.has(name), {
+  message: "this tool name collides with a JavaScript built-in on the generated client object; choose another name",
+});
+
+/** A tool pattern: `*`, `<pluginId>:*`, `<pluginId>:<tool>`, `<pluginId>:<tool>@<version>`. */
+const toolPattern = z
+  .string()
+  .regex(
+    /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/,
+    'a tool pattern is "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"',
+  );
+
+/** A JSON Schema document; its content is checked against the meta-schema by the loader. */
+const jsonSchema = z.record(z.string(), z.unknown());
+
+/** One tool declaration, as written in the manifest (defaults not yet applied). */
+export const toolDeclarationSchema = z.strictObject({
+  name: toolName,
+  version: z.number().int("version is a positive integer").positive("version is a positive integer").optional(),
+  title: z.string().min(1).max(200).optional(),
+  description: z.string().max(4000).optional(),
+  effect: z.enum(EFFECTS),
+  requiresConfirmation: z.boolean().optional(),
+  minVerificationLevel: z.number().int().min(0).max(3).optional(),
+  recovery: z.enum(RECOVERY_CAPABILITIES).optional(),
+  timeoutMs: z.number().int().min(1).max(600_000).optional(),
+  inputSchema: jsonSchema,
+  outputSchema: jsonSchema.optional(),
+});
+
+export const gateDeclarationSchema = z.strictObject({
+  name: localName("gate"),
+  description: z.string().max(4000).optional(),
+  appliesTo: z.array(toolPattern).min(1),
+  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+});
+
+export const hookDeclarationSchema = z.strictObject({
+  name: localName("hook"),
+  description: z.string().max(4000).optional(),
+  point: z.literal("afterTool"),
+  appliesTo: z.array(toolPattern).min(1),
+  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+});
+
+export const guardDeclarationSchema = z.strictObject({
+  name: localName("guard"),
+  description: z.string().max(4000).optional(),
+  appliesTo: z.array(toolPattern).min(1),
+  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+});
+
+/**
+ * The manifest's field-level shape. Cross-field rules (uniqueness, permissions)
+ * live in `checkManifestRules`, which runs even when field-level errors exist.
+ */
+export const manifestSchema = z.strictObject({
+  $schema: z.string().optional(),
+  id: pluginId,
+  alias: z
+    .string()
+    .regex(/^[a-z][A-Za-z0-9]*$/, 'an alias is a camelCase identifier, e.g. "notes"')
+    .optional(),
+  name: z.string().min(1).max(200).optional(),
+  description: z.string().max(4000).optional(),
+  version: z
+    .string()
+    .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, "version is semver, e.g. \"1.4.0\""),
+  permissions: z.array(z.enum(PERMISSIONS)).default([]),
+  uses: z.array(toolPattern).optional(),
+  tools: z.array(toolDeclarationSchema).min(1, "tools, when present, has at least one entry").optional(),
+  gates: z.array(gateDeclarationSchema).min(1).optional(),
+  hooks: z.array(hookDeclarationSchema).min(1).optional(),
+  guards: z.array(guardDeclarationSchema).min(1).optional(),
+});
+
+/** A manifest as written (after parsing, before defaults). */
+export type ManifestInput = z.input<typeof manifestSchema>;
+type ParsedManifest = z.output<typeof manifestSchema>;
+
+/** A tool declaration with every default filled in. */
+export interface ToolDeclaration {
+  readonly name: string;
+  readonly version: number;
+  readonly title?: string;
+  readonly description?: string;
+  readonly effect: Effect;
+  readonly requiresConfirmation: boolean;
+  readonly minVerificationLevel: number;
+  readonly recovery: RecoveryCapability;
+  readonly timeoutMs: number;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+}
+
+export type GateDeclaration = z.output<typeof gateDeclarationSchema>;
+export type HookDeclaration = z.output<typeof hookDeclarationSchema>;
+export type GuardDeclaration = z.output<typeof guardDeclarationSchema>;
+
+/** A validated manifest with defaults applied. */
+export interface Manifest {
+  readonly id: string;
+  readonly alias?: string;
+  readonly name?: string;
+  readonly description?: string;
+  readonly version: string;
+  readonly permissions: readonly Permission[];
+  readonly uses?: readonly string[];
+  readonly tools: readonly ToolDeclaration[];
+  readonly gates: readonly GateDeclaration[];
+  readonly hooks: readonly HookDeclaration[];
+  readonly guards: readonly GuardDeclaration[];
+}
+
+/** Fills in defaults: version 1, confirmation for non-read effects, level 0, recovery none, 10 s. */
+export function applyManifestDefaults(parsed: ParsedManifest): Manifest {
+  const { $schema: _schema, tools, gates, hooks, guards, ...rest } = parsed;
+  return stripUndefined({
+    ...rest,
+    tools: (tools ?? []).map((tool) =>
+      stripUndefined({
+        ...tool,
+        version: tool.version ?? 1,
+        requiresConfirmation: tool.requiresConfirmation ?? tool.effect !== "read",
+        minVerificationLevel: tool.minVerificationLevel ?? 0,
+        recovery: tool.recovery ?? "none",
+        timeoutMs: tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      }),
+    ),
+    gates: gates ?? [],
+    hooks: hooks ?? [],
+    guards: guards ?? [],
+  }) as Manifest;
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,88 @@
+/** Plugin ids: dot-separated lowercase segments, e.g. `com.example.notes`. */
+export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
+export const PLUGIN_ID_MAX_LENGTH = 128;
+
+/** Tool, gate, hook and guard names: lowercase words joined by single hyphens, e.g. `create-record`. */
+export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+export const TOOL_NAME_MAX_LENGTH = 64;
+
+/**
+ * Names that, camelCased, would shadow a built-in on the generated client object
+ * (`then` would make every client a thenable; `constructor`, `toString` ... break objects).
+ */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
+  "then",
+  "catch",
+  "finally",
+  "constructor",
+  "prototype",
+  "proto",
+  "to-string",
+  "to-locale-string",
+  "value-of",
+  "has-own-property",
+  "is-prototype-of",
+  "property-is-enumerable",
+  "define-getter",
+  "define-setter",
+  "lookup-getter",
+  "lookup-setter",
+  "to-json",
+  "bind",
+  "call",
+  "apply",
+  "length",
+  "name",
+  "arguments",
+  "caller",
+]);
+
+/** `create-record` -> `createRecord`; `com.example.mail-er` last segment -> `mailEr`. */
+export function camelCase(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** `create-record` -> `CreateRecord`. */
+export function pascalCase(name: string): string {
+  const camel = camelCase(name);
+  return camel.charAt(0).toUpperCase() + camel.slice(1);
+}
+
+/** The client name of a plugin: its alias, else the last id segment camelCased. */
+export function pluginClientName(plugin: { readonly id: string; readonly alias?: string | undefined }): string {
+  return plugin.alias ?? camelCase(plugin.id.slice(plugin.id.lastIndexOf(".") + 1));
+}
+
+/** A tool's full name, used everywhere: `<pluginId>:<name>@<version>`. */
+export function toolFullName(pluginId: string, tool: string, version: number): string {
+  return `${pluginId}:${tool}@${version}`;
+}
+
+/** Parses `<pluginId>:<name>@<version>`; undefined when malformed. */
+export function parseToolFullName(full: string): { pluginId: string; tool: string; version: number } | undefined {
+  const match = /^([^:]+):([^@]+)@([1-9][0-9]*)$/.exec(full);
+  if (!match) return undefined;
+  return { pluginId: match[1]!, tool: match[2]!, version: Number(match[3]) };
+}
+
+/**
+ * Does a tool pattern match a tool? Patterns: `*`, `com.example.notes:*`,
+ * `com.example.notes:create-record`, `com.example.notes:create-record@2`, `com.example.*`.
+ */
+export function matchesToolPattern(pattern: string, pluginId: string, tool: string, version: number): boolean {
+  if (pattern === "*") return true;
+  const at = pattern.lastIndexOf("@");
+  const hasVersion = at > pattern.indexOf(":") && pattern.indexOf(":") >= 0;
+  const base = hasVersion ? pattern.slice(0, at) : pattern;
+  if (hasVersion && Number(pattern.slice(at + 1)) !== version) return false;
+  const colon = base.indexOf(":");
+  const pluginPart = colon < 0 ? base : base.slice(0, colon);
+  const toolPart = colon < 0 ? "*" : base.slice(colon + 1);
+  return globMatch(pluginPart, pluginId) && globMatch(toolPart, tool);
+}
+
+function globMatch(pattern: string, value: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.endsWith("*")) return value.startsWith(pattern.slice(0, -1));
+  return pattern === value;
+}
