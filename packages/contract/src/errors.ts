@@ -83,7 +83,12 @@ export interface ToolpactErrorData {
   readonly requestId?: string;
 }
 
-const CODES = new Set<string>(Object.keys(TOOLPACT_ERRORS));
+/** Every toolpact error code, in table order. */
+export const TOOLPACT_ERROR_CODES: readonly ToolpactErrorCode[] = Object.freeze(
+  Object.keys(TOOLPACT_ERRORS) as ToolpactErrorCode[],
+);
+
+const CODES = new Set<string>(TOOLPACT_ERROR_CODES);
 
 /** True when `code` is one of toolpact's error codes. */
 export function isToolpactErrorCode(code: unknown): code is ToolpactErrorCode {

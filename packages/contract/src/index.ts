@@ -1,5 +1,6 @@
 export {
   TOOLPACT_ERRORS,
+  TOOLPACT_ERROR_CODES,
   ToolpactError,
   isToolpactError,
   isToolpactErrorCode,
@@ -59,3 +60,21 @@ export type {
   TargetedResult,
   ProviderDefinition,
 } from "./protocol.js";
+export {
+  DEFAULT_INPUT_LIMITS,
+  prepareInput,
+  canonicalJson,
+  inputDigest,
+  schemaHash,
+  type InputLimits,
+} from "./input.js";
+export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
+export {
+  parseManifest,
+  loadManifest,
+  loadManifestOrThrow,
+  formatDiagnostic,
+  type Diagnostic,
+  type ManifestLoadResult,
+} from "./loader.js";
+export { manifestJsonSchema } from "./manifest-json-schema.js";

@@ -9,15 +9,20 @@ import {
 
 /** Effect classes of RFC 0047: what a tool may do to the world. */
 export const EFFECTS = ["read", "write", "external"] as const;
+/** One of EFFECTS. */
 export type Effect = (typeof EFFECTS)[number];
 
 /** Manifest permissions and what each one allows a plugin to declare or do. */
 export const PERMISSIONS = ["tools:provide", "tools:call", "tools:gate", "tools:observe", "tools:guard"] as const;
+/** One of PERMISSIONS. */
 export type Permission = (typeof PERMISSIONS)[number];
 
+/** Declared recovery capability: "idempotent" lets recovery re-invoke the tool with the same operation id. */
 export const RECOVERY_CAPABILITIES = ["none", "idempotent"] as const;
+/** One of RECOVERY_CAPABILITIES. */
 export type RecoveryCapability = (typeof RECOVERY_CAPABILITIES)[number];
 
+/** A tool's timeout when its declaration gives none. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
 
 const pluginId = z
@@ -31,9 +36,12 @@ const localName = (what: string) =>
     .max(TOOL_NAME_MAX_LENGTH, `a ${what} name has at most ${TOOL_NAME_MAX_LENGTH} characters`)
     .regex(TOOL_NAME_PATTERN, `a ${what} name is lowercase words joined by single hyphens, e.g. "create-record"`);
 
-const toolName = localName("tool").refine((name) => !RESERVED_TOOL_NAMES.has(name), {
-  message: "this tool name collides with a JavaScript built-in on the generated client object; choose another name",
-});
+/** A tool name; reserved names are refused (in JSON Schema: `not: { enum: [...] }`, see manifest-json-schema.ts). */
+export const toolNameSchema = localName("tool")
+  .refine((name) => !RESERVED_TOOL_NAMES.has(name), {
+    message: "this tool name collides with a JavaScript built-in on the generated client object; choose another name",
+  })
+  .meta({ description: 'Local tool name, e.g. "create-record"; its full name is <pluginId>:<name>@<version>.' });
 
 /** A tool pattern: `*`, `<pluginId>:*`, `<pluginId>:<tool>`, `<pluginId>:<tool>@<version>`. */
 const toolPattern = z
@@ -45,22 +53,43 @@ const toolPattern = z
 
 /** A JSON Schema document; its content is checked against the meta-schema by the loader. */
 const jsonSchema = z.record(z.string(), z.unknown());
+const describe = (description: string): { description: string } => ({ description });
 
 /** One tool declaration, as written in the manifest (defaults not yet applied). */
 export const toolDeclarationSchema = z.strictObject({
-  name: toolName,
-  version: z.number().int("version is a positive integer").positive("version is a positive integer").optional(),
-  title: z.string().min(1).max(200).optional(),
-  description: z.string().max(4000).optional(),
-  effect: z.enum(EFFECTS),
-  requiresConfirmation: z.boolean().optional(),
-  minVerificationLevel: z.number().int().min(0).max(3).optional(),
-  recovery: z.enum(RECOVERY_CAPABILITIES).optional(),
-  timeoutMs: z.number().int().min(1).max(600_000).optional(),
-  inputSchema: jsonSchema,
-  outputSchema: jsonSchema.optional(),
+  name: toolNameSchema,
+  version: z
+    .number()
+    .int("version is a positive integer")
+    .positive("version is a positive integer")
+    .optional()
+    .meta(describe("Positive integer, default 1; several versions of a tool may coexist.")),
+  title: z.string().min(1).max(200).optional().meta(describe("Short human title, shown on confirmation.")),
+  description: z.string().max(4000).optional().meta(describe("What the tool does; becomes JSDoc of the generated client.")),
+  effect: z
+    .enum(EFFECTS)
+    .meta(describe("read: no mutation; write: mutates plugin-owned data; external: reaches outside the instance.")),
+  requiresConfirmation: z
+    .boolean()
+    .optional()
+    .meta(describe('Default: effect !== "read". Policy may tighten this, never loosen it.')),
+  minVerificationLevel: z
+    .number()
+    .int()
+    .min(0)
+    .max(3)
+    .optional()
+    .meta(describe("Lowest actor verification level (0..3) allowed to call the tool; default 0.")),
+  recovery: z
+    .enum(RECOVERY_CAPABILITIES)
+    .optional()
+    .meta(describe('"idempotent" lets recovery re-invoke the tool with the same operationId; default "none".')),
+  timeoutMs: z.number().int().min(1).max(600_000).optional().meta(describe("Provider timeout in ms; default 10000.")),
+  inputSchema: jsonSchema.meta(describe('JSON Schema (2020-12, or draft-07 via "$schema") of the input; its root is "type": "object".')),
+  outputSchema: jsonSchema.optional().meta(describe("JSON Schema of the result; results are validated against it.")),
 });
 
+/** One gate declaration; needs the tools:gate permission. */
 export const gateDeclarationSchema = z.strictObject({
   name: localName("gate"),
   description: z.string().max(4000).optional(),
@@ -68,6 +97,7 @@ export const gateDeclarationSchema = z.strictObject({
   timeoutMs: z.number().int().min(1).max(60_000).optional(),
 });
 
+/** One afterTool hook declaration; needs the tools:observe permission. */
 export const hookDeclarationSchema = z.strictObject({
   name: localName("hook"),
   description: z.string().max(4000).optional(),
@@ -76,6 +106,7 @@ export const hookDeclarationSchema = z.strictObject({
   timeoutMs: z.number().int().min(1).max(60_000).optional(),
 });
 
+/** One output guard declaration; needs the tools:guard permission. */
 export const guardDeclarationSchema = z.strictObject({
   name: localName("guard"),
   description: z.string().max(4000).optional(),
@@ -88,23 +119,32 @@ export const guardDeclarationSchema = z.strictObject({
  * live in `checkManifestRules`, which runs even when field-level errors exist.
  */
 export const manifestSchema = z.strictObject({
-  $schema: z.string().optional(),
-  id: pluginId,
+  $schema: z.string().optional().meta(describe("The JSON Schema editors use for this file.")),
+  id: pluginId.meta(describe('Plugin id: lowercase dot-separated segments, e.g. "com.example.notes".')),
   alias: z
     .string()
     .regex(/^[a-z][A-Za-z0-9]*$/, 'an alias is a camelCase identifier, e.g. "notes"')
-    .optional(),
-  name: z.string().min(1).max(200).optional(),
-  description: z.string().max(4000).optional(),
+    .optional()
+    .meta(describe("Client name in generated code (tools.<alias>); default: the last id segment, camelCased.")),
+  name: z.string().min(1).max(200).optional().meta(describe("Human name of the plugin.")),
+  description: z.string().max(4000).optional().meta(describe("What the plugin does.")),
   version: z
     .string()
-    .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, "version is semver, e.g. \"1.4.0\""),
-  permissions: z.array(z.enum(PERMISSIONS)).default([]),
-  uses: z.array(toolPattern).optional(),
-  tools: z.array(toolDeclarationSchema).min(1, "tools, when present, has at least one entry").optional(),
-  gates: z.array(gateDeclarationSchema).min(1).optional(),
-  hooks: z.array(hookDeclarationSchema).min(1).optional(),
-  guards: z.array(guardDeclarationSchema).min(1).optional(),
+    .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, "version is semver, e.g. \"1.4.0\"")
+    .meta(describe('The plugin\'s semver version, e.g. "1.4.0".')),
+  permissions: z
+    .array(z.enum(PERMISSIONS))
+    .default([])
+    .meta(describe("tools:provide (declare tools), tools:call (uses), tools:gate, tools:observe (hooks), tools:guard.")),
+  uses: z.array(toolPattern).optional().meta(describe("Narrows which tools this plugin may call; needs tools:call.")),
+  tools: z
+    .array(toolDeclarationSchema)
+    .min(1, "tools, when present, has at least one entry")
+    .optional()
+    .meta(describe("Tools this plugin provides; needs tools:provide. (name, version) is unique.")),
+  gates: z.array(gateDeclarationSchema).min(1).optional().meta(describe("Gates this plugin provides; needs tools:gate.")),
+  hooks: z.array(hookDeclarationSchema).min(1).optional().meta(describe("afterTool hooks; needs tools:observe.")),
+  guards: z.array(guardDeclarationSchema).min(1).optional().meta(describe("Output guards; needs tools:guard.")),
 });
 
 /** A manifest as written (after parsing, before defaults). */
@@ -126,8 +166,11 @@ export interface ToolDeclaration {
   readonly outputSchema?: Readonly<Record<string, unknown>>;
 }
 
+/** A declared gate. */
 export type GateDeclaration = z.output<typeof gateDeclarationSchema>;
+/** A declared hook. */
 export type HookDeclaration = z.output<typeof hookDeclarationSchema>;
+/** A declared guard. */
 export type GuardDeclaration = z.output<typeof guardDeclarationSchema>;
 
 /** A validated manifest with defaults applied. */

@@ -1,9 +1,11 @@
 /** Plugin ids: dot-separated lowercase segments, e.g. `com.example.notes`. */
 export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
+/** Longest plugin id. */
 export const PLUGIN_ID_MAX_LENGTH = 128;
 
 /** Tool, gate, hook and guard names: lowercase words joined by single hyphens, e.g. `create-record`. */
 export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+/** Longest tool, gate, hook or guard name. */
 export const TOOL_NAME_MAX_LENGTH = 64;
 
 /**

@@ -38,10 +38,12 @@ export interface ExecuteResult<TOutput = unknown> {
   readonly result: TOutput;
 }
 
+/** Options of `tools.preview`. */
 export interface PreviewOptions {
   readonly runId?: string;
 }
 
+/** Options of `tools.execute`. */
 export interface ExecuteOptions {
   readonly confirmationToken?: string;
   readonly idempotencyKey?: string;

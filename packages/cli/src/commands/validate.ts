@@ -1,0 +1,61 @@
+import { parseArgs } from "node:util";
+import path from "node:path";
+import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
+import type { CliIo } from "../io.js";
+
+const HELP = `usage: toolpact validate <manifest...>
+
+Checks each plugin manifest (plugin.json, JSONC allowed) against the toolpact contract.
+Exit 0 when every manifest is valid (warnings are printed), 1 when any is invalid, 2 on usage errors.`;
+
+/** `toolpact validate <manifest...>` */
+export async function run(args: readonly string[], io: CliIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
+  } catch (error) {
+    io.stderr(`toolpact validate: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  if (parsed.positionals.length === 0) {
+    io.stderr(`toolpact validate: name at least one manifest file\n\n${HELP}`);
+    return 2;
+  }
+
+  let invalid = 0;
+  for (const file of parsed.positionals) {
+    const shown = path.relative(io.cwd, path.resolve(io.cwd, file)) || file;
+    const result = await loadManifest(path.resolve(io.cwd, file));
+    const diagnostics = result.ok ? result.warnings : result.diagnostics;
+    for (const diagnostic of diagnostics) {
+      io.stderr(formatDiagnostic({ ...diagnostic, file: shown }));
+    }
+    if (result.ok) {
+      io.stdout(`ok ${shown}: ${summarize(result.manifest)}${plural(result.warnings.length, "warning", ", ")}`);
+    } else {
+      invalid++;
+      const errors = result.diagnostics.filter((d) => d.severity === "error").length;
+      io.stdout(`invalid ${shown}:${plural(errors, "error", " ")}`);
+    }
+  }
+  return invalid === 0 ? 0 : 1;
+}
+
+function summarize(manifest: Manifest): string {
+  const effects = new Map<string, number>();
+  for (const tool of manifest.tools) effects.set(tool.effect, (effects.get(tool.effect) ?? 0) + 1);
+  const byEffect = [...effects].map(([effect, count]) => `${count} ${effect}`).join(", ");
+  const parts = [`${manifest.id}@${manifest.version}`, `${manifest.tools.length} tool${manifest.tools.length === 1 ? "" : "s"}${byEffect ? ` (${byEffect})` : ""}`];
+  for (const [name, list] of [["gate", manifest.gates], ["hook", manifest.hooks], ["guard", manifest.guards]] as const) {
+    if (list.length > 0) parts.push(`${list.length} ${name}${list.length === 1 ? "" : "s"}`);
+  }
+  return parts.join(", ");
+}
+
+function plural(count: number, noun: string, lead: string): string {
+  return count === 0 ? "" : `${lead}${count} ${noun}${count === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,35 @@
+import type { CliIo } from "./io.js";
+
+/** A `toolpact` subcommand: takes its arguments, returns the exit code (0 ok, 1 failed, 2 usage). */
+type Command = (args: readonly string[], io: CliIo) => Promise<number>;
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+  validate: {
+    summary: "validate <manifest...>          check plugin manifests; every problem as file:line:col",
+    load: async () => (await import("./commands/validate.js")).run,
+  },
+};
+
+export const USAGE = [
+  "usage: toolpact <command> [options]",
+  "",
+  "commands:",
+  ...Object.values(COMMANDS).map((c) => `  ${c.summary}`),
+  "",
+  "Run `toolpact <command> --help` for a command's options.",
+].join("\n");
+
+/** Runs the `toolpact` CLI; returns the process exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.stdout(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    io.stderr(`toolpact: unknown command "${name}"\n\n${USAGE}`);
+    return 2;
+  }
+  return (await command.load())(rest, io);
+}

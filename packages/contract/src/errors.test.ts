@@ -1,0 +1,76 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  TOOLPACT_ERRORS,
+  TOOLPACT_ERROR_CODES,
+  ToolpactError,
+  isToolpactError,
+  isToolpactErrorCode,
+} from "./errors.js";
+
+/** DESIGN.md's code table, in its order. */
+const DESIGN_CODES = [
+  "UNAUTHENTICATED", "PROVIDER_NOT_FOUND", "TOOL_NOT_FOUND", "VERSION_UNSUPPORTED", "PROVIDER_DISABLED",
+  "CALLER_DISABLED", "HANDLER_MISSING", "PERMISSION_DENIED", "VERIFICATION_REQUIRED", "GATE_BLOCKED", "RUN_DENIED",
+  "INPUT_INVALID", "OUTPUT_INVALID", "CONFIRMATION_REQUIRED", "CONFIRMATION_INVALID", "CONFIRMATION_EXPIRED",
+  "CONFIRMATION_MISMATCH", "CONFIRMATION_USED", "CONFIRMATION_DENIED", "CAPABILITY_UNDECLARED", "GUARD_REJECTED",
+  "IDEMPOTENCY_CONFLICT", "OPERATION_IN_PROGRESS", "PROVIDER_FAILED", "OUTCOME_UNKNOWN", "RATE_LIMITED",
+  "STORE_UNAVAILABLE", "MANIFEST_INVALID",
+];
+
+/** tRPC v11's error code names (TRPC_ERROR_CODES_BY_KEY). */
+const TRPC_CODES = new Set([
+  "PARSE_ERROR", "BAD_REQUEST", "INTERNAL_SERVER_ERROR", "NOT_IMPLEMENTED", "BAD_GATEWAY", "SERVICE_UNAVAILABLE",
+  "GATEWAY_TIMEOUT", "UNAUTHORIZED", "PAYMENT_REQUIRED", "FORBIDDEN", "NOT_FOUND", "METHOD_NOT_SUPPORTED", "TIMEOUT",
+  "CONFLICT", "PRECONDITION_FAILED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE", "UNPROCESSABLE_CONTENT",
+  "PRECONDITION_REQUIRED", "TOO_MANY_REQUESTS", "CLIENT_CLOSED_REQUEST",
+]);
+
+describe("the error code table", () => {
+  it("has exactly DESIGN.md's codes", () => {
+    expect([...TOOLPACT_ERROR_CODES]).toEqual(DESIGN_CODES);
+  });
+
+  it("maps every code to a tRPC code", () => {
+    for (const code of TOOLPACT_ERROR_CODES) expect(TRPC_CODES.has(TOOLPACT_ERRORS[code]), code).toBe(true);
+  });
+
+  it("gives every code one line of JSDoc saying when it happens", () => {
+    const source = readFileSync(new URL("./errors.ts", import.meta.url), "utf8");
+    const table = source.slice(source.indexOf("export const TOOLPACT_ERRORS"), source.indexOf("} as const;"));
+    const lines = table.split("\n").map((line) => line.trim());
+    for (const code of TOOLPACT_ERROR_CODES) {
+      const index = lines.findIndex((line) => line.startsWith(`${code}:`));
+      expect(index, code).toBeGreaterThan(0);
+      expect(lines[index - 1], code).toMatch(/^\/\*\* \S.{10,} \*\/$/);
+    }
+  });
+});
+
+describe("ToolpactError", () => {
+  it("carries code, data, tRPC code and cause", () => {
+    const cause = new Error("root");
+    const error = new ToolpactError("INPUT_INVALID", "bad input", { issues: [{ path: "/a", message: "must be string" }] }, { cause });
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe("ToolpactError");
+    expect(error.code).toBe("INPUT_INVALID");
+    expect(error.trpcCode).toBe("BAD_REQUEST");
+    expect(error.data.issues).toEqual([{ path: "/a", message: "must be string" }]);
+    expect(error.cause).toBe(cause);
+    expect(new ToolpactError("RATE_LIMITED", "slow down").data).toEqual({});
+  });
+
+  it("is recognised across package copies, and nothing else is", () => {
+    const foreign = Object.assign(new Error("x"), { name: "ToolpactError", code: "GATE_BLOCKED" });
+    expect(isToolpactError(foreign)).toBe(true);
+    expect(isToolpactError(Object.assign(new Error("x"), { name: "ToolpactError", code: "NOPE" }))).toBe(false);
+    expect(isToolpactError({ name: "ToolpactError", code: "GATE_BLOCKED" })).toBe(false);
+    expect(isToolpactError(new Error("x"))).toBe(false);
+  });
+
+  it("checks codes", () => {
+    expect(isToolpactErrorCode("OUTCOME_UNKNOWN")).toBe(true);
+    expect(isToolpactErrorCode("toString")).toBe(false);
+    expect(isToolpactErrorCode(42)).toBe(false);
+  });
+});

@@ -1,0 +1,343 @@
+import { readFile } from "node:fs/promises";
+import { createScanner, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
+import { ToolpactError } from "./errors.js";
+import { didYouMean } from "./hints.js";
+import { deepFreezeJson } from "./input.js";
+import {
+  applyManifestDefaults,
+  gateDeclarationSchema,
+  guardDeclarationSchema,
+  hookDeclarationSchema,
+  manifestSchema,
+  toolDeclarationSchema,
+  type Manifest,
+  type Permission,
+} from "./manifest.js";
+import {
+  MAX_NESTING,
+  ManifestCheck,
+  expectedName,
+  keyNodeOf,
+  labelOf,
+  memberOf,
+  nearestNode,
+  plural,
+  pointerOf,
+  propertyOf,
+  show,
+  typeName,
+  valueAtPath,
+  type Diagnostic,
+  type Path,
+} from "./manifest-document.js";
+import { RESERVED_TOOL_NAMES, camelCase, pluginClientName } from "./names.js";
+import { checkToolSchemas } from "./schema-checks.js";
+
+export type { Diagnostic } from "./manifest-document.js";
+
+/** The outcome of loading a manifest: the manifest with its warnings, or every diagnostic. */
+export type ManifestLoadResult =
+  | { readonly ok: true; readonly manifest: Manifest; readonly warnings: readonly Diagnostic[] }
+  | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
+
+type ManifestIssue = NonNullable<ReturnType<typeof manifestSchema.safeParse>["error"]>["issues"][number];
+
+const PARSE_MESSAGES: Readonly<Record<string, string>> = {
+  InvalidSymbol: "unexpected character",
+  InvalidNumberFormat: "malformed number",
+  PropertyNameExpected: "expected a property name in double quotes",
+  ValueExpected: "expected a value",
+  ColonExpected: "expected ':' after the property name",
+  CommaExpected: "expected ',' between entries",
+  CloseBraceExpected: "expected '}' to close the object",
+  CloseBracketExpected: "expected ']' to close the array",
+  EndOfFileExpected: "unexpected content after the end of the manifest",
+  InvalidCommentToken: "malformed comment",
+  UnexpectedEndOfComment: "unterminated comment",
+  UnexpectedEndOfString: "unterminated string",
+  UnexpectedEndOfNumber: "unterminated number",
+  InvalidUnicode: "invalid \\u escape",
+  InvalidEscapeCharacter: "invalid escape character",
+  InvalidCharacter: "invalid character in a string (control characters must be escaped)",
+};
+
+/** Which permission each top-level array needs, and what it declares. */
+const PERMISSION_RULES: readonly { key: string; permission: Permission; what: string }[] = [
+  { key: "tools", permission: "tools:provide", what: "declaring tools" },
+  { key: "uses", permission: "tools:call", what: "\"uses\" (calling other plugins' tools)" },
+  { key: "gates", permission: "tools:gate", what: "declaring gates" },
+  { key: "hooks", permission: "tools:observe", what: "declaring hooks" },
+  { key: "guards", permission: "tools:guard", what: "declaring guards" },
+];
+
+const MANIFEST_KEYS = Object.keys(manifestSchema.shape);
+const TOOL_KEYS = Object.keys(toolDeclarationSchema.shape);
+const ENTRY_KEYS: Readonly<Record<string, readonly string[]>> = {
+  tools: TOOL_KEYS,
+  gates: Object.keys(gateDeclarationSchema.shape),
+  hooks: Object.keys(hookDeclarationSchema.shape),
+  guards: Object.keys(guardDeclarationSchema.shape),
+};
+
+/** Client names that would shadow a built-in on the generated `tools` object. */
+const RESERVED_CLIENT_NAMES: ReadonlySet<string> = new Set([...RESERVED_TOOL_NAMES].map(camelCase));
+
+// ---------------------------------------------------------------------------------------------------------
+// Field-level rules: zod issues, mapped to nodes.
+
+function reportZodIssue(check: ManifestCheck, root: Node, value: unknown, issue: ManifestIssue): void {
+  const path = issue.path.filter((segment): segment is string | number => typeof segment !== "symbol");
+  // A value the tree walk already refused (an overflowing number) has nothing more to say.
+  if (check.hasErrorAt(pointerOf(path))) return;
+  const { node, depth } = nearestNode(root, path);
+  const found = depth === path.length;
+  const label = labelOf(path);
+  const actual = found ? valueAtPath(value, path) : undefined;
+
+  switch (issue.code) {
+    case "unrecognized_keys": {
+      const allowed = allowedKeysAt(path);
+      for (const key of issue.keys) {
+        const keyNode = keyNodeOf(propertyOf(node, key)) ?? node;
+        const hint = didYouMean(key, allowed);
+        const where = path.length === 0 ? "the manifest" : label;
+        check.error(
+          keyNode,
+          [...path, key],
+          `unknown key ${JSON.stringify(key)} in ${where}${hint || `; allowed keys: ${allowed.join(", ")}`}`,
+        );
+      }
+      return;
+    }
+    case "invalid_type": {
+      if (!found) {
+        const parentPath = path.slice(0, -1);
+        const key = path[path.length - 1];
+        const where = parentPath.length === 0 ? "the manifest" : labelOf(parentPath);
+        check.error(node, path, `${where} is missing required key ${JSON.stringify(key)} (${expectedName(issue.expected)})`);
+        return;
+      }
+      check.error(node, path, `${label} must be ${expectedName(issue.expected)}; got ${typeName(actual)}`);
+      return;
+    }
+    case "invalid_value": {
+      const values = issue.values;
+      const choices = values.map((choice) => JSON.stringify(choice)).join(", ");
+      const hint =
+        typeof actual === "string" ? didYouMean(actual, values.filter((v): v is string => typeof v === "string")) : "";
+      const expected = values.length === 1 ? choices : `one of ${choices}`;
+      check.error(node, path, `${label} must be ${expected}; got ${show(actual)}${hint}`);
+      return;
+    }
+    case "too_small":
+    case "too_big": {
+      const small = issue.code === "too_small";
+      const bound = Number(small ? (issue as { minimum: unknown }).minimum : (issue as { maximum: unknown }).maximum);
+      const inclusive = (issue as { inclusive?: boolean }).inclusive !== false;
+      if (issue.origin === "array") {
+        const message =
+          small && bound === 1
+            ? `${label} must not be empty: add an entry or remove ${JSON.stringify(path[path.length - 1])}`
+            : `${label} must have ${small ? "at least" : "at most"} ${plural(bound, "entry", "entries")}`;
+        check.error(node, path, message);
+      } else if (issue.origin === "string") {
+        check.error(node, path, `${label} must have ${small ? "at least" : "at most"} ${plural(bound, "character", "characters")}`);
+      } else {
+        const relation = small ? (inclusive ? "at least" : "greater than") : inclusive ? "at most" : "less than";
+        check.error(node, path, `${label} must be ${relation} ${bound}; got ${show(actual)}`);
+      }
+      return;
+    }
+    default:
+      // invalid_format and custom carry the schema's own message ("a tool name is lowercase words ...").
+      check.error(node, path, `${label} ${show(actual)}: ${issue.message}`);
+  }
+}
+
+function allowedKeysAt(path: Path): readonly string[] {
+  if (path.length === 0) return MANIFEST_KEYS;
+  const section = path[0];
+  if (path.length === 2 && typeof section === "string" && typeof path[1] === "number") return ENTRY_KEYS[section] ?? [];
+  return [];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Cross-field rules, on the raw tree: they run whatever the field-level outcome.
+
+function stringsOf(node: Node | undefined): Set<string> {
+  const out = new Set<string>();
+  if (node?.type !== "array") return out;
+  for (const child of node.children ?? []) if (child.type === "string") out.add(child.value as string);
+  return out;
+}
+
+function checkCrossFieldRules(check: ManifestCheck, root: Node): void {
+  const permissions = stringsOf(memberOf(root, "permissions"));
+  for (const rule of PERMISSION_RULES) {
+    const property = propertyOf(root, rule.key);
+    const value = property?.children?.[1];
+    if (!property || (value?.type === "array" && (value.children?.length ?? 0) === 0)) continue;
+    if (permissions.has(rule.permission)) continue;
+    check.error(
+      keyNodeOf(property)!,
+      [rule.key],
+      `${rule.what} needs the ${JSON.stringify(rule.permission)} permission: add ${JSON.stringify(rule.permission)} to "permissions"`,
+    );
+  }
+
+  checkUniqueTools(check, memberOf(root, "tools"));
+  for (const kind of ["gates", "hooks", "guards"] as const) checkUniqueNames(check, memberOf(root, kind), kind);
+  checkClientName(check, root);
+}
+
+function checkUniqueTools(check: ManifestCheck, tools: Node | undefined): void {
+  if (tools?.type !== "array") return;
+  const seen = new Map<string, number>();
+  (tools.children ?? []).forEach((tool, index) => {
+    const nameNode = memberOf(tool, "name");
+    if (nameNode?.type !== "string") return;
+    const versionNode = memberOf(tool, "version");
+    if (versionNode && versionNode.type !== "number") return;
+    const version = versionNode ? (versionNode.value as number) : 1;
+    const name = nameNode.value as string;
+    const key = `${name}@${version}`;
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, index);
+      return;
+    }
+    const { line } = check.position(memberOf(tools.children![first]!, "name")!.offset);
+    check.error(
+      nameNode,
+      ["tools", index, "name"],
+      `duplicate tool ${JSON.stringify(name)} version ${version}: tools[${first}] on line ${line} already declares it; rename this one or give it another "version"`,
+    );
+  });
+}
+
+function checkUniqueNames(check: ManifestCheck, entries: Node | undefined, kind: string): void {
+  if (entries?.type !== "array") return;
+  const seen = new Map<string, number>();
+  (entries.children ?? []).forEach((entry, index) => {
+    const nameNode = memberOf(entry, "name");
+    if (nameNode?.type !== "string") return;
+    const name = nameNode.value as string;
+    const first = seen.get(name);
+    if (first === undefined) {
+      seen.set(name, index);
+      return;
+    }
+    check.error(nameNode, [kind, index, "name"], `duplicate ${kind.slice(0, -1)} ${JSON.stringify(name)}: ${kind}[${first}] already uses this name`);
+  });
+}
+
+function checkClientName(check: ManifestCheck, root: Node): void {
+  const idNode = memberOf(root, "id");
+  const aliasNode = memberOf(root, "alias");
+  if (idNode?.type !== "string") return;
+  const alias = aliasNode?.type === "string" ? (aliasNode.value as string) : undefined;
+  const clientName = pluginClientName({ id: idNode.value as string, alias });
+  if (!RESERVED_CLIENT_NAMES.has(clientName)) return;
+  if (alias !== undefined) {
+    check.error(aliasNode!, ["alias"], `alias ${JSON.stringify(alias)} collides with a JavaScript built-in on the generated client object; choose another alias`);
+  } else {
+    check.error(
+      idNode,
+      ["id"],
+      `the client name derived from this id, ${JSON.stringify(clientName)}, collides with a JavaScript built-in on the generated client object; set "alias" to another name`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/** Parses and checks a manifest's text (JSONC: comments and trailing commas allowed); reports every problem. */
+export function parseManifest(text: string, file: string): ManifestLoadResult {
+  // A byte-order mark becomes a space, so offsets (and columns) stay true.
+  const source = text.charCodeAt(0) === 0xfeff ? " " + text.slice(1) : text;
+  const check = new ManifestCheck(file, source);
+  // The parser recurses per nesting level; find absurd nesting first, without recursion.
+  const tooDeep = firstOffsetDeeperThan(source, MAX_NESTING);
+  if (tooDeep !== undefined) {
+    check.report("error", tooDeep, [], `nested more than ${MAX_NESTING} levels deep; a manifest is not that deep`);
+    return { ok: false, diagnostics: check.sorted() };
+  }
+  const syntaxErrors: ParseError[] = [];
+  const root = parseTree(source, syntaxErrors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
+
+  if (syntaxErrors.length > 0) {
+    for (const error of syntaxErrors) {
+      const code = printParseErrorCode(error.error);
+      check.report("error", error.offset, [], `syntax error: ${PARSE_MESSAGES[code] ?? code}`);
+    }
+    return { ok: false, diagnostics: check.sorted() };
+  }
+  if (!root) {
+    check.report("error", 0, [], "the manifest is empty: it must be a JSON object with \"id\", \"version\" and \"permissions\"");
+    return { ok: false, diagnostics: check.sorted() };
+  }
+  if (root.type !== "object") {
+    check.error(root, [], `the manifest must be a JSON object; got ${root.type === "array" ? "an array" : `a ${root.type}`}`);
+    return { ok: false, diagnostics: check.sorted() };
+  }
+
+  const value = check.valueOf(root, []);
+  const parsed = manifestSchema.safeParse(value);
+  if (!parsed.success) for (const issue of parsed.error.issues) reportZodIssue(check, root, value, issue);
+  checkCrossFieldRules(check, root);
+  checkToolSchemas(check, root, value);
+
+  if (!parsed.success || check.hasErrors()) return { ok: false, diagnostics: check.sorted() };
+  // The checked tree value, not zod's copy: zod's record copy drops a "__proto__" key from a schema, and the
+  // schemas must be exactly what was checked. zod only adds the `permissions` default.
+  const checked = { ...(value as object), permissions: parsed.data.permissions } as typeof parsed.data;
+  return { ok: true, manifest: deepFreezeJson(applyManifestDefaults(checked)), warnings: check.sorted() };
+}
+
+/** jsonc-parser's SyntaxKind values (a const enum, which verbatimModuleSyntax cannot import). */
+const TOKEN = { openBrace: 1, closeBrace: 2, openBracket: 3, closeBracket: 4, eof: 17 } as const;
+
+/** Offset of the first `{` or `[` that opens nesting level `limit + 1`, if any. */
+function firstOffsetDeeperThan(text: string, limit: number): number | undefined {
+  const scanner = createScanner(text, true);
+  let depth = 0;
+  for (let token: number = scanner.scan(); token !== TOKEN.eof; token = scanner.scan()) {
+    if (token === TOKEN.openBrace || token === TOKEN.openBracket) {
+      if (++depth > limit) return scanner.getTokenOffset();
+    } else if (token === TOKEN.closeBrace || token === TOKEN.closeBracket) {
+      depth--;
+    }
+  }
+  return undefined;
+}
+
+/** Reads and checks a manifest file; an unreadable file is one diagnostic at 1:1. */
+export async function loadManifest(file: string): Promise<ManifestLoadResult> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
+    return {
+      ok: false,
+      diagnostics: [{ file, line: 1, column: 1, severity: "error", message: `cannot read the manifest: ${reason}`, pointer: "" }],
+    };
+  }
+  return parseManifest(text, file);
+}
+
+/** "file:line:col: error: message" (1-based line and column). */
+export function formatDiagnostic(diagnostic: Diagnostic): string {
+  return `${diagnostic.file}:${diagnostic.line}:${diagnostic.column}: ${diagnostic.severity}: ${diagnostic.message}`;
+}
+
+/** Returns the manifest, or throws ToolpactError MANIFEST_INVALID whose message lists every formatted diagnostic. */
+export async function loadManifestOrThrow(file: string): Promise<Manifest> {
+  const result = await loadManifest(file);
+  if (result.ok) return result.manifest;
+  const errors = result.diagnostics.filter((diagnostic) => diagnostic.severity === "error").length;
+  throw new ToolpactError(
+    "MANIFEST_INVALID",
+    `manifest ${file} is invalid (${plural(errors, "error", "errors")}); fix these and load it again:\n${result.diagnostics.map(formatDiagnostic).join("\n")}`,
+  );
+}

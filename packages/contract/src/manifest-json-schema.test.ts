@@ -1,0 +1,82 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { parse, type ParseError } from "jsonc-parser";
+import { describe, expect, it } from "vitest";
+import { manifestSchema } from "./manifest.js";
+import { manifestJsonSchema } from "./manifest-json-schema.js";
+
+const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
+const FIXTURES = join(PACKAGE, "fixtures");
+
+/** Every fixture manifest that parses as JSONC, valid or not. */
+function fixtureValues(): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const directory of [FIXTURES, join(FIXTURES, "invalid")]) {
+    for (const name of readdirSync(directory).filter((file) => file.endsWith(".json")).sort()) {
+      const errors: ParseError[] = [];
+      const value = parse(readFileSync(join(directory, name), "utf8"), errors, { allowTrailingComma: true }) as unknown;
+      if (errors.length === 0) out.push([name, value]);
+    }
+  }
+  return out;
+}
+
+const base = { id: "com.example.x", version: "1.0.0", permissions: ["tools:provide"] };
+const tool = { name: "do-it", effect: "read", inputSchema: { type: "object" } };
+
+/** Manifests on both sides of each field-level rule. */
+const CASES: [string, unknown][] = [
+  ["minimal", base],
+  ["with a tool", { ...base, tools: [tool] }],
+  ["every optional field", { ...base, alias: "x", name: "X", description: "d", uses: ["*", "com.example.*", "a.b:c-d@2"], tools: [{ ...tool, version: 2, title: "T", description: "D", requiresConfirmation: true, minVerificationLevel: 3, recovery: "idempotent", timeoutMs: 600_000, outputSchema: {} }], gates: [{ name: "g", appliesTo: ["*"], timeoutMs: 5 }], hooks: [{ name: "h", point: "afterTool", appliesTo: ["*"] }], guards: [{ name: "g", appliesTo: ["*"] }] }],
+  ["reserved tool name", { ...base, tools: [{ ...tool, name: "then" }] }],
+  ["reserved tool name to-string", { ...base, tools: [{ ...tool, name: "to-string" }] }],
+  ["uppercase tool name", { ...base, tools: [{ ...tool, name: "Do-it" }] }],
+  ["65-character tool name", { ...base, tools: [{ ...tool, name: "a".repeat(65) }] }],
+  ["64-character tool name", { ...base, tools: [{ ...tool, name: "a".repeat(64) }] }],
+  ["129-character id", { ...base, id: "a".repeat(129) }],
+  ["bad alias", { ...base, alias: "Notes" }],
+  ["non-semver version", { ...base, version: "1" }],
+  ["unknown permission", { ...base, permissions: ["tools:everything"] }],
+  ["bad uses pattern", { ...base, uses: ["com.example.notes:Create"] }],
+  ["hook point beforeTool", { ...base, hooks: [{ name: "h", point: "beforeTool", appliesTo: ["*"] }] }],
+  ["gate without appliesTo entries", { ...base, gates: [{ name: "g", appliesTo: [] }] }],
+  ["timeout 0", { ...base, tools: [{ ...tool, timeoutMs: 0 }] }],
+  ["version 0", { ...base, tools: [{ ...tool, version: 0 }] }],
+  ["version 1.5", { ...base, tools: [{ ...tool, version: 1.5 }] }],
+  ["level 4", { ...base, tools: [{ ...tool, minVerificationLevel: 4 }] }],
+  ["inputSchema an array", { ...base, tools: [{ ...tool, inputSchema: [] }] }],
+  ["extra key in a tool", { ...base, tools: [{ ...tool, color: "red" }] }],
+  ["extra key at the root", { ...base, colour: "red" }],
+  ["empty tools", { ...base, tools: [] }],
+  ["missing version", { id: "com.example.x" }],
+];
+
+describe("manifest.schema.json", () => {
+  it("is the committed output of manifestJsonSchema()", () => {
+    const committed = readFileSync(join(PACKAGE, "manifest.schema.json"), "utf8");
+    // On a mismatch: pnpm --filter @toolpact/contract manifest-schema
+    expect(committed).toBe(JSON.stringify(manifestJsonSchema(), null, 2) + "\n");
+  });
+
+  it("is a valid 2020-12 schema", () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    expect(ajv.validateSchema(manifestJsonSchema())).toBe(true);
+  });
+
+  it("accepts and rejects what the zod schema does, on every fixture and each field-level rule", () => {
+    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(manifestJsonSchema());
+    const cases = [...fixtureValues(), ...CASES];
+    const verdicts = cases.map(([name, value]) => ({
+      name,
+      zod: manifestSchema.safeParse(value).success,
+      jsonSchema: validate(value),
+    }));
+    expect(verdicts.filter((verdict) => verdict.zod !== verdict.jsonSchema)).toEqual([]);
+    // Both sides are exercised: the comparison is not vacuous.
+    expect(verdicts.filter((verdict) => verdict.zod).length).toBeGreaterThanOrEqual(10);
+    expect(verdicts.filter((verdict) => !verdict.zod).length).toBeGreaterThanOrEqual(20);
+  });
+});

@@ -1,0 +1,383 @@
+/** Load-time checks of tool schemas (inputSchema, outputSchema), reported at their position in the manifest. */
+import type { ErrorObject } from "ajv";
+import type { Node } from "jsonc-parser";
+import { closestMatch, didYouMean } from "./hints.js";
+import { escapePointerSegment } from "./input.js";
+import {
+  MAX_NESTING,
+  keyNodeOf,
+  labelOf,
+  memberOf,
+  pointerOf,
+  propertyOf,
+  show,
+  typeName,
+  expectedName,
+  valueAtPath,
+  type ManifestCheck,
+  type Path,
+} from "./manifest-document.js";
+import { compileSchema, patternProblem, schemaDialect, schemaEngine, type SchemaDialect } from "./validation.js";
+
+// ---------------------------------------------------------------------------------------------------------
+// JSON Schema vocabulary, as far as the loader needs to walk and judge tool schemas.
+
+const SIMPLE_TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"] as const;
+/** Keywords whose value is one subschema. */
+const SCHEMA_KEYWORDS = new Set([
+  "not",
+  "if",
+  "then",
+  "else",
+  "additionalProperties",
+  "additionalItems",
+  "contains",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "contentSchema",
+]);
+/** Keywords whose value maps names to subschemas. */
+const SCHEMA_MAP_KEYWORDS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+/** Keywords whose value is an array of subschemas. */
+const SCHEMA_ARRAY_KEYWORDS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
+/** Validated, but beyond what codegen can turn into a TypeScript type. */
+const CODEGEN_UNSUPPORTED = new Set([
+  "if", "prefixItems", "unevaluatedProperties", "unevaluatedItems", "dependentSchemas", "dependentRequired",
+  "dependencies", "patternProperties", "propertyNames", "contains", "not", "$dynamicRef", "$dynamicAnchor",
+  "$recursiveRef", "$recursiveAnchor",
+]);
+/** Keywords of 2020-12 and draft-07 (validation, applicators, annotations). Others are ignored by validators. */
+const KNOWN_KEYWORDS = new Set([
+  "$schema", "$id", "$ref", "$defs", "definitions", "$anchor", "$dynamicRef", "$dynamicAnchor",
+  "$recursiveRef", "$recursiveAnchor", "$vocabulary", "$comment", "type", "enum", "const", "multipleOf",
+  "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern",
+  "maxItems", "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties",
+  "required", "dependentRequired", "dependencies", "properties", "patternProperties", "additionalProperties",
+  "propertyNames", "items", "prefixItems", "additionalItems", "contains", "unevaluatedItems",
+  "unevaluatedProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
+  "format", "contentEncoding", "contentMediaType", "contentSchema", "title", "description", "default",
+  "deprecated", "readOnly", "writeOnly", "examples",
+]);
+/** Keywords that only annotate: a typo of one loses no check, so it is a warning, not an error. */
+const ANNOTATION_KEYWORDS = new Set([
+  "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment",
+  "contentEncoding", "contentMediaType",
+]);
+/** json-schema-to-typescript pastes these into generated code verbatim: a manifest must not carry code. */
+const CODE_INJECTING_KEYWORDS = new Set(["tsType", "tsEnumNames"]);
+
+// ---------------------------------------------------------------------------------------------------------
+// Tool schemas: meta-schema, root type, `$ref`, `$id`, patterns, codegen warnings.
+
+interface SchemaContext {
+  readonly check: ManifestCheck;
+  readonly root: Node;
+  readonly rootPath: readonly (string | number)[];
+  readonly dialect: SchemaDialect;
+  readonly anchors: ReadonlySet<string>;
+  readonly defNames: readonly string[];
+  /** Pointers (relative to the schema root) where the walk already reported an error. */
+  readonly reported: Set<string>;
+}
+
+/** Checks every tool's inputSchema and outputSchema: meta-schema, root type, `$ref`, `$id`, patterns, warnings. */
+export function checkToolSchemas(check: ManifestCheck, root: Node, value: unknown): void {
+  const tools = memberOf(root, "tools");
+  if (tools?.type !== "array") return;
+  (tools.children ?? []).forEach((tool, index) => {
+    for (const key of ["inputSchema", "outputSchema"] as const) {
+      const property = propertyOf(tool, key);
+      const schemaNode = property?.children?.[1];
+      if (!schemaNode || schemaNode.type !== "object") continue;
+      const path = ["tools", index, key];
+      const before = check.diagnostics.length;
+      checkSchemaDocument(check, schemaNode, path, valueAtPath(value, path));
+      if (key === "inputSchema") checkInputRoot(check, keyNodeOf(property)!, schemaNode, path);
+      const foundErrors = check.diagnostics.slice(before).some((d) => d.severity === "error");
+      if (!foundErrors) compileCheck(check, schemaNode, path, valueAtPath(value, path));
+    }
+  });
+}
+
+function checkInputRoot(check: ManifestCheck, keyNode: Node, schemaNode: Node, path: Path): void {
+  const typeNode = memberOf(schemaNode, "type");
+  if (!typeNode) {
+    check.error(keyNode, path, `${labelOf(path)} must be an object schema: add "type": "object"`);
+  } else if (typeNode.value !== "object") {
+    check.error(
+      typeNode,
+      [...path, "type"],
+      `${labelOf(path)} must be an object schema: its root "type" must be "object"; got ${show(typeNode.value ?? "a non-string value")}`,
+    );
+  }
+}
+
+function checkSchemaDocument(check: ManifestCheck, schemaNode: Node, path: Path, schema: unknown): void {
+  const declared = memberOf(schemaNode, "$schema");
+  let dialect = schemaDialect(schema);
+  if (dialect === undefined) {
+    check.error(
+      declared ?? schemaNode,
+      [...path, "$schema"],
+      `unsupported "$schema" ${show(declared?.value)}: use "https://json-schema.org/draft/2020-12/schema" (the default) or "http://json-schema.org/draft-07/schema#"`,
+    );
+    dialect = "2020-12";
+  }
+  const context: SchemaContext = {
+    check,
+    root: schemaNode,
+    rootPath: path,
+    dialect,
+    anchors: collectAnchors(schemaNode),
+    defNames: defNamesOf(schemaNode),
+    reported: new Set(),
+  };
+  walkSchema(context, schemaNode, []);
+  if (declared === undefined || schemaDialect(schema) !== undefined) checkMetaSchema(context, schema);
+}
+
+function collectAnchors(root: Node): Set<string> {
+  const anchors = new Set<string>();
+  const visit = (node: Node): void => {
+    if (node.type === "object") {
+      for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if ((key?.value === "$anchor" || key?.value === "$dynamicAnchor") && value?.type === "string") anchors.add(value.value as string);
+        if (value) visit(value);
+      }
+    } else if (node.type === "array") {
+      for (const child of node.children ?? []) visit(child);
+    }
+  };
+  visit(root);
+  return anchors;
+}
+
+function defNamesOf(root: Node): string[] {
+  const names: string[] = [];
+  for (const section of ["$defs", "definitions"]) {
+    const defs = memberOf(root, section);
+    for (const property of defs?.type === "object" ? (defs.children ?? []) : []) {
+      names.push(`#/${section}/${escapePointerSegment(String(property.children?.[0]?.value))}`);
+    }
+  }
+  return names;
+}
+
+function walkSchema(context: SchemaContext, node: Node, path: (string | number)[]): void {
+  if (node.type !== "object" || path.length > MAX_NESTING) return;
+  const { check } = context;
+  for (const property of node.children ?? []) {
+    const [keyNode, valueNode] = property.children ?? [];
+    if (!keyNode || !valueNode) continue;
+    const keyword = String(keyNode.value);
+    const at = [...path, keyword];
+    const full = [...context.rootPath, ...at];
+    const fail = (target: Node, message: string): void => {
+      context.reported.add(pointerOf(at));
+      check.error(target, full, message);
+    };
+
+    if (keyword === "$id") {
+      fail(keyNode, `"${keyword}" is not allowed in a tool schema: it is one self-contained document; remove "${keyword}" and refer to parts with "$ref": "#/$defs/<name>"`);
+    } else if (keyword === "$ref") {
+      checkRef(context, valueNode, fail);
+    } else if (keyword === "type") {
+      checkType(valueNode, fail);
+    } else if (keyword === "pattern" && valueNode.type === "string") {
+      const problem = patternProblem(valueNode.value as string);
+      if (problem) fail(valueNode, patternMessage(valueNode.value as string, problem));
+    } else if (keyword === "format" && valueNode.type === "string") {
+      const format = valueNode.value as string;
+      const formats = schemaEngine(context.dialect).formats;
+      if (!Object.prototype.hasOwnProperty.call(formats, format)) {
+        check.warning(valueNode, full, `format ${JSON.stringify(format)} is not known, so it is not checked${didYouMean(format, Object.keys(formats))}`);
+      }
+    } else if (CODE_INJECTING_KEYWORDS.has(keyword)) {
+      fail(keyNode, `"${keyword}" is not allowed: it would paste code into generated clients; describe the type with JSON Schema keywords`);
+    } else if (!KNOWN_KEYWORDS.has(keyword) && !keyword.startsWith("x-")) {
+      const hint = closestMatch(keyword, KNOWN_KEYWORDS);
+      if (hint !== undefined && !ANNOTATION_KEYWORDS.has(hint)) {
+        // A misspelt constraint silently checks nothing (think "requird"): refuse it.
+        fail(keyNode, `unknown keyword ${JSON.stringify(keyword)}; did you mean ${JSON.stringify(hint)}? As written it is ignored and checks nothing`);
+      } else if (hint !== undefined) {
+        check.warning(keyNode, full, `unknown keyword ${JSON.stringify(keyword)} is ignored; did you mean ${JSON.stringify(hint)}?`);
+      } else {
+        check.warning(keyNode, full, `unknown keyword ${JSON.stringify(keyword)} is ignored by validation and codegen (prefix extensions with "x-" to silence this)`);
+      }
+    }
+
+    if (CODEGEN_UNSUPPORTED.has(keyword)) {
+      check.warning(keyNode, full, `"${keyword}" is validated, but codegen cannot express it as a TypeScript type: the generated type is wider than the schema`);
+    }
+
+    if (keyword === "patternProperties" && valueNode.type === "object") {
+      for (const entry of valueNode.children ?? []) {
+        const patternNode = entry.children?.[0];
+        if (!patternNode) continue;
+        const problem = patternProblem(String(patternNode.value));
+        if (problem) {
+          const entryAt = [...at, String(patternNode.value)];
+          context.reported.add(pointerOf(entryAt));
+          check.error(patternNode, [...context.rootPath, ...entryAt], patternMessage(String(patternNode.value), problem));
+        }
+      }
+    }
+
+    if (SCHEMA_KEYWORDS.has(keyword)) {
+      walkSchema(context, valueNode, at);
+    } else if (SCHEMA_MAP_KEYWORDS.has(keyword) || (keyword === "dependencies" && valueNode.type === "object")) {
+      for (const entry of valueNode.type === "object" ? (valueNode.children ?? []) : []) {
+        const [entryKey, entryValue] = entry.children ?? [];
+        if (entryKey && entryValue) walkSchema(context, entryValue, [...at, String(entryKey.value)]);
+      }
+    } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword) || (keyword === "items" && valueNode.type === "array")) {
+      (valueNode.children ?? []).forEach((child, index) => walkSchema(context, child, [...at, index]));
+    } else if (keyword === "items") {
+      walkSchema(context, valueNode, at);
+    }
+  }
+}
+
+function patternMessage(pattern: string, problem: string): string {
+  return `pattern ${JSON.stringify(pattern)} cannot be used: ${problem}. Patterns run on a linear-time engine (RE2), which has no lookaround or backreferences`;
+}
+
+function checkType(node: Node, fail: (target: Node, message: string) => void): void {
+  const checkOne = (entry: Node): void => {
+    if (entry.type !== "string") {
+      fail(entry, `"type" names a JSON Schema type as a string; got ${show(entry.value ?? entry.type)}`);
+      return;
+    }
+    const name = entry.value as string;
+    if ((SIMPLE_TYPES as readonly string[]).includes(name)) return;
+    const hint = closestMatch(name, SIMPLE_TYPES);
+    fail(
+      entry,
+      `${JSON.stringify(name)} is not a JSON Schema type; ${hint === undefined ? `use one of ${SIMPLE_TYPES.map((t) => JSON.stringify(t)).join(", ")}` : `did you mean ${JSON.stringify(hint)}?`}`,
+    );
+  };
+  if (node.type === "array") {
+    const seen = new Set<unknown>();
+    for (const entry of node.children ?? []) {
+      checkOne(entry);
+      if (seen.has(entry.value)) fail(entry, `"type" lists ${show(entry.value)} twice`);
+      seen.add(entry.value);
+    }
+  } else {
+    checkOne(node);
+  }
+}
+
+function checkRef(context: SchemaContext, node: Node, fail: (target: Node, message: string) => void): void {
+  if (node.type !== "string") {
+    fail(node, `"$ref" must be a string such as "#/$defs/address"; got ${show(node.value ?? node.type)}`);
+    return;
+  }
+  const ref = node.value as string;
+  if (!ref.startsWith("#")) {
+    fail(
+      node,
+      `"$ref" ${JSON.stringify(ref)} points outside this schema: a tool schema resolves "$ref" only inside itself (no files, no network); copy the definition into "$defs" and use "#/$defs/<name>"`,
+    );
+    return;
+  }
+  let fragment: string;
+  try {
+    fragment = decodeURIComponent(ref.slice(1));
+  } catch {
+    fail(node, `"$ref" ${JSON.stringify(ref)} is not a valid URI fragment`);
+    return;
+  }
+  if (fragment === "" || fragment.startsWith("/")) {
+    const segments = fragment === "" ? [] : fragment.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    let target: Node | undefined = context.root;
+    for (const segment of segments) {
+      if (!target) break;
+      target = target.type === "array" && /^(0|[1-9][0-9]*)$/.test(segment) ? memberOf(target, Number(segment)) : memberOf(target, segment);
+    }
+    if (target) return;
+    fail(node, `"$ref" ${JSON.stringify(ref)} does not resolve inside this schema${didYouMean(ref, context.defNames)}`);
+    return;
+  }
+  if (context.anchors.has(fragment)) return;
+  fail(node, `"$ref" ${JSON.stringify(ref)} names no "$anchor" in this schema${didYouMean(fragment, context.anchors)}`);
+}
+
+/** Meta-schema validation; errors where the walk already spoke are left out. */
+function checkMetaSchema(context: SchemaContext, schema: unknown): void {
+  const ajv = schemaEngine(context.dialect);
+  let valid: boolean;
+  try {
+    valid = ajv.validateSchema(schema as object) as boolean;
+  } catch (error) {
+    context.check.error(context.root, context.rootPath, `${labelOf(context.rootPath)} cannot be checked: ${(error as Error).message}`);
+    return;
+  }
+  if (valid) return;
+  const groups = new Map<string, ErrorObject[]>();
+  for (const error of ajv.errors ?? []) {
+    const path = error.instancePath;
+    if ([...context.reported].some((reported) => path === reported || path.startsWith(reported + "/"))) continue;
+    const group = groups.get(path);
+    if (group) group.push(error);
+    else groups.set(path, [error]);
+  }
+  for (const [pointer, errors] of groups) {
+    const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    const path: (string | number)[] = [];
+    let node: Node | undefined = context.root;
+    for (const segment of segments) {
+      const key: string | number = node?.type === "array" ? Number(segment) : segment;
+      const next = memberOf(node, key);
+      if (!next) break;
+      node = next;
+      path.push(key);
+    }
+    context.check.error(node ?? context.root, [...context.rootPath, ...path], metaMessage(path, errors, valueAtPath(schema, path)));
+  }
+}
+
+/** The keyword a meta-schema error is about: the last non-index segment, with indices shown. */
+function keywordLabel(path: Path): string {
+  let index = path.length - 1;
+  let suffix = "";
+  while (index >= 0 && typeof path[index] === "number") {
+    suffix = `[${path[index]}]${suffix}`;
+    index--;
+  }
+  return index < 0 ? "the schema" : `${JSON.stringify(path[index])}${suffix}`;
+}
+
+function metaMessage(path: Path, errors: readonly ErrorObject[], value: unknown): string {
+  const label = keywordLabel(path);
+  const pick = (keyword: string): ErrorObject | undefined => errors.find((error) => error.keyword === keyword);
+  const enumError = pick("enum");
+  if (enumError) {
+    const allowed = (enumError.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+    const hint = typeof value === "string" ? didYouMean(value, allowed.filter((v): v is string => typeof v === "string")) : "";
+    return `${label} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}; got ${show(value)}${hint}`;
+  }
+  const typeError = pick("type");
+  if (typeError) {
+    const raw = (typeError.params as { type?: unknown }).type;
+    const types = (Array.isArray(raw) ? raw.map(String) : String(raw).split(",")).map(expectedName);
+    const also = errors.filter((error) => error.keyword === "type" && error !== typeError).flatMap((error) => {
+      const more = (error.params as { type?: unknown }).type;
+      return (Array.isArray(more) ? more.map(String) : String(more).split(",")).map(expectedName);
+    });
+    const all = [...new Set([...types, ...also])];
+    return `${label} must be ${all.join(" or ")}; got ${typeName(value)}`;
+  }
+  const specific = errors.find((error) => !["anyOf", "oneOf", "allOf", "if", "not", "$ref"].includes(error.keyword)) ?? errors[0];
+  return `${label} ${specific?.message ?? "is not valid JSON Schema"}; got ${show(value)}`;
+}
+
+function compileCheck(check: ManifestCheck, schemaNode: Node, path: Path, schema: unknown): void {
+  try {
+    compileSchema(schema);
+  } catch (error) {
+    check.error(schemaNode, path, `${labelOf(path)} cannot be compiled: ${(error as Error).message}`);
+  }
+}
