@@ -43,6 +43,7 @@ export interface ToolListing {
   readonly outputSchema?: unknown;
 }
 
+/** An operation goes `running -> succeeded | failed | unknown`, once. */
 export type OperationState = "running" | "succeeded" | "failed" | "unknown";
 
 /** An operation as its own caller and actor may read it. */
@@ -55,8 +56,11 @@ export interface OperationView {
   readonly settledAt?: string;
 }
 
+/** What an activity event is about. */
 export type ActivityKind = "call" | "confirmation" | "policy" | "recovery" | "hook";
+/** Which step of its kind an activity event records. */
 export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "settle" | "change";
+/** How the recorded step ended. */
 export type ActivityOutcome =
   | "previewed"
   | "succeeded"
@@ -89,12 +93,14 @@ export interface ActivityEvent {
   readonly correlationId?: string;
 }
 
+/** One page request of `listActivity`. */
 export interface ActivityQuery {
   readonly limit?: number;
   /** Opaque cursor from the previous page's `nextCursor`. */
   readonly cursor?: string;
 }
 
+/** One page of activity, newest first; `nextCursor` when there is more. */
 export interface ActivityPage {
   readonly events: readonly ActivityEvent[];
   readonly nextCursor?: string;
@@ -110,6 +116,8 @@ export interface PolicyRule {
   readonly decision: "allow" | "deny" | "confirm";
   /** For `confirm`/`allow` of confirmable tools: which confirmation mode; token mode needs a trusted UI caller. */
   readonly mode?: "token" | "platform";
+  /** Raises (never lowers) the verification level the actor needs, 0..3. */
+  readonly minVerificationLevel?: number;
 }
 
 /** A tenant's policy: deny > confirm > allow; no matching rule = deny. */
@@ -126,6 +134,8 @@ export interface RuntimeAdmin {
   issuePluginKey(tenantId: string, pluginId: string): Promise<{ keyId: string; key: string }>;
   revokePluginKey(tenantId: string, keyId: string): Promise<void>;
   setPolicy(tenantId: string, policy: TenantPolicy): Promise<void>;
+  /** A whole tenant's activity, newest first, for the tenant's admin. */
+  listActivity(tenantId: string, query?: ActivityQuery): Promise<ActivityPage>;
 }
 
 /** The runtime core. Every call after `authenticate` takes the principal it established. */

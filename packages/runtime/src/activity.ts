@@ -1,0 +1,80 @@
+import { ToolpactError, type ToolpactErrorCode } from "@toolpact/contract";
+import type { ActivityEvent, ActivityOutcome, ActivityPage, ActivityQuery } from "./api.js";
+import type { ActivityRecord, Store } from "./store/store.js";
+
+/** Events per page when the query names no limit. */
+export const DEFAULT_ACTIVITY_PAGE = 50;
+/** The most events one page may hold. */
+export const MAX_ACTIVITY_PAGE = 1000;
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CLASS_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
+
+/** How a refused or failed call shows in the activity log. */
+export function outcomeOf(code: ToolpactErrorCode): ActivityOutcome {
+  switch (code) {
+    case "PROVIDER_FAILED":
+    case "STORE_UNAVAILABLE":
+      return "failed";
+    case "OUTCOME_UNKNOWN":
+      return "unknown";
+    default:
+      return "denied";
+  }
+}
+
+/**
+ * The class name of something a provider threw: an identifier of at most 64 characters, else "Error".
+ * Never the message, never a thrown string's content.
+ */
+export function errorClassOf(error: unknown): string {
+  if (error === null || error === undefined) return "Null";
+  if (typeof error !== "object" && typeof error !== "function") return typeof error;
+  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === "string" && CLASS_NAME.test(name) ? name : "Error";
+}
+
+/** The public shape of a stored event. */
+export function toActivityEvent(record: ActivityRecord): ActivityEvent {
+  return { ...record, at: new Date(record.at).toISOString() };
+}
+
+/** One page of a tenant's activity (all of it, or one actor's), newest first. */
+export async function readActivityPage(
+  store: Store,
+  tenantId: string,
+  actorUserId: string | undefined,
+  query: ActivityQuery | undefined,
+): Promise<ActivityPage> {
+  const limit = query?.limit ?? DEFAULT_ACTIVITY_PAGE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_PAGE) {
+    throw new ToolpactError("INPUT_INVALID", `limit must be an integer from 1 to ${MAX_ACTIVITY_PAGE}; got ${limit}`, {
+      issues: [{ path: "/limit", message: `must be an integer from 1 to ${MAX_ACTIVITY_PAGE}` }],
+    });
+  }
+  const beforeId = query?.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const rows = await store.listActivity(tenantId, {
+    limit: limit + 1,
+    ...(actorUserId === undefined ? {} : { actorUserId }),
+    ...(beforeId === undefined ? {} : { beforeId }),
+  });
+  const page = rows.slice(0, limit);
+  const events = page.map(toActivityEvent);
+  const last = page[page.length - 1];
+  return rows.length > limit && last !== undefined ? { events, nextCursor: encodeCursor(last.id) } : { events };
+}
+
+function encodeCursor(id: string): string {
+  return Buffer.from(`a1:${id}`, "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): string {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const id = text.startsWith("a1:") ? text.slice(3) : "";
+  if (!UUID_PATTERN.test(id)) {
+    throw new ToolpactError("INPUT_INVALID", "the activity cursor is not one this runtime issued: pass nextCursor unchanged", {
+      issues: [{ path: "/cursor", message: "not a cursor this runtime issued" }],
+    });
+  }
+  return id;
+}

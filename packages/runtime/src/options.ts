@@ -1,0 +1,125 @@
+import { hkdfSync, randomUUID } from "node:crypto";
+import { DEFAULT_INPUT_LIMITS, type InputLimits } from "@toolpact/contract";
+import type { ActorTokenConfig } from "./actor-token.js";
+import { checkSecrets, type SigningKey } from "./secrets.js";
+import type { Store } from "./store/store.js";
+
+/** Structured log sink. Entries never carry raw input, output, provider messages or secrets. */
+export interface RuntimeLogger {
+  info(entry: Readonly<Record<string, unknown>>): void;
+  warn(entry: Readonly<Record<string, unknown>>): void;
+  error(entry: Readonly<Record<string, unknown>>): void;
+}
+
+/** How long kept rows live; `prune` (and the periodic pruning job) removes older ones. */
+export interface RetentionOptions {
+  /** Activity events older than this many days are deleted (default 90). */
+  readonly activityDays?: number;
+  /** How often the pruning job runs, in ms (default one hour; 0 turns it off). */
+  readonly pruneIntervalMs?: number;
+}
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  readonly store: Store;
+  /** The first signs confirmation tokens, all verify (`parseSigningKeys`). */
+  readonly signingKeys: readonly SigningKey[];
+  /** 32 bytes: AES-256-GCM for payloads the store keeps. */
+  readonly storageKey: Uint8Array;
+  /** How actor tokens are verified: HS256 secret or JWKS (RS256/ES256/EdDSA); alg pinned. */
+  readonly actorTokens: ActorTokenConfig;
+  /** Base URL of this runtime, for confirmation links (platform mode). */
+  readonly publicUrl?: string;
+  /** Confirmation token lifetime, 30..900 s (default 300). */
+  readonly confirmationTtlSeconds?: number;
+  /** Names this host as lease owner (default: a random UUID). */
+  readonly instanceId?: string;
+  readonly logger?: RuntimeLogger;
+  readonly inputLimits?: Partial<InputLimits>;
+  /** How long an operation lease lasts without renewal, ms (default 30000; renewed every third of it). */
+  readonly leaseMs?: number;
+  /** How long `close()` waits for in-flight calls, ms (default 10000). */
+  readonly drainTimeoutMs?: number;
+  /** How long idempotency keys are remembered, ms (default 24 h). */
+  readonly idempotencyTtlMs?: number;
+  /**
+   * How long a tenant's config (installs, policy) is used before the store is asked whether it changed,
+   * ms (default 1000). Changes made through this runtime apply at once; an execute always checks the
+   * version in its step-9 transaction, so no effect runs under a stale config whatever this is.
+   */
+  readonly configRefreshMs?: number;
+  readonly retention?: RetentionOptions;
+  /** The clock (Unix ms); tests move it to exercise expiry. */
+  readonly clock?: () => number;
+}
+
+/** Options resolved once, every default filled in. */
+export interface RuntimeContext {
+  readonly store: Store;
+  readonly signingKeys: readonly SigningKey[];
+  readonly storageKey: Uint8Array;
+  /** HKDF(storage key, "toolpact-idempotency"): digests of inputs kept with idempotency keys. */
+  readonly idempotencyDigestKey: Uint8Array;
+  readonly actorTokens: ActorTokenConfig;
+  readonly publicUrl: string | undefined;
+  readonly confirmationTtlSeconds: number;
+  readonly instanceId: string;
+  readonly logger: RuntimeLogger;
+  readonly inputLimits: InputLimits;
+  readonly leaseMs: number;
+  readonly drainTimeoutMs: number;
+  readonly idempotencyTtlMs: number;
+  readonly configRefreshMs: number;
+  readonly activityRetentionMs: number;
+  readonly pruneIntervalMs: number;
+  readonly clock: () => number;
+}
+
+const silentLogger: RuntimeLogger = { info() {}, warn() {}, error() {} };
+
+/** Checks options and secrets and fills in defaults. */
+export function resolveOptions(options: RuntimeOptions): RuntimeContext {
+  if (options.store === undefined || options.store === null) {
+    throw new TypeError("createRuntime needs a store: createSqliteStore({ path }) or a PostgreSQL store");
+  }
+  checkSecrets({
+    signingKeys: options.signingKeys,
+    storageKey: options.storageKey,
+    actorSecret: options.actorTokens?.secret,
+  });
+  const ttl = options.confirmationTtlSeconds ?? 300;
+  if (!Number.isInteger(ttl) || ttl < 30 || ttl > 900) {
+    throw new TypeError(`confirmationTtlSeconds must be an integer from 30 to 900; got ${ttl}`);
+  }
+  const limits: InputLimits = { ...DEFAULT_INPUT_LIMITS, ...stripUndefined(options.inputLimits ?? {}) };
+  if (!(limits.maxBytes > 0) || !(limits.maxDepth > 0)) {
+    throw new TypeError("inputLimits.maxBytes and inputLimits.maxDepth must be positive");
+  }
+  const leaseMs = options.leaseMs ?? 30_000;
+  if (!(leaseMs >= 1000)) throw new TypeError(`leaseMs must be at least 1000; got ${leaseMs}`);
+  const activityDays = options.retention?.activityDays ?? 90;
+  if (!(activityDays > 0)) throw new TypeError(`retention.activityDays must be positive; got ${activityDays}`);
+  return {
+    store: options.store,
+    signingKeys: options.signingKeys,
+    storageKey: options.storageKey,
+    idempotencyDigestKey: new Uint8Array(hkdfSync("sha256", options.storageKey, new Uint8Array(0), "toolpact-idempotency", 32)),
+    actorTokens: options.actorTokens,
+    publicUrl: options.publicUrl,
+    confirmationTtlSeconds: ttl,
+    instanceId: options.instanceId ?? randomUUID(),
+    logger: options.logger ?? silentLogger,
+    inputLimits: Object.freeze(limits),
+    leaseMs,
+    drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
+    idempotencyTtlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000,
+    configRefreshMs: Math.max(0, options.configRefreshMs ?? 1000),
+    activityRetentionMs: activityDays * 24 * 60 * 60 * 1000,
+    pruneIntervalMs: options.retention?.pruneIntervalMs ?? 60 * 60 * 1000,
+    clock: options.clock ?? Date.now,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

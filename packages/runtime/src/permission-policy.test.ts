@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import type { ToolDeclaration } from "@toolpact/contract";
+import { PermissionPolicy, normalizePolicy } from "./permission-policy.js";
+import type { RegisteredTool } from "./registry.js";
+
+function registered(declaration: Partial<ToolDeclaration> & Pick<ToolDeclaration, "name" | "effect">, providerId = "com.example.notes"): RegisteredTool {
+  const full: ToolDeclaration = {
+    version: 1,
+    requiresConfirmation: declaration.effect !== "read",
+    minVerificationLevel: 0,
+    recovery: "none",
+    timeoutMs: 1000,
+    inputSchema: { type: "object" },
+    ...declaration,
+  };
+  return {
+    providerId,
+    declaration: full,
+    fullName: `${providerId}:${full.name}@${full.version}`,
+    schemaHash: "h",
+    validateInput: () => [],
+    validateOutput: undefined,
+    handler: undefined,
+  };
+}
+
+const alice = { userId: "alice", verificationLevel: 1, roles: ["member"] };
+const read = registered({ name: "search", effect: "read" });
+const write = registered({ name: "create", effect: "write" });
+
+describe("PermissionPolicy", () => {
+  it("denies when nothing matches (an empty policy denies everything)", () => {
+    expect(new PermissionPolicy().decide(read, "c", alice).kind).toBe("deny");
+    expect(new PermissionPolicy({ rules: [{ tools: "com.example.other:*", decision: "allow" }] }).decide(read, "c", alice).kind).toBe("deny");
+  });
+
+  it("ranks deny over confirm over allow", () => {
+    const policy = new PermissionPolicy({
+      rules: [
+        { tools: "*", decision: "allow" },
+        { tools: "com.example.notes:search", decision: "confirm" },
+        { tools: "com.example.notes:search@1", decision: "deny", users: ["alice"] },
+      ],
+      trustedConfirmationUis: ["c"],
+    });
+    expect(policy.decide(read, "c", alice).kind).toBe("deny");
+    expect(policy.decide(read, "c", { ...alice, userId: "bob" })).toMatchObject({ kind: "allow", confirm: true, mode: "token" });
+    expect(policy.decide(registered({ name: "other", effect: "read" }), "c", alice)).toMatchObject({ kind: "allow", confirm: false });
+  });
+
+  it("keeps a declared confirmation and picks the mode from trust and rules", () => {
+    const open = new PermissionPolicy({ rules: [{ tools: "*", decision: "allow" }], trustedConfirmationUis: ["ui"] });
+    expect(open.decide(write, "ui", alice)).toMatchObject({ kind: "allow", confirm: true, mode: "token" });
+    expect(open.decide(write, "other", alice)).toMatchObject({ kind: "allow", confirm: true, mode: "platform" });
+    const platform = new PermissionPolicy({ rules: [{ tools: "*", decision: "allow", mode: "platform" }], trustedConfirmationUis: ["ui"] });
+    expect(platform.decide(write, "ui", alice)).toMatchObject({ mode: "platform" });
+  });
+
+  it("matches callers by id or prefix, roles by any, effects by list, and raises the verification level", () => {
+    const policy = new PermissionPolicy({
+      rules: [
+        { tools: "com.example.*", decision: "allow", callers: ["com.acme.*"], roles: ["admin", "member"], effects: ["read"] },
+        { tools: "*", decision: "allow", callers: ["com.acme.bot"], minVerificationLevel: 2 },
+      ],
+    });
+    expect(policy.decide(read, "com.acme.ui", alice)).toMatchObject({ kind: "allow", minVerificationLevel: 0 });
+    expect(policy.decide(read, "com.other.ui", alice).kind).toBe("deny");
+    expect(policy.decide(read, "com.acme.ui", { ...alice, roles: [] }).kind).toBe("deny");
+    expect(policy.decide(write, "com.acme.ui", alice).kind).toBe("deny");
+    expect(policy.decide(read, "com.acme.bot", alice)).toMatchObject({ kind: "allow", minVerificationLevel: 2 });
+  });
+
+  it("normalizes a valid policy into a frozen copy and lists every problem of an invalid one", () => {
+    const source = { rules: [{ tools: "*", decision: "allow" as const, users: ["alice"] }], trustedConfirmationUis: ["ui"] };
+    const normalized = normalizePolicy(source);
+    expect(normalized).toEqual(source);
+    expect(Object.isFrozen(normalized.rules[0])).toBe(true);
+    source.rules[0]!.users.push("mallory");
+    expect(normalized.rules[0]!.users).toEqual(["alice"]);
+    try {
+      normalizePolicy({ rules: [{ tools: "*", decision: "allow", extra: 1 } as never, { tools: "", decision: "allow", minVerificationLevel: 7 }] });
+      throw new Error("expected a refusal");
+    } catch (error) {
+      expect((error as { code?: string }).code).toBe("INPUT_INVALID");
+      expect(((error as { data: { issues: { path: string }[] } }).data.issues).map((issue) => issue.path)).toEqual([
+        "/rules/0/extra",
+        "/rules/1/tools",
+        "/rules/1/minVerificationLevel",
+      ]);
+    }
+  });
+});

@@ -1,0 +1,211 @@
+import { EFFECTS, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
+import type { PolicyRule, TenantPolicy } from "./api.js";
+import type { RegisteredTool } from "./registry.js";
+
+/** The outcome of step 5 for one call. */
+export type PermissionDecision =
+  | { readonly kind: "deny"; readonly reason: string }
+  | {
+      readonly kind: "allow";
+      /** The tool's declaration or a matching `confirm` rule requires confirmation. */
+      readonly confirm: boolean;
+      /** How confirmation happens, when `confirm`. */
+      readonly mode: "token" | "platform";
+      /** The verification level the actor needs (tool declaration, raised by matching rules). */
+      readonly minVerificationLevel: number;
+    };
+
+interface CompiledRule {
+  readonly rule: PolicyRule;
+  readonly users: ReadonlySet<string> | undefined;
+  readonly roles: readonly string[] | undefined;
+}
+
+/** The rules that match one (caller, tool) pair, before the actor is known. */
+interface RuleSubset {
+  readonly rules: readonly CompiledRule[];
+  /** When no rule looks at the actor, the decision is the same for everyone: computed once. */
+  readonly fixed: PermissionDecision | undefined;
+}
+
+const EMPTY_POLICY: TenantPolicy = Object.freeze({ rules: Object.freeze([]) });
+
+/**
+ * A tenant policy ready to decide: rules matching each (caller, tool) pair are found once and
+ * remembered, so a call only checks the actor's id and roles.
+ * deny > confirm > allow; no matching rule = deny; a rule never removes a confirmation the tool declares.
+ */
+export class PermissionPolicy {
+  readonly policy: TenantPolicy;
+  readonly #rules: readonly CompiledRule[];
+  readonly #trusted: ReadonlySet<string>;
+  readonly #subsets = new Map<string, RuleSubset>();
+
+  constructor(policy: TenantPolicy = EMPTY_POLICY) {
+    this.policy = policy;
+    this.#rules = policy.rules.map((rule) => ({
+      rule,
+      users: rule.users === undefined ? undefined : new Set(rule.users),
+      roles: rule.roles,
+    }));
+    this.#trusted = new Set(policy.trustedConfirmationUis ?? []);
+  }
+
+  /** Decides one call. */
+  decide(tool: RegisteredTool, callerPluginId: string, actor: ActorInfo): PermissionDecision {
+    const key = callerPluginId + "\u0000" + tool.fullName;
+    let subset = this.#subsets.get(key);
+    if (subset === undefined) {
+      subset = this.#subset(tool, callerPluginId);
+      this.#subsets.set(key, subset);
+    }
+    return subset.fixed ?? this.#combine(subset.rules, tool, callerPluginId, actor);
+  }
+
+  /** True when the tenant names `callerPluginId` a trusted confirmation UI (token mode). */
+  trustsConfirmationUi(callerPluginId: string): boolean {
+    return this.#trusted.has(callerPluginId);
+  }
+
+  #subset(tool: RegisteredTool, callerPluginId: string): RuleSubset {
+    const { providerId, declaration } = tool;
+    const rules = this.#rules.filter(
+      ({ rule }) =>
+        matchesToolPattern(rule.tools, providerId, declaration.name, declaration.version) &&
+        (rule.callers === undefined || rule.callers.some((pattern) => globMatch(pattern, callerPluginId))) &&
+        (rule.effects === undefined || rule.effects.includes(declaration.effect)),
+    );
+    const actorFree = rules.every((rule) => rule.users === undefined && rule.roles === undefined);
+    return {
+      rules,
+      fixed: actorFree ? this.#combine(rules, tool, callerPluginId, undefined) : undefined,
+    };
+  }
+
+  #combine(
+    rules: readonly CompiledRule[],
+    tool: RegisteredTool,
+    callerPluginId: string,
+    actor: ActorInfo | undefined,
+  ): PermissionDecision {
+    let matched = false;
+    let confirmRule = false;
+    let platform = false;
+    let level = tool.declaration.minVerificationLevel;
+    for (const compiled of rules) {
+      if (actor !== undefined) {
+        if (compiled.users !== undefined && !compiled.users.has(actor.userId)) continue;
+        if (compiled.roles !== undefined && !compiled.roles.some((role) => actor.roles.includes(role))) continue;
+      }
+      const { rule } = compiled;
+      if (rule.decision === "deny") {
+        return { kind: "deny", reason: `a deny rule of the tenant policy ("${rule.tools}") matches this call` };
+      }
+      matched = true;
+      if (rule.decision === "confirm") confirmRule = true;
+      if (rule.mode === "platform") platform = true;
+      if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
+    }
+    if (!matched) {
+      return {
+        kind: "deny",
+        reason: "no rule of the tenant policy allows it: the tenant admin must add an allow or confirm rule for this tool and caller",
+      };
+    }
+    const confirm = tool.declaration.requiresConfirmation || confirmRule;
+    const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
+    return { kind: "allow", confirm, mode, minVerificationLevel: level };
+  }
+}
+
+/** Every problem of a policy, at once. */
+export function policyIssues(policy: unknown): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (typeof policy !== "object" || policy === null || Array.isArray(policy)) {
+    return [{ path: "", message: "a policy is an object { rules, trustedConfirmationUis? }" }];
+  }
+  const { rules, trustedConfirmationUis, ...rest } = policy as Record<string, unknown>;
+  for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown policy field" });
+  if (!Array.isArray(rules)) {
+    issues.push({ path: "/rules", message: "rules must be an array of rules" });
+  } else {
+    rules.forEach((rule, index) => issues.push(...ruleIssues(rule, `/rules/${index}`)));
+  }
+  if (trustedConfirmationUis !== undefined) stringList(trustedConfirmationUis, "/trustedConfirmationUis", issues);
+  return issues;
+}
+
+const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
+const TOOL_PATTERN =
+  /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/;
+
+function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (typeof rule !== "object" || rule === null || Array.isArray(rule)) return [{ path, message: "a rule is an object" }];
+  const record = rule as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!RULE_KEYS.has(key)) issues.push({ path: `${path}/${key}`, message: "unknown rule field" });
+  if (typeof record.tools !== "string" || !TOOL_PATTERN.test(record.tools)) {
+    issues.push({
+      path: `${path}/tools`,
+      message: 'tools is a pattern: "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"',
+    });
+  }
+  for (const key of ["callers", "users", "roles"] as const) {
+    if (record[key] !== undefined) stringList(record[key], `${path}/${key}`, issues);
+  }
+  if (record.effects !== undefined) {
+    if (!Array.isArray(record.effects) || record.effects.some((effect) => !(EFFECTS as readonly unknown[]).includes(effect))) {
+      issues.push({ path: `${path}/effects`, message: `effects is a list of ${EFFECTS.join(", ")}` });
+    }
+  }
+  if (record.decision !== "allow" && record.decision !== "deny" && record.decision !== "confirm") {
+    issues.push({ path: `${path}/decision`, message: 'decision is "allow", "deny" or "confirm"' });
+  }
+  if (record.mode !== undefined && record.mode !== "token" && record.mode !== "platform") {
+    issues.push({ path: `${path}/mode`, message: 'mode is "token" or "platform"' });
+  }
+  const level = record.minVerificationLevel;
+  if (level !== undefined && (typeof level !== "number" || !Number.isInteger(level) || level < 0 || level > 3)) {
+    issues.push({ path: `${path}/minVerificationLevel`, message: "minVerificationLevel is an integer from 0 to 3" });
+  }
+  return issues;
+}
+
+function stringList(value: unknown, path: string, issues: ValidationIssue[]): void {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0 || item.length > 256)) {
+    issues.push({ path, message: "must be a list of non-empty strings" });
+  }
+}
+
+/** Validates a policy and returns a frozen copy holding only known fields. */
+export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
+  const issues = policyIssues(policy);
+  if (issues.length > 0) {
+    const first = issues[0]!;
+    throw new ToolpactError(
+      "INPUT_INVALID",
+      `the policy is not valid at ${first.path || "/"}: ${first.message}` + (issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""),
+      { issues },
+    );
+  }
+  const rules = policy.rules.map((rule) => {
+    const copy: Record<string, unknown> = { tools: rule.tools, decision: rule.decision };
+    if (rule.callers !== undefined) copy.callers = Object.freeze([...rule.callers]);
+    if (rule.users !== undefined) copy.users = Object.freeze([...rule.users]);
+    if (rule.roles !== undefined) copy.roles = Object.freeze([...rule.roles]);
+    if (rule.effects !== undefined) copy.effects = Object.freeze([...rule.effects]);
+    if (rule.mode !== undefined) copy.mode = rule.mode;
+    if (rule.minVerificationLevel !== undefined) copy.minVerificationLevel = rule.minVerificationLevel;
+    return Object.freeze(copy) as unknown as PolicyRule;
+  });
+  const out: { rules: readonly PolicyRule[]; trustedConfirmationUis?: readonly string[] } = { rules: Object.freeze(rules) };
+  if (policy.trustedConfirmationUis !== undefined) out.trustedConfirmationUis = Object.freeze([...policy.trustedConfirmationUis]);
+  return Object.freeze(out);
+}
+
+/** Caller patterns: an exact plugin id, `*`, or a prefix such as `com.example.*`. */
+function globMatch(pattern: string, value: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.endsWith(".*")) return value.startsWith(pattern.slice(0, -1));
+  return pattern === value;
+}

@@ -1,0 +1,235 @@
+import {
+  ToolpactError,
+  compileSchema,
+  matchesToolPattern,
+  toolFullName,
+  type Manifest,
+  type ProviderDefinition,
+  type ToolDeclaration,
+  type ToolHandler,
+  type ValidationIssue,
+} from "@toolpact/contract";
+
+/** A declared tool with everything the pipeline needs computed once, at registration. */
+export interface RegisteredTool {
+  readonly providerId: string;
+  readonly declaration: ToolDeclaration;
+  /** `<pluginId>:<name>@<version>`. */
+  readonly fullName: string;
+  /** schemaHash of the input schema: the `sch` claim of its tokens. */
+  readonly schemaHash: string;
+  readonly validateInput: (value: unknown) => readonly ValidationIssue[];
+  readonly validateOutput: ((value: unknown) => readonly ValidationIssue[]) | undefined;
+  /** The provider's handler once `provide` registered it. */
+  handler: ToolHandler | undefined;
+}
+
+/** The versions of one tool name, highest first. */
+interface ToolVersions {
+  readonly highest: RegisteredTool;
+  readonly byVersion: ReadonlyMap<number, RegisteredTool>;
+  readonly versions: readonly number[];
+}
+
+/** A plugin known to this host. */
+export interface RegisteredPlugin {
+  readonly manifest: Manifest;
+  readonly id: string;
+  /** Holds `tools:call`. */
+  readonly canCall: boolean;
+  readonly tools: ReadonlyMap<string, ToolVersions>;
+  /** Every declared tool, in manifest order. */
+  readonly toolList: readonly RegisteredTool[];
+  /** Does `uses` (when present) let this plugin call `tool`? Remembered per tool. */
+  usesAllows(tool: RegisteredTool): boolean;
+}
+
+/**
+ * The plugins this host knows, from their validated manifests. Providing is capability-bound: a plugin
+ * registers handlers only for tools its own manifest declares, only under its own id.
+ */
+export class PluginRegistry {
+  readonly #plugins = new Map<string, RegisteredPlugin>();
+  readonly manifests: ReadonlyMap<string, Manifest> = new Map();
+
+  /** Makes a plugin known; compiles its schemas now so calls pay nothing for them. */
+  register(manifest: Manifest): RegisteredPlugin {
+    if (this.#plugins.has(manifest.id)) {
+      throw new ToolpactError(
+        "MANIFEST_INVALID",
+        `plugin "${manifest.id}" is already registered in this host: each plugin id is registered once`,
+      );
+    }
+    if (manifest.tools.length > 0 && !manifest.permissions.includes("tools:provide")) {
+      throw new ToolpactError(
+        "MANIFEST_INVALID",
+        `plugin "${manifest.id}" declares tools but not the "tools:provide" permission: add it to "permissions"`,
+      );
+    }
+    const toolList: RegisteredTool[] = [];
+    const grouped = new Map<string, RegisteredTool[]>();
+    for (const declaration of manifest.tools) {
+      const input = compileSchema(declaration.inputSchema);
+      const output = declaration.outputSchema === undefined ? undefined : compileSchema(declaration.outputSchema);
+      const tool: RegisteredTool = {
+        providerId: manifest.id,
+        declaration,
+        fullName: toolFullName(manifest.id, declaration.name, declaration.version),
+        schemaHash: input.hash,
+        validateInput: (value) => input.validate(value),
+        validateOutput: output === undefined ? undefined : (value) => output.validate(value),
+        handler: undefined,
+      };
+      toolList.push(tool);
+      const versions = grouped.get(declaration.name) ?? [];
+      if (versions.some((known) => known.declaration.version === declaration.version)) {
+        throw new ToolpactError(
+          "MANIFEST_INVALID",
+          `plugin "${manifest.id}" declares ${tool.fullName} twice: (name, version) must be unique`,
+        );
+      }
+      versions.push(tool);
+      grouped.set(declaration.name, versions);
+    }
+    const tools = new Map<string, ToolVersions>();
+    for (const [name, versions] of grouped) {
+      versions.sort((a, b) => b.declaration.version - a.declaration.version);
+      tools.set(name, {
+        highest: versions[0]!,
+        byVersion: new Map(versions.map((tool) => [tool.declaration.version, tool])),
+        versions: versions.map((tool) => tool.declaration.version),
+      });
+    }
+    const uses = manifest.uses;
+    const usesCache = new WeakMap<RegisteredTool, boolean>();
+    const plugin: RegisteredPlugin = {
+      manifest,
+      id: manifest.id,
+      canCall: manifest.permissions.includes("tools:call"),
+      tools,
+      toolList,
+      usesAllows(tool) {
+        if (uses === undefined) return true;
+        let allowed = usesCache.get(tool);
+        if (allowed === undefined) {
+          allowed = uses.some((pattern) =>
+            matchesToolPattern(pattern, tool.providerId, tool.declaration.name, tool.declaration.version),
+          );
+          usesCache.set(tool, allowed);
+        }
+        return allowed;
+      },
+    };
+    this.#plugins.set(manifest.id, plugin);
+    (this.manifests as Map<string, Manifest>).set(manifest.id, manifest);
+    return plugin;
+  }
+
+  get(pluginId: string): RegisteredPlugin | undefined {
+    return this.#plugins.get(pluginId);
+  }
+
+  /** Every plugin known to this host. */
+  all(): IterableIterator<RegisteredPlugin> {
+    return this.#plugins.values();
+  }
+
+  /**
+   * Registers `handler` for `spec` (`"name"` when one version is declared, else `"name@version"`) of
+   * `pluginId`'s own manifest.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for anything the manifest does not declare.
+   */
+  provide(pluginId: string, spec: string, handler: ToolHandler): RegisteredTool {
+    const plugin = this.#plugins.get(pluginId);
+    if (plugin === undefined) {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host`);
+    }
+    const at = spec.lastIndexOf("@");
+    const name = at < 0 ? spec : spec.slice(0, at);
+    const versionText = at < 0 ? undefined : spec.slice(at + 1);
+    const versions = plugin.tools.get(name);
+    if (versions === undefined) {
+      throw new ToolpactError(
+        "CAPABILITY_UNDECLARED",
+        `plugin "${pluginId}" cannot provide "${name}": its manifest declares no such tool` +
+          (plugin.tools.size > 0 ? ` (it declares ${[...plugin.tools.keys()].map((n) => `"${n}"`).join(", ")})` : ""),
+      );
+    }
+    let tool: RegisteredTool | undefined;
+    if (versionText === undefined) {
+      if (versions.versions.length > 1) {
+        throw new ToolpactError(
+          "CAPABILITY_UNDECLARED",
+          `plugin "${pluginId}" declares versions ${versions.versions.join(", ")} of "${name}": ` +
+            `name the one this handler serves, e.g. provide("${name}@${versions.highest.declaration.version}", handler)`,
+        );
+      }
+      tool = versions.highest;
+    } else {
+      const version = /^[1-9][0-9]*$/.test(versionText) ? Number(versionText) : Number.NaN;
+      tool = versions.byVersion.get(version);
+      if (tool === undefined) {
+        throw new ToolpactError(
+          "CAPABILITY_UNDECLARED",
+          `plugin "${pluginId}" cannot provide "${spec}": its manifest declares "${name}" only in version ` +
+            versions.versions.join(", "),
+        );
+      }
+    }
+    if (typeof handler !== "object" || handler === null || typeof handler.execute !== "function") {
+      throw new ToolpactError(
+        "CAPABILITY_UNDECLARED",
+        `the handler for ${tool.fullName} must be an object with an execute(input, ctx) function`,
+      );
+    }
+    for (const optional of ["preview", "authorize"] as const) {
+      if (handler[optional] !== undefined && typeof handler[optional] !== "function") {
+        throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool.fullName} has a ${optional} that is not a function`);
+      }
+    }
+    if (tool.handler !== undefined) {
+      throw new ToolpactError(
+        "CAPABILITY_UNDECLARED",
+        `${tool.fullName} already has a handler: each declared tool is provided once`,
+      );
+    }
+    tool.handler = handler;
+    return tool;
+  }
+
+  /** Registers every handler of a provider definition made for `pluginId`. */
+  provideAll(pluginId: string, definition: ProviderDefinition): void {
+    if (definition === null || typeof definition !== "object" || !Array.isArray(definition.tools)) {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `provideAll needs a provider definition ({ providerId, tools })`);
+    }
+    if (definition.providerId !== pluginId) {
+      throw new ToolpactError(
+        "CAPABILITY_UNDECLARED",
+        `plugin "${pluginId}" cannot provide tools of "${String(definition.providerId)}": a plugin provides only under its own id`,
+      );
+    }
+    const specs = definition.tools.map((entry) => `${entry.name}@${entry.version}`);
+    // Check everything first, so a bad definition registers nothing.
+    const plugin = this.#plugins.get(pluginId);
+    for (const [index, spec] of specs.entries()) {
+      const entry = definition.tools[index]!;
+      const known = plugin?.tools.get(entry.name)?.byVersion.get(entry.version);
+      if (known === undefined) {
+        throw new ToolpactError(
+          "CAPABILITY_UNDECLARED",
+          `plugin "${pluginId}" cannot provide "${spec}": its manifest does not declare it`,
+        );
+      }
+      if (known.handler !== undefined || specs.indexOf(spec) !== index) {
+        throw new ToolpactError("CAPABILITY_UNDECLARED", `${known.fullName} already has a handler: each declared tool is provided once`);
+      }
+      if (typeof entry.handler !== "object" || entry.handler === null || typeof entry.handler.execute !== "function") {
+        throw new ToolpactError(
+          "CAPABILITY_UNDECLARED",
+          `the handler for ${known.fullName} must be an object with an execute(input, ctx) function`,
+        );
+      }
+    }
+    definition.tools.forEach((entry, index) => this.provide(pluginId, specs[index]!, entry.handler));
+  }
+}

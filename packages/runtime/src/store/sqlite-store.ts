@@ -1,0 +1,778 @@
+import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { ToolpactError } from "@toolpact/contract";
+import type { ActivityKind, ActivityOutcome, ActivityPhase, OperationState } from "../api.js";
+import { uuidv7Floor } from "../ids.js";
+import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
+import {
+  CONSUMED_TOKEN_GRACE_MS,
+  type ActivityListQuery,
+  type ActivityRecord,
+  type ConsumedTokenRecord,
+  type IdempotencyRecord,
+  type IdempotencyScope,
+  type LeaseRenewal,
+  type OperationBegin,
+  type OperationBeginResult,
+  type OperationRecord,
+  type OperationSettle,
+  type OperationSettleResult,
+  type PluginKeyRecord,
+  type PruneRequest,
+  type PruneResult,
+  type Store,
+  type TenantConfigRecord,
+} from "./store.js";
+
+/** Options of `createSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** A file path (its folder is created) or `":memory:"`. */
+  readonly path: string;
+  /** How long a write waits for another process's lock, in ms (default 5000). */
+  readonly busyTimeoutMs?: number;
+  /**
+   * Group commit: writes requested in the same event-loop turn share one transaction. Each write stays
+   * all-or-nothing: when one fails, the batch is redone with each write in its own savepoint, so one
+   * failing write does not undo another. Default true; false commits each write alone.
+   */
+  readonly groupCommit?: boolean;
+  /**
+   * Where WAL checkpoints run: "background" (default) copies the WAL into the database from a worker
+   * thread with its own connection, so the event loop never waits for it; "inline" leaves SQLite's
+   * automatic checkpoint on the writing connection.
+   */
+  readonly checkpoint?: "background" | "inline";
+  /** How often the background checkpoint runs, in ms (default 250). */
+  readonly checkpointIntervalMs?: number;
+}
+
+/**
+ * The embedded store: SQLite through better-sqlite3, WAL with `synchronous=NORMAL` (survives a process
+ * crash, not a power cut), migrations applied at open, every hot-path statement prepared once.
+ */
+export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  if (options.path !== ":memory:" && !options.path.startsWith("file:")) {
+    mkdirSync(dirname(options.path), { recursive: true });
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = OFF");
+    migrate(db, SQLITE_MIGRATIONS);
+  } catch (error) {
+    db?.close();
+    throw storeUnavailable(`could not open the SQLite database at ${options.path}`, error);
+  }
+  const inFile = db.pragma("journal_mode", { simple: true }) === "wal";
+  const checkpointer =
+    inFile && (options.checkpoint ?? "background") === "background"
+      ? startCheckpointer(db, options.path, options.checkpointIntervalMs ?? 250)
+      : undefined;
+  return new SqliteStore(db, options.groupCommit ?? true, checkpointer);
+}
+
+/** The background checkpoint: a worker thread with its own connection runs PASSIVE checkpoints. */
+interface Checkpointer {
+  stop(): Promise<void>;
+}
+
+/** The worker's body (CommonJS, evaluated in the worker): a loop of PASSIVE checkpoints. */
+const CHECKPOINT_WORKER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { timeout: 5000 });
+const checkpoint = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+const timer = setInterval(() => {
+  try { checkpoint.get(); } catch { parentPort.postMessage("failed"); }
+}, workerData.intervalMs);
+parentPort.on("message", () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+function startCheckpointer(db: Database.Database, path: string, intervalMs: number): Checkpointer | undefined {
+  let worker: Worker;
+  try {
+    worker = new Worker(CHECKPOINT_WORKER, {
+      eval: true,
+      workerData: { path, driver: createRequire(import.meta.url).resolve("better-sqlite3"), intervalMs },
+    });
+  } catch {
+    return undefined;
+  }
+  // The writing connection leaves checkpoints to the worker; if the worker fails or goes away, it takes them back.
+  db.pragma("wal_autocheckpoint = 0");
+  let stopping = false;
+  let exited = false;
+  const takeBack = () => {
+    if (!stopping && db.open) db.pragma("wal_autocheckpoint = 1000");
+  };
+  worker.on("message", takeBack);
+  worker.on("error", takeBack);
+  worker.on("exit", () => {
+    exited = true;
+    takeBack();
+  });
+  worker.unref();
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        stopping = true;
+        if (exited) return resolve();
+        // Keep the process alive until the worker has closed its connection.
+        worker.ref();
+        worker.once("exit", () => resolve());
+        worker.postMessage("stop");
+      }),
+  };
+}
+
+/** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */
+export function migrate(db: Database.Database, migrations: readonly SqliteMigration[]): number {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const apply = db.transaction(() => {
+    const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get() as { version: number | null };
+    const current = row.version ?? 0;
+    const latest = migrations.reduce((max, step) => Math.max(max, step.version), 0);
+    if (current > latest) {
+      throw new Error(
+        `the database schema is at version ${current}, newer than this toolpact knows (${latest}): upgrade toolpact`,
+      );
+    }
+    let applied = 0;
+    const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (step.version <= current) continue;
+      db.exec(step.sql);
+      record.run(step.version, step.name, Date.now());
+      applied++;
+    }
+    return applied;
+  });
+  return apply.immediate();
+}
+
+function storeUnavailable(what: string, cause: unknown): ToolpactError {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const detail = typeof code === "string" ? ` (${code})` : "";
+  return new ToolpactError("STORE_UNAVAILABLE", `${what}${detail}: check the database file, its disk and its permissions`, {}, {
+    cause,
+  });
+}
+
+type Row = Record<string, unknown>;
+
+const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
+
+interface Job {
+  readonly work: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+const str = (value: unknown): string | undefined => (value === null || value === undefined ? undefined : String(value));
+const num = (value: unknown): number | undefined => (value === null || value === undefined ? undefined : Number(value));
+const bytes = (value: unknown): Uint8Array | undefined => (value instanceof Uint8Array ? value : undefined);
+
+/** Copies the defined properties of `value` (rows map NULL to absent, as exact optional types want). */
+function defined<T extends object>(value: { [K in keyof T]: T[K] | undefined }): T {
+  const out: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out as T;
+}
+
+class SqliteStore implements Store {
+  readonly kind = "sqlite";
+  readonly #db: Database.Database;
+  readonly #groupCommit: boolean;
+  #pending: Job[] = [];
+  #scheduled = false;
+  #closed = false;
+
+  readonly #tenantVersion: Database.Statement;
+  readonly #tenantRow: Database.Statement;
+  readonly #tenantInstalls: Database.Statement;
+  readonly #bumpTenant: Database.Statement;
+  readonly #setTenantPolicy: Database.Statement;
+  readonly #insertInstall: Database.Statement;
+  readonly #setEnabled: Database.Statement;
+  readonly #insertKey: Database.Statement;
+  readonly #findKey: Database.Statement;
+  readonly #revokeKey: Database.Statement;
+  readonly #insertOperation: Database.Statement;
+  readonly #settleOperation: Database.Statement;
+  readonly #operationLease: Database.Statement;
+  readonly #renewLease: Database.Statement;
+  readonly #getOperation: Database.Statement;
+  readonly #findIdempotency: Database.Statement;
+  readonly #findIdempotencyAny: Database.Statement;
+  readonly #deleteIdempotency: Database.Statement;
+  readonly #insertIdempotency: Database.Statement;
+  readonly #settleIdempotency: Database.Statement;
+  readonly #findToken: Database.Statement;
+  readonly #insertToken: Database.Statement;
+  readonly #insertActivity: Database.Statement;
+  readonly #listActivity: Database.Statement;
+  readonly #listActivityBefore: Database.Statement;
+  readonly #listActorActivity: Database.Statement;
+  readonly #listActorActivityBefore: Database.Statement;
+  readonly #ping: Database.Statement;
+  readonly #batch: Database.Transaction<(jobs: readonly Job[], outcomes: unknown[]) => void>;
+  readonly #isolatedBatch: Database.Transaction<(jobs: readonly Job[], outcomes: { ok: boolean; value: unknown }[]) => void>;
+  readonly #single: (work: () => unknown) => unknown;
+  readonly #checkpointer: Checkpointer | undefined;
+
+  constructor(db: Database.Database, groupCommit: boolean, checkpointer: Checkpointer | undefined) {
+    this.#db = db;
+    this.#groupCommit = groupCommit;
+    this.#checkpointer = checkpointer;
+    this.#tenantVersion = db.prepare("SELECT config_version FROM tenants WHERE tenant_id = ?").pluck();
+    this.#tenantRow = db.prepare("SELECT config_version, policy FROM tenants WHERE tenant_id = ?");
+    this.#tenantInstalls = db.prepare(
+      "SELECT plugin_id, enabled, installed_at FROM plugin_installs WHERE tenant_id = ? ORDER BY plugin_id",
+    );
+    this.#bumpTenant = db.prepare(
+      `INSERT INTO tenants (tenant_id, config_version, policy, updated_at) VALUES (?, 1, NULL, ?)
+       ON CONFLICT (tenant_id) DO UPDATE SET config_version = config_version + 1, updated_at = excluded.updated_at`,
+    );
+    this.#setTenantPolicy = db.prepare("UPDATE tenants SET policy = ? WHERE tenant_id = ?");
+    this.#insertInstall = db.prepare(
+      `INSERT INTO plugin_installs (tenant_id, plugin_id, enabled, installed_at, updated_at) VALUES (?, ?, 1, ?, ?)
+       ON CONFLICT (tenant_id, plugin_id) DO NOTHING`,
+    );
+    this.#setEnabled = db.prepare(
+      "UPDATE plugin_installs SET enabled = ?, updated_at = ? WHERE tenant_id = ? AND plugin_id = ?",
+    );
+    this.#insertKey = db.prepare(
+      "INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)",
+    );
+    this.#findKey = db.prepare(
+      "SELECT key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at FROM plugin_keys WHERE key_id = ?",
+    );
+    this.#revokeKey = db.prepare(
+      "UPDATE plugin_keys SET revoked_at = ? WHERE key_id = ? AND tenant_id = ? AND revoked_at IS NULL",
+    );
+    this.#insertOperation = db.prepare(
+      `INSERT INTO operations (operation_id, tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state,
+         error_code, created_at, settled_at, lease_owner, lease_epoch, lease_expires_at, sealed_input)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#settleOperation = db.prepare(
+      `UPDATE operations SET state = ?, error_code = ?, settled_at = ?, sealed_input = NULL
+       WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_owner = ? AND lease_epoch = ?`,
+    );
+    this.#operationLease = db.prepare("SELECT state FROM operations WHERE operation_id = ? AND tenant_id = ?").pluck();
+    this.#renewLease = db.prepare(
+      `UPDATE operations SET lease_expires_at = ?
+       WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_owner = ? AND lease_epoch = ?`,
+    );
+    this.#getOperation = db.prepare("SELECT * FROM operations WHERE operation_id = ? AND tenant_id = ?");
+    const idempotencyKey =
+      "tenant_id = ? AND caller_plugin_id = ? AND actor_user_id = ? AND tool = ? AND key_hash = ?";
+    this.#findIdempotency = db.prepare(`SELECT * FROM idempotency_keys WHERE ${idempotencyKey} AND expires_at > ?`);
+    this.#findIdempotencyAny = db.prepare(`SELECT * FROM idempotency_keys WHERE ${idempotencyKey}`);
+    this.#deleteIdempotency = db.prepare(`DELETE FROM idempotency_keys WHERE ${idempotencyKey}`);
+    this.#insertIdempotency = db.prepare(
+      `INSERT INTO idempotency_keys (tenant_id, caller_plugin_id, actor_user_id, tool, key_hash, input_digest, operation_id,
+         state, error_code, sealed_result, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'running', NULL, NULL, ?, ?)`,
+    );
+    this.#settleIdempotency = db.prepare(
+      `UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ?
+       WHERE ${idempotencyKey} AND operation_id = ?`,
+    );
+    this.#findToken = db.prepare("SELECT * FROM consumed_tokens WHERE tenant_id = ? AND token_id = ?");
+    this.#insertToken = db.prepare(
+      `INSERT INTO consumed_tokens (tenant_id, token_id, operation_id, caller_plugin_id, actor_user_id, consumed_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#insertActivity = db.prepare(
+      `INSERT INTO activity (tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version,
+         effect, phase, outcome, error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#listActivity = db.prepare("SELECT * FROM activity WHERE tenant_id = ? ORDER BY id DESC LIMIT ?");
+    this.#listActivityBefore = db.prepare(
+      "SELECT * FROM activity WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    );
+    this.#listActorActivity = db.prepare(
+      "SELECT * FROM activity WHERE tenant_id = ? AND actor_user_id = ? ORDER BY id DESC LIMIT ?",
+    );
+    this.#listActorActivityBefore = db.prepare(
+      "SELECT * FROM activity WHERE tenant_id = ? AND actor_user_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+    );
+    this.#ping = db.prepare("SELECT 1").pluck();
+
+    const savepoint = db.transaction((work: () => unknown) => work());
+    this.#single = (work) => savepoint.immediate(work);
+    // The common case: every job succeeds, and the batch is one plain transaction.
+    this.#batch = db.transaction((jobs: readonly Job[], outcomes: unknown[]) => {
+      for (const job of jobs) outcomes.push(job.work());
+    });
+    // After a failure: the same jobs again, each in its own savepoint.
+    this.#isolatedBatch = db.transaction((jobs: readonly Job[], outcomes: { ok: boolean; value: unknown }[]) => {
+      for (const job of jobs) {
+        try {
+          outcomes.push({ ok: true, value: savepoint(job.work) });
+        } catch (error) {
+          // A failure that ended the whole transaction (disk full, I/O) fails the batch; others stay with their job.
+          if (!db.inTransaction) throw error;
+          outcomes.push({ ok: false, value: error });
+        }
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writes go through one queue: with group commit, everything asked for in one event-loop turn
+  // becomes one transaction. Jobs are closures that read and write only through this connection, so
+  // a batch that fails can be rolled back and run again, job by job.
+
+  #write<T>(work: () => T): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError());
+    if (!this.#groupCommit) {
+      try {
+        return Promise.resolve(this.#single(work) as T);
+      } catch (error) {
+        return Promise.reject(asStoreError(error));
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(this.#flush);
+      }
+    });
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    const jobs = this.#pending;
+    if (jobs.length === 0) return;
+    this.#pending = [];
+    const values: unknown[] = [];
+    let firstError: unknown;
+    try {
+      this.#batch.immediate(jobs, values);
+      for (let index = 0; index < jobs.length; index++) jobs[index]!.resolve(values[index]);
+      return;
+    } catch (error) {
+      firstError = error;
+    }
+    // Something failed and the whole batch rolled back: with one job, that job failed; else redo each alone.
+    if (jobs.length === 1) {
+      jobs[0]!.reject(asStoreError(firstError));
+      return;
+    }
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.#isolatedBatch.immediate(jobs, outcomes);
+    } catch (error) {
+      const failure = asStoreError(error);
+      for (const job of jobs) job.reject(failure);
+      return;
+    }
+    for (let index = 0; index < jobs.length; index++) {
+      const outcome = outcomes[index]!;
+      if (outcome.ok) jobs[index]!.resolve(outcome.value);
+      else jobs[index]!.reject(asStoreError(outcome.value));
+    }
+  };
+
+  #read<T>(work: () => T): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError());
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(asStoreError(error));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
+    return this.#read(() => {
+      if (knownVersion !== undefined) {
+        const version = (this.#tenantVersion.get(tenantId) as number | undefined) ?? 0;
+        if (version === knownVersion) return undefined;
+      }
+      const row = this.#tenantRow.get(tenantId) as Row | undefined;
+      const plugins = (this.#tenantInstalls.all(tenantId) as Row[]).map((install) => ({
+        pluginId: String(install.plugin_id),
+        enabled: install.enabled === 1,
+        installedAt: Number(install.installed_at),
+      }));
+      const version = row === undefined ? 0 : Number(row.config_version);
+      return defined<TenantConfigRecord>({ tenantId, version, plugins, policy: str(row?.policy) });
+    });
+  }
+
+  installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
+    return this.#write(() => {
+      if (this.#insertInstall.run(tenantId, pluginId, now, now).changes > 0) this.#bumpTenant.run(tenantId, now);
+    });
+  }
+
+  setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean> {
+    return this.#write(() => {
+      const changed = this.#setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
+      if (changed) this.#bumpTenant.run(tenantId, now);
+      return changed;
+    });
+  }
+
+  setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    return this.#write(() => {
+      this.#bumpTenant.run(tenantId, activity.at);
+      this.#setTenantPolicy.run(policyJson, tenantId);
+      this.#appendActivity(activity);
+    });
+  }
+
+  insertPluginKey(record: PluginKeyRecord): Promise<void> {
+    return this.#write(() => {
+      this.#insertKey.run(record.keyId, record.tenantId, record.pluginId, Buffer.from(record.keyHash), record.createdAt);
+    });
+  }
+
+  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#findKey.get(keyId) as Row | undefined;
+      if (row === undefined) return undefined;
+      return defined<PluginKeyRecord>({
+        keyId: String(row.key_id),
+        tenantId: String(row.tenant_id),
+        pluginId: String(row.plugin_id),
+        keyHash: bytes(row.key_hash) ?? new Uint8Array(),
+        createdAt: Number(row.created_at),
+        revokedAt: num(row.revoked_at),
+      });
+    });
+  }
+
+  revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    return this.#write(() => this.#revokeKey.run(now, keyId, tenantId).changes > 0);
+  }
+
+  beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
+    return this.#write((): OperationBeginResult => {
+      const op = begin.operation;
+      if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
+      if (begin.tenantConfigVersion !== undefined) {
+        const version = (this.#tenantVersion.get(op.tenantId) as number | undefined) ?? 0;
+        if (version !== begin.tenantConfigVersion) return { status: "config-changed", version };
+      }
+      if (begin.idempotency !== undefined) {
+        const scope = begin.idempotency.scope;
+        const existing = this.#findIdempotencyAny.get(...scopeParams(scope)) as Row | undefined;
+        if (existing !== undefined) {
+          if (Number(existing.expires_at) > op.createdAt) {
+            return { status: "idempotency-exists", record: idempotencyFromRow(existing) };
+          }
+          this.#deleteIdempotency.run(...scopeParams(scope));
+        }
+      }
+      if (begin.consumeToken !== undefined) {
+        const used = this.#findToken.get(op.tenantId, begin.consumeToken.tokenId) as Row | undefined;
+        if (used !== undefined) return { status: "token-used", consumed: tokenFromRow(used) };
+        this.#insertToken.run(
+          op.tenantId,
+          begin.consumeToken.tokenId,
+          op.operationId,
+          op.callerPluginId,
+          op.actorUserId,
+          begin.consumeToken.consumedAt,
+          begin.consumeToken.expiresAt,
+        );
+      }
+      if (begin.idempotency !== undefined) {
+        this.#insertIdempotency.run(
+          ...scopeParams(begin.idempotency.scope),
+          begin.idempotency.inputDigest,
+          op.operationId,
+          op.createdAt,
+          begin.idempotency.expiresAt,
+        );
+      }
+      this.#insertOperation.run(
+        op.operationId,
+        op.tenantId,
+        op.callerPluginId,
+        op.actorUserId,
+        op.providerPluginId,
+        op.tool,
+        op.state,
+        op.errorCode ?? null,
+        op.createdAt,
+        null,
+        op.leaseOwner,
+        op.leaseEpoch,
+        op.leaseExpiresAt,
+        op.sealedInput === undefined ? null : Buffer.from(op.sealedInput),
+      );
+      return { status: "started" };
+    });
+  }
+
+  settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
+    return this.#write((): OperationSettleResult => {
+      if (!SETTLED_STATES.has(settle.state)) {
+        throw new ToolpactError(
+          "OUTCOME_UNKNOWN",
+          `operation ${settle.operationId} cannot become ${String(settle.state)}: running -> succeeded | failed | unknown only`,
+          { operationId: settle.operationId },
+        );
+      }
+      const changes = this.#settleOperation.run(
+        settle.state,
+        settle.errorCode ?? null,
+        settle.settledAt,
+        settle.operationId,
+        settle.tenantId,
+        settle.leaseOwner,
+        settle.leaseEpoch,
+      ).changes;
+      if (changes === 0) {
+        const state = this.#operationLease.get(settle.operationId, settle.tenantId) as string | undefined;
+        if (state === undefined) {
+          throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${settle.operationId} does not exist in this tenant`, {
+            operationId: settle.operationId,
+          });
+        }
+        if (state !== "running") {
+          throw new ToolpactError(
+            "OUTCOME_UNKNOWN",
+            `operation ${settle.operationId} is already ${state}: an operation goes running -> succeeded | failed | unknown once`,
+            { operationId: settle.operationId },
+          );
+        }
+        return "lease-lost";
+      }
+      this.#appendActivity(settle.activity);
+      if (settle.idempotency !== undefined) {
+        this.#settleIdempotency.run(
+          settle.state,
+          settle.errorCode ?? null,
+          settle.idempotency.sealedResult === undefined ? null : Buffer.from(settle.idempotency.sealedResult),
+          ...scopeParams(settle.idempotency.scope),
+          settle.operationId,
+        );
+      }
+      return "settled";
+    });
+  }
+
+  renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number> {
+    if (leases.length === 0) return Promise.resolve(0);
+    return this.#write(() => {
+      let renewed = 0;
+      for (const lease of leases) {
+        renewed += this.#renewLease.run(expiresAt, lease.operationId, lease.tenantId, owner, lease.leaseEpoch).changes;
+      }
+      return renewed;
+    });
+  }
+
+  getOperation(tenantId: string, operationId: string): Promise<OperationRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#getOperation.get(operationId, tenantId) as Row | undefined;
+      return row === undefined ? undefined : operationFromRow(row);
+    });
+  }
+
+  findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#findIdempotency.get(...scopeParams(scope), now) as Row | undefined;
+      return row === undefined ? undefined : idempotencyFromRow(row);
+    });
+  }
+
+  findConsumedToken(tenantId: string, tokenId: string): Promise<ConsumedTokenRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#findToken.get(tenantId, tokenId) as Row | undefined;
+      return row === undefined ? undefined : tokenFromRow(row);
+    });
+  }
+
+  appendActivity(event: ActivityRecord): Promise<void> {
+    return this.#write(() => this.#appendActivity(event));
+  }
+
+  #appendActivity(event: ActivityRecord): void {
+    this.#insertActivity.run(
+      event.tenantId,
+      event.id,
+      event.at,
+      event.kind,
+      event.actorUserId ?? null,
+      event.callerPluginId ?? null,
+      event.providerPluginId ?? null,
+      event.tool ?? null,
+      event.version ?? null,
+      event.effect ?? null,
+      event.phase,
+      event.outcome,
+      event.errorCode ?? null,
+      event.errorClass ?? null,
+      event.operationId ?? null,
+      event.confirmationId ?? null,
+      event.targetId ?? null,
+      event.durationMs ?? null,
+      event.correlationId ?? null,
+    );
+  }
+
+  listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
+    return this.#read(() => {
+      const limit = Math.max(1, Math.floor(query.limit));
+      let rows: Row[];
+      if (query.actorUserId !== undefined) {
+        rows = (
+          query.beforeId === undefined
+            ? this.#listActorActivity.all(tenantId, query.actorUserId, limit)
+            : this.#listActorActivityBefore.all(tenantId, query.actorUserId, query.beforeId, limit)
+        ) as Row[];
+      } else {
+        rows = (
+          query.beforeId === undefined
+            ? this.#listActivity.all(tenantId, limit)
+            : this.#listActivityBefore.all(tenantId, query.beforeId, limit)
+        ) as Row[];
+      }
+      return rows.map(activityFromRow);
+    });
+  }
+
+  prune(request: PruneRequest): Promise<PruneResult> {
+    return this.#write((): PruneResult => {
+      const consumedTokens = this.#db
+        .prepare("DELETE FROM consumed_tokens WHERE expires_at <= ?")
+        .run(request.consumedTokensExpiredBefore ?? request.now - CONSUMED_TOKEN_GRACE_MS).changes;
+      const idempotencyRecords = this.#db
+        .prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?")
+        .run(request.now).changes;
+      // Activity ids are UUIDv7, so "older than" is a range of the primary key within each tenant.
+      const floor = uuidv7Floor(request.activityBefore + 1);
+      const tenants = this.#db.prepare("SELECT DISTINCT tenant_id FROM activity").pluck().all() as string[];
+      const deleteOld = this.#db.prepare("DELETE FROM activity WHERE tenant_id = ? AND id < ?");
+      let activityEvents = 0;
+      for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
+      return { consumedTokens, idempotencyRecords, activityEvents };
+    });
+  }
+
+  ping(): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    try {
+      return Promise.resolve(this.#ping.get() === 1);
+    } catch {
+      return Promise.resolve(false);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#flush();
+    this.#closed = true;
+    await this.#checkpointer?.stop();
+    try {
+      this.#db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Another connection may hold the database; the WAL is checkpointed by whoever closes last.
+    }
+    this.#db.close();
+  }
+}
+
+function closedError(): ToolpactError {
+  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
+}
+
+function asStoreError(error: unknown): unknown {
+  if (error instanceof ToolpactError) return error;
+  if (error instanceof TypeError) return error;
+  return storeUnavailable("the SQLite store failed", error);
+}
+
+function scopeParams(scope: IdempotencyScope): [string, string, string, string, string] {
+  return [scope.tenantId, scope.callerPluginId, scope.actorUserId, scope.tool, scope.keyHash];
+}
+
+function operationFromRow(row: Row): OperationRecord {
+  return defined<OperationRecord>({
+    tenantId: String(row.tenant_id),
+    operationId: String(row.operation_id),
+    callerPluginId: String(row.caller_plugin_id),
+    actorUserId: String(row.actor_user_id),
+    providerPluginId: String(row.provider_plugin_id),
+    tool: String(row.tool),
+    state: String(row.state) as OperationState,
+    errorCode: str(row.error_code),
+    createdAt: Number(row.created_at),
+    settledAt: num(row.settled_at),
+    leaseOwner: String(row.lease_owner),
+    leaseEpoch: Number(row.lease_epoch),
+    leaseExpiresAt: Number(row.lease_expires_at),
+    sealedInput: bytes(row.sealed_input),
+  });
+}
+
+function idempotencyFromRow(row: Row): IdempotencyRecord {
+  return defined<IdempotencyRecord>({
+    tenantId: String(row.tenant_id),
+    callerPluginId: String(row.caller_plugin_id),
+    actorUserId: String(row.actor_user_id),
+    tool: String(row.tool),
+    keyHash: String(row.key_hash),
+    inputDigest: String(row.input_digest),
+    operationId: String(row.operation_id),
+    state: String(row.state) as OperationState,
+    errorCode: str(row.error_code),
+    sealedResult: bytes(row.sealed_result),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  });
+}
+
+function tokenFromRow(row: Row): ConsumedTokenRecord {
+  return {
+    tenantId: String(row.tenant_id),
+    tokenId: String(row.token_id),
+    operationId: String(row.operation_id),
+    callerPluginId: String(row.caller_plugin_id),
+    actorUserId: String(row.actor_user_id),
+    consumedAt: Number(row.consumed_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+function activityFromRow(row: Row): ActivityRecord {
+  return defined<ActivityRecord>({
+    id: String(row.id),
+    tenantId: String(row.tenant_id),
+    at: Number(row.at),
+    kind: String(row.kind) as ActivityKind,
+    actorUserId: str(row.actor_user_id),
+    callerPluginId: str(row.caller_plugin_id),
+    providerPluginId: str(row.provider_plugin_id),
+    tool: str(row.tool),
+    version: num(row.version),
+    effect: str(row.effect) as ActivityRecord["effect"],
+    phase: String(row.phase) as ActivityPhase,
+    outcome: String(row.outcome) as ActivityOutcome,
+    errorCode: str(row.error_code),
+    errorClass: str(row.error_class),
+    operationId: str(row.operation_id),
+    confirmationId: str(row.confirmation_id),
+    targetId: str(row.target_id),
+    durationMs: num(row.duration_ms),
+    correlationId: str(row.correlation_id),
+  });
+}

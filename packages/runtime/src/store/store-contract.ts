@@ -1,0 +1,490 @@
+/**
+ * The shared contract suite every `Store` passes (SQLite here, PostgreSQL later). Import it from
+ * `@toolpact/runtime/testing` and call it from a vitest file with a factory of fresh stores.
+ */
+import { randomUUID } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ActivityRecord, IdempotencyScope, OperationBegin, OperationRecord, Store } from "./store.js";
+import { uuidv7 } from "../ids.js";
+
+/** A store under test, with an optional second connection to the same database (another instance). */
+export interface StoreContractFixture {
+  readonly store: Store;
+  /** Opens another store on the same database: single-use and idempotency must hold across both. */
+  openPeer?(): Promise<Store>;
+  /** Releases whatever the factory made (files, schemas). */
+  dispose?(): Promise<void>;
+}
+
+/**
+ * Registers the contract tests for one store implementation.
+ * @example describeStoreContract("sqlite", async () => ({ store: await createSqliteStore({ path }), dispose }))
+ */
+export function describeStoreContract(name: string, makeStore: () => Promise<Store | StoreContractFixture>): void {
+  describe(`Store contract: ${name}`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      while (cleanups.length > 0) await cleanups.pop()!().catch(() => undefined);
+    });
+
+    async function open(): Promise<StoreContractFixture> {
+      const made = await makeStore();
+      const fixture: StoreContractFixture = "store" in made && typeof (made as StoreContractFixture).store === "object"
+        ? (made as StoreContractFixture)
+        : { store: made as Store };
+      cleanups.push(async () => {
+        await fixture.store.close().catch(() => undefined);
+        await fixture.dispose?.();
+      });
+      return fixture;
+    }
+
+    async function openPeer(fixture: StoreContractFixture): Promise<Store | undefined> {
+      if (fixture.openPeer === undefined) return undefined;
+      const peer = await fixture.openPeer();
+      cleanups.unshift(() => peer.close());
+      return peer;
+    }
+
+    const NOW = 1_750_000_000_000;
+
+    function operation(tenantId: string, overrides: Partial<OperationRecord> = {}): OperationRecord {
+      return {
+        tenantId,
+        operationId: uuidv7(NOW),
+        callerPluginId: "com.example.caller",
+        actorUserId: "user-1",
+        providerPluginId: "com.example.notes",
+        tool: "com.example.notes:create-record@1",
+        state: "running",
+        createdAt: NOW,
+        leaseOwner: "instance-a",
+        leaseEpoch: 1,
+        leaseExpiresAt: NOW + 30_000,
+        ...overrides,
+      };
+    }
+
+    function scope(tenantId: string, key = "key-1", overrides: Partial<IdempotencyScope> = {}): IdempotencyScope {
+      return {
+        tenantId,
+        callerPluginId: "com.example.caller",
+        actorUserId: "user-1",
+        tool: "com.example.notes:create-record@1",
+        keyHash: key,
+        ...overrides,
+      };
+    }
+
+    function activity(tenantId: string, overrides: Partial<ActivityRecord> = {}): ActivityRecord {
+      return {
+        id: uuidv7(overrides.at ?? NOW),
+        tenantId,
+        at: NOW,
+        kind: "call",
+        actorUserId: "user-1",
+        callerPluginId: "com.example.caller",
+        providerPluginId: "com.example.notes",
+        tool: "com.example.notes:create-record@1",
+        version: 1,
+        effect: "write",
+        phase: "execute",
+        outcome: "succeeded",
+        ...overrides,
+      };
+    }
+
+    function settleOf(op: OperationRecord, overrides: Partial<Parameters<Store["settleOperation"]>[0]> = {}) {
+      return {
+        tenantId: op.tenantId,
+        operationId: op.operationId,
+        leaseOwner: op.leaseOwner,
+        leaseEpoch: op.leaseEpoch,
+        state: "succeeded" as const,
+        settledAt: NOW + 10,
+        activity: activity(op.tenantId, { operationId: op.operationId }),
+        ...overrides,
+      };
+    }
+
+    const tenant = () => `tenant-${randomUUID()}`;
+
+    it("answers ping while open and refuses work after close", async () => {
+      const { store } = await open();
+      expect(await store.ping()).toBe(true);
+      await store.close();
+      expect(await store.ping()).toBe(false);
+      await expect(store.getOperation(tenant(), randomUUID())).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+      await expect(store.appendActivity(activity(tenant()))).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+    });
+
+    describe("tenant configuration", () => {
+      it("starts empty at version 0 and bumps the version on every change", async () => {
+        const { store } = await open();
+        const t = tenant();
+        expect(await store.loadTenantConfig(t)).toEqual({ tenantId: t, version: 0, plugins: [] });
+        expect(await store.loadTenantConfig(t, 0)).toBeUndefined();
+
+        await store.installPlugin(t, "com.example.notes", NOW);
+        const installed = await store.loadTenantConfig(t, 0);
+        expect(installed?.version).toBe(1);
+        expect(installed?.plugins).toEqual([{ pluginId: "com.example.notes", enabled: true, installedAt: NOW }]);
+
+        await store.installPlugin(t, "com.example.notes", NOW + 1);
+        expect(await store.loadTenantConfig(t, 1)).toBeUndefined();
+
+        expect(await store.setPluginEnabled(t, "com.example.notes", false, NOW + 2)).toBe(true);
+        const disabled = await store.loadTenantConfig(t, 1);
+        expect(disabled?.version).toBe(2);
+        expect(disabled?.plugins[0]?.enabled).toBe(false);
+
+        expect(await store.setPluginEnabled(t, "com.example.other", true, NOW)).toBe(false);
+      });
+
+      it("keeps the policy and records its change event in the same write", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const event = activity(t, { kind: "policy", phase: "change", outcome: "succeeded" });
+        await store.setPolicy(t, '{"rules":[]}', event);
+        const config = await store.loadTenantConfig(t);
+        expect(config?.policy).toBe('{"rules":[]}');
+        expect(config?.version).toBe(1);
+        expect((await store.listActivity(t, { limit: 10 })).map((e) => e.id)).toEqual([event.id]);
+      });
+
+      it("never shows one tenant's configuration to another", async () => {
+        const { store } = await open();
+        const a = tenant();
+        const b = tenant();
+        await store.installPlugin(a, "com.example.notes", NOW);
+        await store.setPolicy(a, '{"rules":[]}', activity(a, { kind: "policy", phase: "change" }));
+        expect(await store.loadTenantConfig(b)).toEqual({ tenantId: b, version: 0, plugins: [] });
+        expect(await store.setPluginEnabled(b, "com.example.notes", false, NOW)).toBe(false);
+      });
+    });
+
+    describe("plugin keys", () => {
+      it("finds a key by id, revokes it once, and only in its own tenant", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const keyHash = new Uint8Array(32).fill(7);
+        await store.insertPluginKey({ keyId: "k1", tenantId: t, pluginId: "com.example.caller", keyHash, createdAt: NOW });
+        const found = await store.findPluginKey("k1");
+        expect(found).toMatchObject({ keyId: "k1", tenantId: t, pluginId: "com.example.caller", createdAt: NOW });
+        expect(Buffer.from(found!.keyHash).equals(Buffer.from(keyHash))).toBe(true);
+        expect(found?.revokedAt).toBeUndefined();
+
+        expect(await store.revokePluginKey(tenant(), "k1", NOW)).toBe(false);
+        expect(await store.revokePluginKey(t, "k1", NOW + 5)).toBe(true);
+        expect(await store.revokePluginKey(t, "k1", NOW + 6)).toBe(false);
+        expect((await store.findPluginKey("k1"))?.revokedAt).toBe(NOW + 5);
+        expect(await store.findPluginKey("missing")).toBeUndefined();
+      });
+
+      it("refuses a second key with the same id", async () => {
+        const { store } = await open();
+        const record = { keyId: "dup", tenantId: tenant(), pluginId: "p", keyHash: new Uint8Array(32), createdAt: NOW };
+        await store.insertPluginKey(record);
+        await expect(store.insertPluginKey(record)).rejects.toBeTruthy();
+      });
+    });
+
+    describe("operations", () => {
+      it("creates a running operation with its lease, visible only in its tenant", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t, { sealedInput: new Uint8Array([1, 2, 3]) });
+        expect(await store.beginOperation({ operation: op })).toEqual({ status: "started" });
+        const read = await store.getOperation(t, op.operationId);
+        expect(read).toMatchObject({
+          operationId: op.operationId,
+          state: "running",
+          leaseOwner: "instance-a",
+          leaseEpoch: 1,
+          leaseExpiresAt: NOW + 30_000,
+          callerPluginId: "com.example.caller",
+          actorUserId: "user-1",
+        });
+        expect([...(read?.sealedInput ?? [])]).toEqual([1, 2, 3]);
+        expect(await store.getOperation(tenant(), op.operationId)).toBeUndefined();
+      });
+
+      it("starts nothing when the tenant config changed since authorization", async () => {
+        const { store } = await open();
+        const t = tenant();
+        expect(await store.beginOperation({ operation: operation(t), tenantConfigVersion: 0 })).toEqual({ status: "started" });
+        await store.installPlugin(t, "com.example.notes", NOW);
+        const stale = operation(t);
+        const result = await store.beginOperation({
+          operation: stale,
+          tenantConfigVersion: 0,
+          consumeToken: { tokenId: "jti-stale", consumedAt: NOW, expiresAt: NOW + 1000 },
+          idempotency: { scope: scope(t, "stale"), inputDigest: "d", expiresAt: NOW + 1000 },
+        });
+        expect(result).toEqual({ status: "config-changed", version: 1 });
+        expect(await store.getOperation(t, stale.operationId)).toBeUndefined();
+        expect(await store.findConsumedToken(t, "jti-stale")).toBeUndefined();
+        expect(await store.findIdempotency(scope(t, "stale"), NOW)).toBeUndefined();
+        expect(await store.beginOperation({ operation: operation(t), tenantConfigVersion: 1 })).toEqual({ status: "started" });
+      });
+
+      it("settles only under its lease owner and epoch, with its activity event, once", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t, { sealedInput: new Uint8Array([9]) });
+        await store.beginOperation({ operation: op });
+
+        expect(await store.settleOperation(settleOf(op, { leaseOwner: "instance-b" }))).toBe("lease-lost");
+        expect(await store.settleOperation(settleOf(op, { leaseEpoch: 2 }))).toBe("lease-lost");
+        expect(await store.listActivity(t, { limit: 10 })).toEqual([]);
+        expect((await store.getOperation(t, op.operationId))?.state).toBe("running");
+
+        const settle = settleOf(op, { state: "failed", errorCode: "PROVIDER_FAILED" });
+        expect(await store.settleOperation(settle)).toBe("settled");
+        const read = await store.getOperation(t, op.operationId);
+        expect(read).toMatchObject({ state: "failed", errorCode: "PROVIDER_FAILED", settledAt: NOW + 10 });
+        expect(read?.sealedInput).toBeUndefined();
+        expect((await store.listActivity(t, { limit: 10 })).map((e) => e.id)).toEqual([settle.activity.id]);
+
+        await expect(store.settleOperation(settleOf(op, { state: "succeeded" }))).rejects.toBeTruthy();
+        expect((await store.getOperation(t, op.operationId))?.state).toBe("failed");
+      });
+
+      it("refuses to settle an operation that does not exist or another tenant's", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t);
+        await expect(store.settleOperation(settleOf(op))).rejects.toBeTruthy();
+        await store.beginOperation({ operation: op });
+        await expect(store.settleOperation(settleOf({ ...op, tenantId: tenant() }))).rejects.toBeTruthy();
+        expect((await store.getOperation(t, op.operationId))?.state).toBe("running");
+      });
+
+      it("refuses an operation created in any state but running, and settling back to running", async () => {
+        const { store } = await open();
+        const t = tenant();
+        await expect(store.beginOperation({ operation: operation(t, { state: "succeeded" }) })).rejects.toBeTruthy();
+        const op = operation(t);
+        await store.beginOperation({ operation: op });
+        await expect(
+          store.settleOperation({ ...settleOf(op), state: "running" as unknown as "succeeded" }),
+        ).rejects.toBeTruthy();
+        expect((await store.getOperation(t, op.operationId))?.state).toBe("running");
+      });
+
+      it("renews only leases the owner still holds", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const mine = operation(t);
+        const other = operation(t, { leaseOwner: "instance-b" });
+        const settled = operation(t);
+        for (const op of [mine, other, settled]) await store.beginOperation({ operation: op });
+        await store.settleOperation(settleOf(settled));
+        const renewed = await store.renewLeases(
+          "instance-a",
+          [mine, other, settled].map((op) => ({ tenantId: t, operationId: op.operationId, leaseEpoch: 1 })),
+          NOW + 90_000,
+        );
+        expect(renewed).toBe(1);
+        expect((await store.getOperation(t, mine.operationId))?.leaseExpiresAt).toBe(NOW + 90_000);
+        expect((await store.getOperation(t, other.operationId))?.leaseExpiresAt).toBe(NOW + 30_000);
+      });
+    });
+
+    describe("confirmation token ids", () => {
+      const consume = (tokenId: string) => ({ tokenId, consumedAt: NOW, expiresAt: NOW + 300_000 });
+
+      it("consumes a token id once; the second use names the first operation and creates nothing", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const first = operation(t);
+        const second = operation(t);
+        expect(await store.beginOperation({ operation: first, consumeToken: consume("jti-1") })).toEqual({ status: "started" });
+        const again = await store.beginOperation({
+          operation: second,
+          consumeToken: consume("jti-1"),
+          idempotency: { scope: scope(t, "fresh"), inputDigest: "d", expiresAt: NOW + 1000 },
+        });
+        expect(again).toMatchObject({
+          status: "token-used",
+          consumed: { tokenId: "jti-1", operationId: first.operationId, callerPluginId: "com.example.caller", actorUserId: "user-1" },
+        });
+        expect(await store.getOperation(t, second.operationId)).toBeUndefined();
+        expect(await store.findIdempotency(scope(t, "fresh"), NOW)).toBeUndefined();
+        expect(await store.findConsumedToken(t, "jti-1")).toMatchObject({ operationId: first.operationId });
+        expect(await store.findConsumedToken(tenant(), "jti-1")).toBeUndefined();
+      });
+
+      it("lets exactly one of many concurrent begins consume a token id", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const results = await Promise.all(
+          Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), consumeToken: consume("jti-race") })),
+        );
+        expect(results.filter((r) => r.status === "started")).toHaveLength(1);
+        expect(results.filter((r) => r.status === "token-used")).toHaveLength(24);
+      });
+
+      it("holds single use across two connections to the same database", async () => {
+        const fixture = await open();
+        const peer = await openPeer(fixture);
+        if (peer === undefined) return;
+        const t = tenant();
+        const first = operation(t);
+        await fixture.store.beginOperation({ operation: first, consumeToken: consume("jti-peer") });
+        const second = await peer.beginOperation({ operation: operation(t), consumeToken: consume("jti-peer") });
+        expect(second).toMatchObject({ status: "token-used", consumed: { operationId: first.operationId } });
+      });
+    });
+
+    describe("idempotency records", () => {
+      const withKey = (t: string, key: string, digest = "digest-1"): Pick<OperationBegin, "idempotency"> => ({
+        idempotency: { scope: scope(t, key), inputDigest: digest, expiresAt: NOW + 24 * 3600_000 },
+      });
+
+      it("takes a key once per scope and keeps the settled outcome with its sealed result", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t);
+        expect(await store.beginOperation({ operation: op, ...withKey(t, "k") })).toEqual({ status: "started" });
+        const again = await store.beginOperation({ operation: operation(t), ...withKey(t, "k", "digest-2") });
+        expect(again).toMatchObject({
+          status: "idempotency-exists",
+          record: { operationId: op.operationId, inputDigest: "digest-1", state: "running" },
+        });
+        const sealed = new Uint8Array([4, 5, 6]);
+        await store.settleOperation(settleOf(op, { idempotency: { scope: scope(t, "k"), sealedResult: sealed } }));
+        const record = await store.findIdempotency(scope(t, "k"), NOW + 1);
+        expect(record).toMatchObject({ state: "succeeded", operationId: op.operationId, inputDigest: "digest-1" });
+        expect([...(record?.sealedResult ?? [])]).toEqual([4, 5, 6]);
+      });
+
+      it("scopes keys by tenant, caller, actor and tool", async () => {
+        const { store } = await open();
+        const t = tenant();
+        await store.beginOperation({ operation: operation(t), ...withKey(t, "k") });
+        const variants: IdempotencyScope[] = [
+          scope(tenant(), "k"),
+          scope(t, "k", { callerPluginId: "com.example.other" }),
+          scope(t, "k", { actorUserId: "user-2" }),
+          scope(t, "k", { tool: "com.example.notes:create-record@2" }),
+        ];
+        for (const variant of variants) {
+          const op = operation(variant.tenantId);
+          const result = await store.beginOperation({
+            operation: op,
+            idempotency: { scope: variant, inputDigest: "x", expiresAt: NOW + 1000 },
+          });
+          expect(result).toEqual({ status: "started" });
+        }
+      });
+
+      it("lets exactly one of many concurrent begins take a key", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const results = await Promise.all(
+          Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), ...withKey(t, "race") })),
+        );
+        expect(results.filter((r) => r.status === "started")).toHaveLength(1);
+        expect(results.filter((r) => r.status === "idempotency-exists")).toHaveLength(24);
+      });
+
+      it("forgets a key once it expires", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const first = operation(t);
+        await store.beginOperation({
+          operation: first,
+          idempotency: { scope: scope(t, "old"), inputDigest: "d", expiresAt: NOW + 1000 },
+        });
+        expect(await store.findIdempotency(scope(t, "old"), NOW + 999)).toBeDefined();
+        expect(await store.findIdempotency(scope(t, "old"), NOW + 1000)).toBeUndefined();
+        const later = operation(t, { createdAt: NOW + 2000 });
+        const result = await store.beginOperation({
+          operation: later,
+          idempotency: { scope: scope(t, "old"), inputDigest: "d2", expiresAt: NOW + 5000 },
+        });
+        expect(result).toEqual({ status: "started" });
+        expect((await store.findIdempotency(scope(t, "old"), NOW + 2001))?.operationId).toBe(later.operationId);
+      });
+    });
+
+    describe("activity", () => {
+      it("pages a tenant's events newest first, and one actor's events alone", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const events: ActivityRecord[] = [];
+        for (let i = 0; i < 7; i++) {
+          const event = activity(t, { at: NOW + i, actorUserId: i % 2 === 0 ? "alice" : "bob" });
+          events.push(event);
+          await store.appendActivity(event);
+        }
+        await store.appendActivity(activity(tenant(), { actorUserId: "alice" }));
+        const newestFirst = [...events].reverse().map((e) => e.id);
+        const page1 = await store.listActivity(t, { limit: 3 });
+        expect(page1.map((e) => e.id)).toEqual(newestFirst.slice(0, 3));
+        const page2 = await store.listActivity(t, { limit: 3, beforeId: page1[2]!.id });
+        expect(page2.map((e) => e.id)).toEqual(newestFirst.slice(3, 6));
+        const alice = await store.listActivity(t, { limit: 10, actorUserId: "alice" });
+        expect(alice.map((e) => e.id)).toEqual(events.filter((e) => e.actorUserId === "alice").reverse().map((e) => e.id));
+        expect(page1[0]).toEqual(events[6]);
+      });
+
+      it("keeps every field of an event", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const event = activity(t, {
+          errorCode: "PROVIDER_FAILED",
+          errorClass: "TypeError",
+          operationId: randomUUID(),
+          confirmationId: randomUUID(),
+          targetId: "record-9",
+          durationMs: 1.25,
+          correlationId: "corr-1",
+          outcome: "failed",
+        });
+        await store.appendActivity(event);
+        expect(await store.listActivity(t, { limit: 1 })).toEqual([event]);
+      });
+    });
+
+    it("keeps a consumed token id until its cut-off, even after the token expired", async () => {
+      const { store } = await open();
+      const t = tenant();
+      await store.beginOperation({ operation: operation(t), consumeToken: { tokenId: "skew", consumedAt: NOW, expiresAt: NOW + 10 } });
+      const early = await store.prune({ now: NOW + 5_000, consumedTokensExpiredBefore: NOW, activityBefore: 0 });
+      expect(early.consumedTokens).toBe(0);
+      expect(await store.findConsumedToken(t, "skew")).toBeDefined();
+      const byDefault = await store.prune({ now: NOW + 60_000, activityBefore: 0 });
+      expect(byDefault.consumedTokens).toBe(0);
+      expect(await store.findConsumedToken(t, "skew")).toBeDefined();
+      expect((await store.prune({ now: NOW + 11 * 60_000, activityBefore: 0 })).consumedTokens).toBe(1);
+    });
+
+    it("prunes expired token ids and idempotency records, and activity past retention", async () => {
+      const { store } = await open();
+      const t = tenant();
+      await store.beginOperation({ operation: operation(t), consumeToken: { tokenId: "old", consumedAt: NOW, expiresAt: NOW + 10 } });
+      await store.beginOperation({ operation: operation(t), consumeToken: { tokenId: "live", consumedAt: NOW, expiresAt: NOW + 10_000 } });
+      await store.beginOperation({
+        operation: operation(t),
+        idempotency: { scope: scope(t, "old"), inputDigest: "d", expiresAt: NOW + 10 },
+      });
+      await store.beginOperation({
+        operation: operation(t),
+        idempotency: { scope: scope(t, "live"), inputDigest: "d", expiresAt: NOW + 10_000 },
+      });
+      const oldEvent = activity(t, { at: NOW - 100_000 });
+      const newEvent = activity(t, { at: NOW });
+      await store.appendActivity(oldEvent);
+      await store.appendActivity(newEvent);
+
+      const result = await store.prune({ now: NOW + 100, consumedTokensExpiredBefore: NOW + 100, activityBefore: NOW - 50_000 });
+      expect(result).toEqual({ consumedTokens: 1, idempotencyRecords: 1, activityEvents: 1 });
+      expect(await store.findConsumedToken(t, "old")).toBeUndefined();
+      expect(await store.findConsumedToken(t, "live")).toBeDefined();
+      expect(await store.findIdempotency(scope(t, "live"), NOW + 100)).toBeDefined();
+      expect((await store.listActivity(t, { limit: 10 })).map((e) => e.id)).toEqual([newEvent.id]);
+    });
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * The one storage contract of the runtime. Every method is async so a networked database can implement
+ * it; every row carries a tenant id and no method reads across tenants, except `findPluginKey` (a key
+ * id is how a request's tenant is found) and `prune` (retention is a host job).
+ * Times are Unix milliseconds; payloads arrive already sealed (the store never sees plaintext).
+ */
+import type { ActivityEvent, OperationState } from "../api.js";
+
+/** A tenant's configuration as the pipeline reads it: plugin installs and the policy. */
+export interface TenantConfigRecord {
+  readonly tenantId: string;
+  /** Grows with every install, enable/disable and policy change; 0 for a tenant never configured. */
+  readonly version: number;
+  readonly plugins: readonly PluginInstallRecord[];
+  /** The policy as JSON text, or undefined when none was set. */
+  readonly policy?: string;
+}
+
+/** A plugin installed for a tenant. */
+export interface PluginInstallRecord {
+  readonly pluginId: string;
+  readonly enabled: boolean;
+  readonly installedAt: number;
+}
+
+/** A plugin key: only its SHA-256 is kept. */
+export interface PluginKeyRecord {
+  readonly keyId: string;
+  readonly tenantId: string;
+  readonly pluginId: string;
+  readonly keyHash: Uint8Array;
+  readonly createdAt: number;
+  readonly revokedAt?: number;
+}
+
+/** A durable operation (step 9 creates it `running`, step 12 settles it). */
+export interface OperationRecord {
+  readonly tenantId: string;
+  readonly operationId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  readonly providerPluginId: string;
+  /** The tool's full name. */
+  readonly tool: string;
+  readonly state: OperationState;
+  readonly errorCode?: string;
+  readonly createdAt: number;
+  readonly settledAt?: number;
+  readonly leaseOwner: string;
+  readonly leaseEpoch: number;
+  readonly leaseExpiresAt: number;
+  /** The input, sealed, kept while running for tools that declare `recovery: "idempotent"`. */
+  readonly sealedInput?: Uint8Array;
+}
+
+/** Who an idempotency key belongs to: (tenant, caller, actor, tool full name, key). */
+export interface IdempotencyScope {
+  readonly tenantId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  readonly tool: string;
+  /** SHA-256 of the caller's key (base64url): the key itself is not kept. */
+  readonly keyHash: string;
+}
+
+/** An idempotency record: the digest it was first used with and, once settled, the outcome. */
+export interface IdempotencyRecord extends IdempotencyScope {
+  readonly inputDigest: string;
+  readonly operationId: string;
+  readonly state: OperationState;
+  readonly errorCode?: string;
+  /** The recorded result, sealed; only for `succeeded` without an error code. */
+  readonly sealedResult?: Uint8Array;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+/** A consumed confirmation token id. */
+export interface ConsumedTokenRecord {
+  readonly tenantId: string;
+  readonly tokenId: string;
+  readonly operationId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  readonly consumedAt: number;
+  /** The token's own expiry; the record may be pruned after it. */
+  readonly expiresAt: number;
+}
+
+/** An activity event as stored: `at` in Unix milliseconds. */
+export type ActivityRecord = Omit<ActivityEvent, "at"> & { readonly at: number };
+
+/** Step 9: everything one execute writes before the provider runs, in one transaction. */
+export interface OperationBegin {
+  readonly operation: OperationRecord;
+  /**
+   * The tenant config version steps 2-6 decided under. When the tenant's version differs, nothing is
+   * written and the result is `config-changed`: no effect runs under a stale authorization.
+   */
+  readonly tenantConfigVersion?: number;
+  readonly consumeToken?: Omit<ConsumedTokenRecord, "operationId" | "tenantId" | "callerPluginId" | "actorUserId">;
+  readonly idempotency?: { readonly scope: IdempotencyScope; readonly inputDigest: string; readonly expiresAt: number };
+}
+
+/** What step 9 did: started, or found the config changed, the token already used, or the idempotency key taken. */
+export type OperationBeginResult =
+  | { readonly status: "started" }
+  | { readonly status: "config-changed"; readonly version: number }
+  | { readonly status: "token-used"; readonly consumed: ConsumedTokenRecord }
+  | { readonly status: "idempotency-exists"; readonly record: IdempotencyRecord };
+
+/** Step 12: the operation's final state, its activity event and the idempotency outcome, guarded by the lease. */
+export interface OperationSettle {
+  readonly tenantId: string;
+  readonly operationId: string;
+  readonly leaseOwner: string;
+  readonly leaseEpoch: number;
+  readonly state: Exclude<OperationState, "running">;
+  readonly errorCode?: string;
+  readonly settledAt: number;
+  readonly activity: ActivityRecord;
+  readonly idempotency?: { readonly scope: IdempotencyScope; readonly sealedResult?: Uint8Array };
+}
+
+/** `settled`, or `lease-lost` when another owner or epoch holds the operation (nothing was written). */
+export type OperationSettleResult = "settled" | "lease-lost";
+
+/** A lease this instance holds and wants extended. */
+export interface LeaseRenewal {
+  readonly tenantId: string;
+  readonly operationId: string;
+  readonly leaseEpoch: number;
+}
+
+/** One page request against the store. */
+export interface ActivityListQuery {
+  /** Only this actor's events (a user reading their own); all of the tenant's when absent. */
+  readonly actorUserId?: string;
+  readonly limit: number;
+  /** Events with ids strictly below this one (the previous page's last id). */
+  readonly beforeId?: string;
+}
+
+/** How long a consumed token id outlives its token by default: tokens verify for 5 s of skew past `exp`, and clocks differ. */
+export const CONSUMED_TOKEN_GRACE_MS = 10 * 60 * 1000;
+
+/** Cut-offs for `prune`; rows older than these go. */
+export interface PruneRequest {
+  /** Idempotency records that expired at or before this time. */
+  readonly now: number;
+  /**
+   * Consumed token ids whose token expired at or before this time (default: `now` minus
+   * `CONSUMED_TOKEN_GRACE_MS`). Keep it well behind `now`: a token still verifies for a few seconds of
+   * clock skew after its expiry, and its id must outlive that.
+   */
+  readonly consumedTokensExpiredBefore?: number;
+  /** Activity events at or before this time. */
+  readonly activityBefore: number;
+}
+
+/** How many rows `prune` deleted. */
+export interface PruneResult {
+  readonly consumedTokens: number;
+  readonly idempotencyRecords: number;
+  readonly activityEvents: number;
+}
+
+/** The storage contract. SQLite implements it today; PostgreSQL runs the same contract suite. */
+export interface Store {
+  /** A short name for logs: "sqlite", "postgres". */
+  readonly kind: string;
+
+  /** The tenant's configuration, or undefined when its version is still `knownVersion`. */
+  loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined>;
+  /** Installs a plugin for a tenant (enabled); installing again changes nothing. */
+  installPlugin(tenantId: string, pluginId: string, now: number): Promise<void>;
+  /** False when the plugin is not installed for the tenant. */
+  setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean>;
+  /** Replaces the tenant policy and records `activity` in the same transaction. */
+  setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void>;
+
+  insertPluginKey(record: PluginKeyRecord): Promise<void>;
+  /** The key with this id, in any tenant (authentication finds the tenant this way). */
+  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined>;
+  /** False when the tenant has no live key with this id. */
+  revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean>;
+
+  /** Step 9 in one transaction; a token id is consumed at most once, an idempotency key taken once. */
+  beginOperation(begin: OperationBegin): Promise<OperationBeginResult>;
+  /**
+   * Step 12 in one transaction guarded by lease owner and epoch.
+   * @throws when the operation does not exist or is no longer `running` (an invalid transition).
+   */
+  settleOperation(settle: OperationSettle): Promise<OperationSettleResult>;
+  /** Extends the leases this owner still holds; returns how many were extended. */
+  renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number>;
+  getOperation(tenantId: string, operationId: string): Promise<OperationRecord | undefined>;
+
+  /** The live (unexpired at `now`) record for this scope. */
+  findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined>;
+  findConsumedToken(tenantId: string, tokenId: string): Promise<ConsumedTokenRecord | undefined>;
+
+  appendActivity(event: ActivityRecord): Promise<void>;
+  /** Newest first. */
+  listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]>;
+
+  /** Deletes expired consumed token ids and idempotency records (with their sealed results) and old activity. */
+  prune(request: PruneRequest): Promise<PruneResult>;
+  /** True when the store answers. */
+  ping(): Promise<boolean>;
+  /** Finishes pending writes and releases the database. */
+  close(): Promise<void>;
+}

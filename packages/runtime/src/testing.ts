@@ -1,0 +1,1 @@
+export { describeStoreContract, type StoreContractFixture } from "./store/store-contract.js";

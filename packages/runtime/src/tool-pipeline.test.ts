@@ -1,0 +1,390 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ActivityEvent } from "./api.js";
+import {
+  ALLOW_ALL,
+  ASSISTANT,
+  LIMITED,
+  NOTES,
+  NO_CALL,
+  OTHER_TENANT,
+  TENANT,
+  UNTRUSTED,
+  callerManifest,
+  createFixture,
+  rejection,
+  type RuntimeFixture,
+} from "./test-fixtures.js";
+
+const search = { providerId: NOTES, tool: "search-records" };
+const create = { providerId: NOTES, tool: "create-record", version: 1 };
+
+let fx: RuntimeFixture;
+beforeEach(async () => {
+  fx = await createFixture();
+});
+afterEach(async () => {
+  await fx.dispose();
+});
+
+async function activity(): Promise<readonly ActivityEvent[]> {
+  return (await fx.runtime.admin.listActivity(TENANT, { limit: 1000 })).events.filter((event) => event.kind === "call");
+}
+
+async function lastEvent(): Promise<ActivityEvent> {
+  const events = await activity();
+  return events[0]!;
+}
+
+describe("a read tool without confirmation", () => {
+  it("runs once, answers with a UUIDv7 operation id, and records the settled operation and its event", async () => {
+    const principal = await fx.principal();
+    const answer = await fx.runtime.execute(principal, search, { query: "plans" });
+    expect(answer.result).toEqual({ hits: ["plans"] });
+    expect(answer.operationId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(fx.handlers.executed).toHaveLength(1);
+
+    const operation = await fx.runtime.getOperation(principal, answer.operationId);
+    expect(operation).toMatchObject({ operationId: answer.operationId, tool: `${NOTES}:search-records@1`, state: "succeeded" });
+    expect(operation.settledAt).toBeDefined();
+
+    expect(await lastEvent()).toMatchObject({
+      kind: "call",
+      phase: "execute",
+      outcome: "succeeded",
+      tenantId: TENANT,
+      actorUserId: "alice",
+      callerPluginId: ASSISTANT,
+      providerPluginId: NOTES,
+      tool: `${NOTES}:search-records@1`,
+      version: 1,
+      effect: "read",
+      operationId: answer.operationId,
+    });
+  });
+
+  it("hands the provider a frozen copy of the input and a frozen runtime-made context", async () => {
+    const principal = await fx.principal(ASSISTANT, { sub: "bob", lvl: 2, roles: ["editor"] });
+    const raw = { query: "q", ignored: undefined };
+    const answer = await fx.runtime.execute(principal, search, raw);
+    const seen = fx.handlers.executed[0]!;
+    expect(seen.input).not.toBe(raw);
+    expect(seen.input).toEqual({ query: "q" });
+    expect(Object.isFrozen(seen.input)).toBe(true);
+    expect(Object.isFrozen(seen.ctx)).toBe(true);
+    expect(seen.ctx).toMatchObject({
+      tenantId: TENANT,
+      actor: { userId: "bob", verificationLevel: 2, roles: ["editor"] },
+      callerPluginId: ASSISTANT,
+      tool: `${NOTES}:search-records@1`,
+      effect: "read",
+      phase: "execute",
+      operationId: answer.operationId,
+    });
+    expect(seen.ctx.signal).toBeInstanceOf(AbortSignal);
+  });
+
+  it("takes actor, tenant and caller from the principal, never from the input", async () => {
+    const principal = await fx.principal();
+    await fx.runtime.execute(principal, search, { query: "x" }).catch(() => undefined);
+    const forged = { query: "x", tenantId: OTHER_TENANT, actor: { userId: "mallory" }, callerPluginId: NOTES };
+    const error = await rejection(fx.runtime.execute(principal, search, forged));
+    expect(error.code).toBe("INPUT_INVALID");
+    expect(fx.handlers.executed.every((call) => call.ctx.tenantId === TENANT && (call.ctx.actor as { userId: string }).userId === "alice")).toBe(true);
+  });
+});
+
+describe("step 2: the provider for this tenant", () => {
+  it("refuses an unknown plugin, one not installed for the tenant, and a disabled one", async () => {
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, { providerId: "com.example.nope", tool: "x" }, {}))).code).toBe(
+      "PROVIDER_NOT_FOUND",
+    );
+    fx.runtime.registerPlugin(callerManifest("com.example.elsewhere"));
+    expect(
+      (await rejection(fx.runtime.execute(principal, { providerId: "com.example.elsewhere", tool: "x" }, {}))).code,
+    ).toBe("PROVIDER_NOT_FOUND");
+    await fx.runtime.admin.setPluginEnabled(TENANT, NOTES, false);
+    const disabled = await rejection(fx.runtime.execute(principal, search, { query: "x" }));
+    expect(disabled.code).toBe("PROVIDER_DISABLED");
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+
+  it("refuses an undeclared tool, an undeclared version, and a declared tool without handler", async () => {
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "drop-table" }, {}))).code).toBe("TOOL_NOT_FOUND");
+    expect((await rejection(fx.runtime.execute(principal, { ...create, version: 7 }, { title: "x" }))).code).toBe(
+      "VERSION_UNSUPPORTED",
+    );
+    const missing = await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" }));
+    expect(missing.code).toBe("HANDLER_MISSING");
+  });
+
+  it("uses the highest declared version when none is named", async () => {
+    const principal = await fx.principal();
+    const preview = await fx.runtime.preview(principal, { providerId: NOTES, tool: "create-record" }, { title: "x" });
+    expect(preview.summary).toBe(`create-record (${NOTES}:create-record@2)`);
+  });
+});
+
+describe("step 3: the caller", () => {
+  it("refuses a caller that is disabled or not installed for the tenant", async () => {
+    const principal = await fx.principal();
+    await fx.runtime.admin.setPluginEnabled(TENANT, ASSISTANT, false);
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("CALLER_DISABLED");
+  });
+
+  it("refuses a caller without tools:call and a tool outside the caller's uses", async () => {
+    const noCall = await fx.principal(NO_CALL);
+    expect((await rejection(fx.runtime.execute(noCall, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    const limited = await fx.principal(LIMITED);
+    await expect(fx.runtime.execute(limited, search, { query: "x" })).resolves.toMatchObject({ result: { hits: ["x"] } });
+    const outside = await rejection(fx.runtime.preview(limited, create, { title: "x" }));
+    expect(outside.code).toBe("PERMISSION_DENIED");
+    expect(outside.message).toContain('"uses"');
+  });
+
+  it("refuses a run id while runs are not available (fail closed)", async () => {
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }, { runId: "run-1" }))).code).toBe("RUN_DENIED");
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+});
+
+describe("step 4: input", () => {
+  it("reports every schema issue with its path", async () => {
+    const principal = await fx.principal();
+    const error = await rejection(fx.runtime.execute(principal, search, { query: 5, extra: true }));
+    expect(error.code).toBe("INPUT_INVALID");
+    expect((error.data.issues as unknown[]).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("refuses values that are not JSON and inputs beyond the limits", async () => {
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, search, { query: 10n }))).code).toBe("INPUT_INVALID");
+    let deep: unknown = { query: "x" };
+    for (let i = 0; i < 100; i++) deep = { nested: deep };
+    expect((await rejection(fx.runtime.execute(principal, search, deep))).code).toBe("INPUT_INVALID");
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x".repeat(2 * 1024 * 1024) }))).code).toBe("INPUT_INVALID");
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+});
+
+describe("step 5: permission", () => {
+  it("denies when no rule matches, and deny wins over allow", async () => {
+    await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:create-record`, decision: "allow" }] });
+    const principal = await fx.principal();
+    const none = await rejection(fx.runtime.execute(principal, search, { query: "x" }));
+    expect(none.code).toBe("PERMISSION_DENIED");
+    expect(none.message).toContain("no rule of the tenant policy allows it");
+
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [
+        { tools: "*", decision: "allow" },
+        { tools: `${NOTES}:search-records`, decision: "deny", users: ["alice"] },
+      ],
+    });
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    const bob = await fx.principal(ASSISTANT, { sub: "bob" });
+    await expect(fx.runtime.execute(bob, search, { query: "x" })).resolves.toBeDefined();
+  });
+
+  it("matches rules by caller, role and effect", async () => {
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [
+        { tools: "*", decision: "allow", callers: [ASSISTANT], roles: ["admin"], effects: ["read"] },
+      ],
+    });
+    const member = await fx.principal(ASSISTANT, { roles: ["member"] });
+    const admin = await fx.principal(ASSISTANT, { roles: ["admin"] });
+    const otherCaller = await fx.principal(UNTRUSTED, { roles: ["admin"] });
+    expect((await rejection(fx.runtime.execute(member, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    await expect(fx.runtime.execute(admin, search, { query: "x" })).resolves.toBeDefined();
+    expect((await rejection(fx.runtime.execute(otherCaller, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    expect((await rejection(fx.runtime.preview(admin, create, { title: "x" }))).code).toBe("PERMISSION_DENIED");
+  });
+
+  it("checks the verification level of the tool and of matching rules", async () => {
+    const level1 = await fx.principal(ASSISTANT, { lvl: 1 });
+    const level2 = await fx.principal(ASSISTANT, { lvl: 2 });
+    const verified = { providerId: NOTES, tool: "verified-read" };
+    expect((await rejection(fx.runtime.execute(level1, verified, { title: "x" }))).code).toBe("VERIFICATION_REQUIRED");
+    await expect(fx.runtime.execute(level2, verified, { title: "x" })).resolves.toBeDefined();
+
+    await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: "*", decision: "allow", minVerificationLevel: 3 }] });
+    expect((await rejection(fx.runtime.execute(level2, search, { query: "x" }))).code).toBe("VERIFICATION_REQUIRED");
+  });
+
+  it("never lets a rule remove the confirmation a tool declares, and lets a confirm rule add one", async () => {
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, create, { title: "x" }))).code).toBe("CONFIRMATION_REQUIRED");
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [{ tools: "*", decision: "allow" }, { tools: `${NOTES}:search-records`, decision: "confirm" }],
+      trustedConfirmationUis: [ASSISTANT],
+    });
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("CONFIRMATION_REQUIRED");
+    const preview = await fx.runtime.preview(principal, search, { query: "x" });
+    expect(preview.confirmation).toMatchObject({ required: true, mode: "token" });
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+
+  it("refuses a call that needs confirmation from a caller that is not a trusted confirmation UI (no platform mode yet)", async () => {
+    const untrusted = await fx.principal(UNTRUSTED);
+    const error = await rejection(fx.runtime.preview(untrusted, create, { title: "x" }));
+    expect(error.code).toBe("PERMISSION_DENIED");
+    expect(error.message).toContain("platform confirmation is not available");
+    expect(error.message).toContain("trusted confirmation UI");
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [{ tools: "*", decision: "allow", mode: "platform" }],
+      trustedConfirmationUis: [ASSISTANT],
+    });
+    const trusted = await fx.principal(ASSISTANT);
+    expect((await rejection(fx.runtime.preview(trusted, create, { title: "x" }))).code).toBe("PERMISSION_DENIED");
+    await expect(fx.runtime.execute(untrusted, search, { query: "x" })).resolves.toBeDefined();
+  });
+
+  it("never runs an effect under a config another instance changed, and refreshes previews within the window", async () => {
+    const principal = await fx.principal();
+    await expect(fx.runtime.execute(principal, search, { query: "x" })).resolves.toBeDefined();
+    await expect(fx.runtime.preview(principal, search, { query: "x" })).resolves.toBeDefined();
+    const other = await fx.reopen();
+    await other.admin.setPolicy(TENANT, { rules: [] });
+    // the execute's step-9 transaction sees the new version, and the call is decided again
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    expect(fx.handlers.executed).toHaveLength(1);
+    await other.admin.setPolicy(TENANT, ALLOW_ALL);
+    fx.advance(1_001);
+    await expect(fx.runtime.preview(principal, search, { query: "x" })).resolves.toBeDefined();
+    await other.admin.setPluginEnabled(TENANT, NOTES, false);
+    fx.advance(1_001);
+    expect((await rejection(fx.runtime.preview(principal, search, { query: "x" }))).code).toBe("PROVIDER_DISABLED");
+  });
+});
+
+describe("step 6: the provider's authorize", () => {
+  it("denies when authorize says no, and fails closed when it throws", async () => {
+    const principal = await fx.principal();
+    const guarded = { providerId: NOTES, tool: "guarded-read" };
+    fx.handlers.authorizeAnswer = false;
+    expect((await rejection(fx.runtime.execute(principal, guarded, { title: "x" }))).code).toBe("PERMISSION_DENIED");
+    fx.handlers.authorizeAnswer = undefined as unknown as boolean;
+    expect((await rejection(fx.runtime.execute(principal, guarded, { title: "x" }))).code).toBe("PERMISSION_DENIED");
+    fx.handlers.authorizeAnswer = true;
+    await expect(fx.runtime.execute(principal, guarded, { title: "x" })).resolves.toBeDefined();
+    expect(fx.handlers.executed).toHaveLength(1);
+  });
+});
+
+describe("pipeline order", () => {
+  it("reports the earliest failing step", async () => {
+    const principal = await fx.principal();
+    await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:search-records`, decision: "deny" }, { tools: "*", decision: "allow" }] });
+    // step 4 (input) comes before step 5 (policy)
+    expect((await rejection(fx.runtime.execute(principal, search, { query: 1 }))).code).toBe("INPUT_INVALID");
+    // step 3 (uses) comes before step 4
+    expect((await rejection(fx.runtime.execute(await fx.principal(LIMITED), create, { nope: 1 }))).code).toBe("PERMISSION_DENIED");
+    // step 2 comes before everything
+    await fx.runtime.admin.setPluginEnabled(TENANT, NOTES, false);
+    await fx.runtime.admin.setPluginEnabled(TENANT, ASSISTANT, false);
+    expect((await rejection(fx.runtime.execute(principal, search, { query: 1 }))).code).toBe("PROVIDER_DISABLED");
+  });
+
+  it("does not run the provider's authorize for a call policy denies", async () => {
+    let asked = 0;
+    fx.handlers.authorizeAnswer = true;
+    const sdk = fx.runtime.sdkFor(NOTES);
+    expect(sdk.pluginId).toBe(NOTES);
+    await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:guarded-read`, decision: "deny" }] });
+    Object.defineProperty(fx.handlers, "authorizeAnswer", { get: () => (asked++, true) });
+    const principal = await fx.principal();
+    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "guarded-read" }, { title: "x" }))).code).toBe(
+      "PERMISSION_DENIED",
+    );
+    expect(asked).toBe(0);
+  });
+});
+
+describe("activity of refused calls", () => {
+  it("records every refusal from step 2 on, and none for step 1", async () => {
+    const principal = await fx.principal();
+    const noCall = await fx.principal(NO_CALL);
+    const attempts: [() => Promise<unknown>, string][] = [
+      [() => fx.runtime.execute(principal, { providerId: "com.example.nope", tool: "x" }, {}), "PROVIDER_NOT_FOUND"],
+      [() => fx.runtime.execute(principal, { providerId: NOTES, tool: "nope" }, {}), "TOOL_NOT_FOUND"],
+      [() => fx.runtime.execute(principal, { ...create, version: 9 }, {}), "VERSION_UNSUPPORTED"],
+      [() => fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" }), "HANDLER_MISSING"],
+      [() => fx.runtime.execute(noCall, search, { query: "x" }), "PERMISSION_DENIED"],
+      [() => fx.runtime.execute(principal, search, {}), "INPUT_INVALID"],
+      [() => fx.runtime.preview(principal, search, { query: "x" }, { runId: "r" }), "RUN_DENIED"],
+      [() => fx.runtime.execute(principal, create, { title: "x" }), "CONFIRMATION_REQUIRED"],
+      [() => fx.runtime.execute(principal, create, { title: "x" }, { confirmationToken: "junk" }), "CONFIRMATION_INVALID"],
+      [() => fx.runtime.execute(principal, { providerId: NOTES, tool: "verified-read" }, { title: "x" }), "VERIFICATION_REQUIRED"],
+    ];
+    for (const [attempt, code] of attempts) expect((await rejection(attempt())).code).toBe(code);
+    const failures = fx.runtime.metrics.authFailures;
+    await rejection(fx.runtime.authenticate({ pluginKey: "tpk_nope", actorToken: "x" }));
+    expect(fx.runtime.metrics.authFailures).toBe(failures + 1);
+
+    const events = [...(await activity())].reverse();
+    expect(events.map((event) => [event.outcome, event.errorCode])).toEqual(attempts.map(([, code]) => ["denied", code]));
+    expect(events[1]).toMatchObject({ providerPluginId: NOTES, tool: `${NOTES}:nope`, phase: "execute" });
+    expect(events[6]).toMatchObject({ phase: "preview", tool: `${NOTES}:search-records@1` });
+    expect(fx.logs.some((entry) => entry.event === "authentication_failed")).toBe(true);
+  });
+});
+
+describe("listing tools", () => {
+  it("lists what this caller may call for this user, with schemas and the effective confirmation", async () => {
+    const assistant = await fx.principal();
+    const names = (await fx.runtime.listTools(assistant)).map((listing) => listing.fullName);
+    expect(names).toContain(`${NOTES}:create-record@1`);
+    expect(names).not.toContain(`${NOTES}:unprovided@1`);
+    const limited = await fx.principal(LIMITED);
+    expect((await fx.runtime.listTools(limited)).map((listing) => listing.fullName)).toEqual([`${NOTES}:search-records@1`]);
+    expect(await fx.runtime.listTools(await fx.principal(NO_CALL))).toEqual([]);
+
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [{ tools: `${NOTES}:search-records`, decision: "confirm" }],
+      trustedConfirmationUis: [ASSISTANT],
+    });
+    const listed = await fx.runtime.listTools(assistant);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ name: "search-records", effect: "read", requiresConfirmation: true, inputSchema: { type: "object" } });
+  });
+});
+
+describe("previews", () => {
+  it("uses the provider's preview, or the tool title and full name with null details", async () => {
+    const principal = await fx.principal();
+    const preview = await fx.runtime.preview(principal, create, { title: "Q3 plan" });
+    expect(preview.summary).toBe('Create "Q3 plan"');
+    expect(preview.details).toEqual({ title: "Q3 plan" });
+    const plain = await fx.runtime.preview(principal, search, { query: "x" });
+    expect(plain).toEqual({ summary: `search-records (${NOTES}:search-records@1)`, details: null, confirmation: { required: false } });
+    const events = await activity();
+    expect(events[0]).toMatchObject({ phase: "preview", outcome: "previewed" });
+    expect(events[1]).toMatchObject({ phase: "preview", outcome: "previewed", confirmationId: expect.any(String) });
+  });
+});
+
+describe("policy events", () => {
+  it("records every policy change as a policy event of the tenant", async () => {
+    await fx.runtime.admin.setPolicy(TENANT, ALLOW_ALL);
+    const events = (await fx.runtime.admin.listActivity(TENANT)).events.filter((event) => event.kind === "policy");
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    expect(events[0]).toMatchObject({ kind: "policy", phase: "change", outcome: "succeeded", tenantId: TENANT });
+  });
+
+  it("rejects a malformed policy, listing every problem", async () => {
+    const error = await rejection(
+      fx.runtime.admin.setPolicy(TENANT, {
+        rules: [{ tools: "not a pattern", decision: "maybe" } as never, { tools: "*", decision: "allow", effects: ["delete"] } as never],
+      }),
+    );
+    expect(error.code).toBe("INPUT_INVALID");
+    expect((error.data.issues as { path: string }[]).map((issue) => issue.path)).toEqual([
+      "/rules/0/tools",
+      "/rules/0/decision",
+      "/rules/1/effects",
+    ]);
+  });
+});

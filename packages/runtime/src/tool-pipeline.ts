@@ -1,0 +1,918 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
+import {
+  PLUGIN_ID_MAX_LENGTH,
+  PLUGIN_ID_PATTERN,
+  TOOL_NAME_MAX_LENGTH,
+  TOOL_NAME_PATTERN,
+  ToolpactError,
+  inputDigest,
+  isToolpactError,
+  prepareInput,
+  toolFullName,
+  type ActorInfo,
+  type ConfirmationInfo,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type PreviewOptions,
+  type PreviewResult,
+  type ToolCallContext,
+  type ToolExecuteContext,
+  type ToolHandler,
+  type ToolRef,
+  type ToolpactErrorCode,
+} from "@toolpact/contract";
+import { errorClassOf, outcomeOf } from "./activity.js";
+import type { ActivityPhase, OperationState, OperationView, Principal, ToolListing } from "./api.js";
+import type { ConfirmationBinding, ConfirmationTokens } from "./confirmation-token.js";
+import { uuidv7 } from "./ids.js";
+import type { LeaseKeeper } from "./lease-keeper.js";
+import type { RuntimeContext } from "./options.js";
+import type { PayloadCipher } from "./payload-cipher.js";
+import type { PermissionDecision } from "./permission-policy.js";
+import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "./registry.js";
+import type { ActivityRecord, IdempotencyRecord, IdempotencyScope, OperationRecord } from "./store/store.js";
+import type { TenantConfigCache } from "./tenant-config.js";
+
+/** Who a provider call acts for: what a plugin's caller methods inherit inside it. */
+export interface CallScope {
+  readonly tenantId: string;
+  readonly actor: ActorInfo;
+  readonly correlationId: string | undefined;
+}
+
+/** A call that passed steps 2-6. */
+interface AuthorizedCall {
+  readonly principal: Principal;
+  readonly tool: RegisteredTool;
+  readonly handler: ToolHandler;
+  /** The frozen, validated copy: digested, checked and handed to the provider. */
+  readonly input: unknown;
+  readonly decision: Extract<PermissionDecision, { kind: "allow" }>;
+  readonly runId: string | undefined;
+  /**
+   * The scope provider code runs in: only for providers holding `tools:call`, the only ones whose
+   * caller methods can act (skipping it spares every other call the cost of async context tracking).
+   */
+  readonly scope: CallScope | undefined;
+  /** The tenant config version steps 2-6 decided under. */
+  readonly configVersion: number;
+}
+
+/** What the pipeline knows about a call so far, for its activity event. */
+interface CallTrace {
+  readonly principal: Principal;
+  readonly phase: ActivityPhase;
+  readonly started: number;
+  providerId: string | undefined;
+  tool: RegisteredTool | undefined;
+  toolName: string | undefined;
+  version: number | undefined;
+  confirmationId: string | undefined;
+  /** Set once the event is written (by the step-12 commit or explicitly). */
+  recorded: boolean;
+}
+
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const CONFIG_CHANGED: unique symbol = Symbol("config changed");
+const NO_OPTIONS: ExecuteOptions = Object.freeze({});
+/** How often step 9 may find the tenant config changed under a call before the call gives up. */
+const CONFIG_RETRIES = 3;
+
+/** A call's AbortSignal, made only when provider code reads `ctx.signal` (most never do). */
+export class CallAbort {
+  #controller: AbortController | undefined;
+  #reason: unknown;
+  #aborted = false;
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+const IDEMPOTENCY_KEY_MAX = 256;
+const TARGET_ID_MAX = 256;
+
+const TIMEOUT_REASON = (ms: number) =>
+  Object.assign(new Error(`the tool did not finish within its timeout of ${ms} ms`), { name: "TimeoutError" });
+
+/** Parts the pipeline runs on; made once by `createRuntime`. */
+export interface PipelineParts {
+  readonly context: RuntimeContext;
+  readonly registry: PluginRegistry;
+  readonly tenants: TenantConfigCache;
+  readonly tokens: ConfirmationTokens;
+  readonly cipher: PayloadCipher;
+  readonly leases: LeaseKeeper;
+  readonly onActivityWriteFailure: () => void;
+}
+
+/**
+ * The one pipeline every call goes through (DESIGN "One pipeline"): resolve, check the caller,
+ * validate input, permission, provider authorize, preview/confirm, ledger, invoke, commit.
+ */
+export class ToolPipeline {
+  /** The call a provider's code runs inside (per runtime). */
+  readonly scope = new AsyncLocalStorage<CallScope>();
+  readonly #context: RuntimeContext;
+  readonly #registry: PluginRegistry;
+  readonly #tenants: TenantConfigCache;
+  readonly #tokens: ConfirmationTokens;
+  readonly #cipher: PayloadCipher;
+  readonly #leases: LeaseKeeper;
+  readonly #onActivityWriteFailure: () => void;
+  /** Aborts handlers still running when the runtime closes. */
+  readonly running = new Set<CallAbort>();
+
+  constructor(parts: PipelineParts) {
+    this.#context = parts.context;
+    this.#registry = parts.registry;
+    this.#tenants = parts.tenants;
+    this.#tokens = parts.tokens;
+    this.#cipher = parts.cipher;
+    this.#leases = parts.leases;
+    this.#onActivityWriteFailure = parts.onActivityWriteFailure;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // preview
+
+  async preview(principal: Principal, ref: ToolRef, rawInput: unknown, options: PreviewOptions | undefined): Promise<PreviewResult> {
+    const trace = this.#trace(principal, "preview");
+    try {
+      const controller = new CallAbort();
+      const call = await this.#authorize(trace, ref, rawInput, "preview", options?.runId, controller);
+      const shown = await this.#previewSummary(call, controller);
+      let confirmation: ConfirmationInfo = { required: false };
+      if (call.decision.confirm) {
+        const minted = await this.#tokens.mint(this.#binding(call));
+        trace.confirmationId = minted.tokenId;
+        confirmation = {
+          required: true,
+          mode: "token",
+          token: minted.token,
+          expiresAt: new Date(minted.expiresAt).toISOString(),
+        };
+      }
+      await this.#record(trace, "previewed", {});
+      return { summary: shown.summary, details: shown.details, confirmation };
+    } catch (error) {
+      throw await this.#refused(trace, error);
+    }
+  }
+
+  async #previewSummary(call: AuthorizedCall, controller: CallAbort): Promise<{ summary: string; details: unknown }> {
+    const { declaration, fullName } = call.tool;
+    const preview = call.handler.preview;
+    if (preview === undefined) return { summary: `${declaration.title ?? declaration.name} (${fullName})`, details: null };
+    const ctx: ToolCallContext = Object.freeze({
+      tenantId: call.principal.tenantId,
+      actor: call.principal.actor,
+      callerPluginId: call.principal.callerPluginId,
+      tool: fullName,
+      effect: declaration.effect,
+      phase: "preview" as const,
+      get signal() {
+        return controller.signal;
+      },
+    });
+    let shown: unknown;
+    try {
+      shown = await this.#invoke(call.scope, () => preview.call(call.handler, call.input, ctx), declaration.timeoutMs, controller);
+    } catch (error) {
+      throw providerFailed(fullName, "preview", error);
+    }
+    const summary = (shown as { summary?: unknown } | null)?.summary;
+    if (typeof summary !== "string") {
+      throw new ToolpactError(
+        "PROVIDER_FAILED",
+        `the provider's preview of ${fullName} returned no summary string`,
+        { tool: fullName, errorClass: "InvalidPreview" },
+      );
+    }
+    const details = (shown as { details?: unknown }).details;
+    return { summary, details: details === undefined ? null : details };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // execute
+
+  async execute(principal: Principal, ref: ToolRef, rawInput: unknown, options: ExecuteOptions = NO_OPTIONS): Promise<ExecuteResult> {
+    const trace = this.#trace(principal, "execute");
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const answer = await this.#executeOnce(trace, ref, rawInput, options);
+        if (answer !== CONFIG_CHANGED) return answer;
+        // Another instance changed the tenant's config after steps 2-6 read it: decide again.
+        this.#tenants.invalidate(principal.tenantId);
+        if (attempt >= CONFIG_RETRIES) {
+          throw new ToolpactError(
+            "STORE_UNAVAILABLE",
+            "the tenant's configuration kept changing while this call was authorized; nothing ran: retry",
+          );
+        }
+      }
+    } catch (error) {
+      throw await this.#refused(trace, error);
+    }
+  }
+
+  async #executeOnce(
+    trace: CallTrace,
+    ref: ToolRef,
+    rawInput: unknown,
+    options: ExecuteOptions,
+  ): Promise<ExecuteResult | typeof CONFIG_CHANGED> {
+    const { principal } = trace;
+    const controller = new CallAbort();
+    const call = await this.#authorize(trace, ref, rawInput, "execute", options.runId, controller);
+    const { tool } = call;
+    const now = this.#context.clock();
+
+    // Step 8: the idempotency record first, then the confirmation.
+    let idempotency: { scope: IdempotencyScope; inputDigest: string } | undefined;
+    if (options.idempotencyKey !== undefined) {
+      idempotency = this.#idempotencyScope(call, options.idempotencyKey);
+      const existing = await this.#context.store.findIdempotency(idempotency.scope, now);
+      if (existing !== undefined) return await this.#replay(trace, call, existing, idempotency.inputDigest);
+    }
+    let consume: { tokenId: string; consumedAt: number; expiresAt: number } | undefined;
+    if (call.decision.confirm) {
+      const token = options.confirmationToken;
+      if (token === undefined) {
+        throw new ToolpactError(
+          "CONFIRMATION_REQUIRED",
+          `${tool.fullName} requires confirmation: call preview first and pass its confirmationToken`,
+          { tool: tool.fullName },
+        );
+      }
+      const verified = await this.#tokens.verify(token, this.#binding(call), tool.fullName);
+      trace.confirmationId = verified.tokenId;
+      consume = { tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt };
+    }
+
+    // Step 9: one transaction: consume the token, take the idempotency key, create the operation.
+    const operationId = uuidv7(now);
+    const operation: OperationRecord = {
+      tenantId: principal.tenantId,
+      operationId,
+      callerPluginId: principal.callerPluginId,
+      actorUserId: principal.actor.userId,
+      providerPluginId: tool.providerId,
+      tool: tool.fullName,
+      state: "running",
+      createdAt: now,
+      leaseOwner: this.#context.instanceId,
+      leaseEpoch: 1,
+      leaseExpiresAt: this.#leases.expiry(now),
+      ...(tool.declaration.recovery === "idempotent"
+        ? { sealedInput: this.#cipher.seal(JSON.stringify(call.input), inputAad(principal.tenantId, operationId)) }
+        : {}),
+    };
+    const begun = await this.#context.store.beginOperation({
+      operation,
+      tenantConfigVersion: call.configVersion,
+      ...(consume === undefined ? {} : { consumeToken: consume }),
+      ...(idempotency === undefined
+        ? {}
+        : {
+            idempotency: {
+              scope: idempotency.scope,
+              inputDigest: idempotency.inputDigest,
+              expiresAt: now + this.#context.idempotencyTtlMs,
+            },
+          }),
+    });
+    switch (begun.status) {
+      case "started":
+        // Steps 10 and 12.
+        return await this.#run(trace, call, controller, operationId, idempotency?.scope);
+      case "config-changed":
+        trace.confirmationId = undefined;
+        return CONFIG_CHANGED;
+      case "idempotency-exists":
+        return await this.#replay(trace, call, begun.record, idempotency!.inputDigest);
+      case "token-used": {
+        const { consumed } = begun;
+        const bound =
+          consumed.callerPluginId === principal.callerPluginId && consumed.actorUserId === principal.actor.userId;
+        throw new ToolpactError(
+          "CONFIRMATION_USED",
+          `this confirmation for ${tool.fullName} was already used` +
+            (bound ? ` by operation ${consumed.operationId}: read its outcome with tools.operation` : "") +
+            "; preview again to confirm another call",
+          bound ? { tool: tool.fullName, operationId: consumed.operationId } : { tool: tool.fullName },
+        );
+      }
+    }
+  }
+
+  async #run(
+    trace: CallTrace,
+    call: AuthorizedCall,
+    controller: CallAbort,
+    operationId: string,
+    idempotencyScope: IdempotencyScope | undefined,
+  ): Promise<ExecuteResult> {
+    const { principal, tool, handler } = call;
+    const { declaration, fullName } = tool;
+    const tenantId = principal.tenantId;
+    this.#leases.hold({ tenantId, operationId, leaseEpoch: 1 });
+    try {
+      const ctx: ToolExecuteContext = Object.freeze({
+        tenantId,
+        actor: principal.actor,
+        callerPluginId: principal.callerPluginId,
+        tool: fullName,
+        effect: declaration.effect,
+        phase: "execute" as const,
+        get signal() {
+          return controller.signal;
+        },
+        operationId,
+      });
+      let state: Exclude<OperationState, "running"> = "succeeded";
+      let errorCode: ToolpactErrorCode | undefined;
+      let errorClass: string | undefined;
+      let result: unknown;
+      try {
+        result = await this.#invoke(call.scope, () => handler.execute(call.input, ctx), declaration.timeoutMs, controller);
+      } catch (error) {
+        if (error === TIMED_OUT) {
+          // A read has no effect to be unsure about; a write or external effect may have happened.
+          state = declaration.effect === "read" ? "failed" : "unknown";
+          errorCode = declaration.effect === "read" ? "PROVIDER_FAILED" : "OUTCOME_UNKNOWN";
+          errorClass = "TimeoutError";
+        } else {
+          state = "failed";
+          errorCode = "PROVIDER_FAILED";
+          errorClass = errorClassOf(error);
+        }
+        this.#context.logger.warn({ event: "provider_failed", tool: fullName, operationId, errorClass, state });
+      }
+
+      // The effect ran: whatever the result does (a throwing getter, a cycle), the operation gets settled.
+      let sealedResult: Uint8Array | undefined;
+      let targetId: string | undefined;
+      if (state === "succeeded") {
+        try {
+          if (tool.validateOutput !== undefined && tool.validateOutput(result).length > 0) {
+            errorCode = "OUTPUT_INVALID";
+          } else {
+            if (idempotencyScope !== undefined) {
+              sealedResult = this.#cipher.seal(JSON.stringify({ r: result }), resultAad(tenantId, operationId));
+            }
+            targetId = targetIdOf(result);
+          }
+        } catch {
+          errorCode = "OUTPUT_INVALID";
+          sealedResult = undefined;
+        }
+      }
+
+      const activity = this.#event(trace, state === "succeeded" ? "succeeded" : state, {
+        operationId,
+        ...(errorCode === undefined ? {} : { errorCode }),
+        ...(errorClass === undefined ? {} : { errorClass }),
+        ...(targetId === undefined ? {} : { targetId }),
+      });
+      let settled: "settled" | "lease-lost" | "failed";
+      try {
+        settled = await this.#context.store.settleOperation({
+          tenantId,
+          operationId,
+          leaseOwner: this.#context.instanceId,
+          leaseEpoch: 1,
+          state,
+          ...(errorCode === undefined ? {} : { errorCode }),
+          settledAt: this.#context.clock(),
+          activity,
+          ...(idempotencyScope === undefined
+            ? {}
+            : { idempotency: { scope: idempotencyScope, ...(sealedResult === undefined ? {} : { sealedResult }) } }),
+        });
+      } catch (error) {
+        this.#context.logger.error({ event: "commit_failed", tool: fullName, operationId, errorClass: errorClassOf(error) });
+        settled = "failed";
+      }
+      if (settled !== "settled") {
+        if (settled === "lease-lost") this.#context.logger.warn({ event: "lease_lost", tool: fullName, operationId });
+        throw new ToolpactError(
+          "OUTCOME_UNKNOWN",
+          `${fullName} ran but its outcome could not be recorded; operation ${operationId} is settled by recovery: ` +
+            "read it with tools.operation before retrying",
+          { tool: fullName, operationId },
+        );
+      }
+      trace.recorded = true;
+      if (errorCode === undefined) return { operationId, result };
+      throw outcomeError(errorCode, fullName, operationId, errorClass);
+    } finally {
+      this.#leases.release(operationId);
+    }
+  }
+
+  async #replay(trace: CallTrace, call: AuthorizedCall, record: IdempotencyRecord, digest: string): Promise<ExecuteResult> {
+    const fullName = call.tool.fullName;
+    if (record.inputDigest !== digest) {
+      throw new ToolpactError(
+        "IDEMPOTENCY_CONFLICT",
+        `this idempotency key was used for ${fullName} with a different input: use a new key for a new call`,
+        { tool: fullName },
+      );
+    }
+    const operationId = record.operationId;
+    trace.confirmationId = undefined;
+    if (record.state === "running") {
+      throw new ToolpactError(
+        "OPERATION_IN_PROGRESS",
+        `operation ${operationId} with this idempotency key is still running: read it with tools.operation, or retry later`,
+        { tool: fullName, operationId },
+      );
+    }
+    if (record.state === "succeeded" && record.errorCode === undefined) {
+      const sealed = record.sealedResult;
+      const result =
+        sealed === undefined
+          ? undefined
+          : (JSON.parse(this.#cipher.open(sealed, resultAad(call.principal.tenantId, operationId))) as { r?: unknown }).r;
+      await this.#record(trace, "succeeded", { operationId });
+      return { operationId, result };
+    }
+    const code: ToolpactErrorCode =
+      record.errorCode !== undefined && isKnownCode(record.errorCode)
+        ? record.errorCode
+        : record.state === "unknown"
+          ? "OUTCOME_UNKNOWN"
+          : "PROVIDER_FAILED";
+    throw outcomeError(code, fullName, operationId, undefined);
+  }
+
+  #idempotencyScope(call: AuthorizedCall, key: string): { scope: IdempotencyScope; inputDigest: string } {
+    if (typeof key !== "string" || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX) {
+      throw new ToolpactError("INPUT_INVALID", `an idempotency key is a string of 1 to ${IDEMPOTENCY_KEY_MAX} characters`, {
+        issues: [{ path: "/idempotencyKey", message: `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters` }],
+      });
+    }
+    return {
+      scope: {
+        tenantId: call.principal.tenantId,
+        callerPluginId: call.principal.callerPluginId,
+        actorUserId: call.principal.actor.userId,
+        tool: call.tool.fullName,
+        keyHash: createHash("sha256").update(key, "utf8").digest("base64url"),
+      },
+      inputDigest: inputDigest(this.#context.idempotencyDigestKey, call.input),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // steps 2-6
+
+  async #authorize(
+    trace: CallTrace,
+    ref: ToolRef,
+    rawInput: unknown,
+    phase: "preview" | "execute",
+    runId: string | undefined,
+    controller: CallAbort,
+  ): Promise<AuthorizedCall> {
+    const { principal } = trace;
+    const cached = this.#tenants.get(principal.tenantId);
+    const tenant = cached instanceof Promise ? await cached : cached;
+
+    // Step 2: the provider, for this tenant.
+    const providerId = ref?.providerId;
+    if (typeof providerId !== "string" || providerId.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(providerId)) {
+      throw new ToolpactError("PROVIDER_NOT_FOUND", "ref.providerId is not a plugin id, e.g. \"com.example.notes\"");
+    }
+    trace.providerId = providerId;
+    const provider = this.#registry.get(providerId);
+    const install = tenant.installs.get(providerId);
+    if (provider === undefined || install === undefined) {
+      throw new ToolpactError(
+        "PROVIDER_NOT_FOUND",
+        provider === undefined
+          ? `no plugin "${providerId}" is loaded in this host`
+          : `plugin "${providerId}" is not installed for this tenant: the tenant admin installs it with admin.installPlugin`,
+      );
+    }
+    if (!install.enabled) {
+      throw new ToolpactError("PROVIDER_DISABLED", `plugin "${providerId}" is disabled for this tenant`);
+    }
+    const name = ref.tool;
+    if (typeof name !== "string" || name.length > TOOL_NAME_MAX_LENGTH || !TOOL_NAME_PATTERN.test(name)) {
+      throw new ToolpactError("TOOL_NOT_FOUND", `ref.tool is not a tool name, e.g. "create-record"`);
+    }
+    trace.toolName = name;
+    const versions = provider.tools.get(name);
+    if (versions === undefined) {
+      throw new ToolpactError("TOOL_NOT_FOUND", `plugin "${providerId}" declares no tool "${name}"`);
+    }
+    const version = ref.version;
+    let tool: RegisteredTool | undefined;
+    if (version === undefined) {
+      tool = versions.highest;
+    } else {
+      trace.version = version;
+      tool = Number.isInteger(version) ? versions.byVersion.get(version) : undefined;
+      if (tool === undefined) {
+        throw new ToolpactError(
+          "VERSION_UNSUPPORTED",
+          `${providerId}:${name} has no version ${String(version)}; declared: ${versions.versions.join(", ")}`,
+        );
+      }
+    }
+    trace.tool = tool;
+    trace.version = tool.declaration.version;
+    const handler = tool.handler;
+    if (handler === undefined) {
+      throw new ToolpactError(
+        "HANDLER_MISSING",
+        `${tool.fullName} is declared but its provider registered no handler: the provider must call sdk.tools.provide`,
+        { tool: tool.fullName },
+      );
+    }
+
+    // Step 3: the caller.
+    const caller = this.#registry.get(principal.callerPluginId);
+    const callerInstall = tenant.installs.get(principal.callerPluginId);
+    if (caller === undefined || callerInstall === undefined || !callerInstall.enabled) {
+      throw new ToolpactError(
+        "CALLER_DISABLED",
+        `the calling plugin "${principal.callerPluginId}" is not ${caller === undefined ? "loaded in this host" : callerInstall === undefined ? "installed for this tenant" : "enabled for this tenant"}`,
+        { tool: tool.fullName },
+      );
+    }
+    this.#checkCaller(caller, tool);
+    if (runId !== undefined) {
+      throw new ToolpactError(
+        "RUN_DENIED",
+        `run "${String(runId).slice(0, 64)}" is not open: runs are not available in this version of the runtime; call without runId`,
+        { tool: tool.fullName },
+      );
+    }
+
+    // Step 4: the input, validated as the frozen copy that is digested and handed to the provider.
+    const input = prepareInput(rawInput, this.#context.inputLimits);
+    const issues = tool.validateInput(input);
+    if (issues.length > 0) {
+      const first = issues[0]!;
+      throw new ToolpactError(
+        "INPUT_INVALID",
+        `the input of ${tool.fullName} does not match its inputSchema at ${first.path || "/"}: ${first.message}` +
+          (issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""),
+        { tool: tool.fullName, issues },
+      );
+    }
+
+    // Step 5: permission, the sole grant.
+    const decision = tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
+    if (decision.kind === "deny") {
+      throw new ToolpactError("PERMISSION_DENIED", `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`, {
+        tool: tool.fullName,
+      });
+    }
+    if (principal.actor.verificationLevel < decision.minVerificationLevel) {
+      throw new ToolpactError(
+        "VERIFICATION_REQUIRED",
+        `${tool.fullName} needs verification level ${decision.minVerificationLevel}; the user is at ${principal.actor.verificationLevel}: ` +
+          "the user must verify further",
+        { tool: tool.fullName },
+      );
+    }
+    if (decision.confirm && decision.mode === "platform") {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `${tool.fullName} needs confirmation, and platform confirmation is not available in this version: ` +
+          `the tenant must name "${principal.callerPluginId}" a trusted confirmation UI (trustedConfirmationUis) for token-mode confirmation`,
+        { tool: tool.fullName },
+      );
+    }
+
+    const scope: CallScope | undefined = provider.canCall
+      ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
+      : undefined;
+    const call: AuthorizedCall = { principal, tool, handler, input, decision, runId, scope, configVersion: tenant.version };
+
+    // Step 6: the provider's own authorization.
+    const authorize = handler.authorize;
+    if (authorize !== undefined) {
+      const ctx: ToolCallContext = Object.freeze({
+        tenantId: principal.tenantId,
+        actor: principal.actor,
+        callerPluginId: principal.callerPluginId,
+        tool: tool.fullName,
+        effect: tool.declaration.effect,
+        phase,
+        get signal() {
+          return controller.signal;
+        },
+      });
+      let answer: unknown;
+      try {
+        answer = await this.#invoke(scope, () => authorize.call(handler, input, ctx), tool.declaration.timeoutMs, controller);
+      } catch (error) {
+        throw providerFailed(tool.fullName, "authorize", error);
+      }
+      const allowed = answer === true || (typeof answer === "object" && answer !== null && (answer as { allowed?: unknown }).allowed === true);
+      if (!allowed) {
+        throw new ToolpactError("PERMISSION_DENIED", `the provider of ${tool.fullName} refused this call for this user`, {
+          tool: tool.fullName,
+        });
+      }
+    }
+    return call;
+  }
+
+  #checkCaller(caller: RegisteredPlugin, tool: RegisteredTool): void {
+    if (!caller.canCall) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `plugin "${caller.id}" does not hold the "tools:call" permission: add it to its manifest's permissions`,
+        { tool: tool.fullName },
+      );
+    }
+    if (!caller.usesAllows(tool)) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `plugin "${caller.id}" may not call ${tool.fullName}: its manifest's "uses" does not include it`,
+        { tool: tool.fullName },
+      );
+    }
+  }
+
+  #binding(call: AuthorizedCall): ConfirmationBinding {
+    const { principal, tool } = call;
+    return {
+      tenantId: principal.tenantId,
+      actorUserId: principal.actor.userId,
+      callerPluginId: principal.callerPluginId,
+      providerId: tool.providerId,
+      tool: tool.declaration.name,
+      version: tool.declaration.version,
+      schemaHash: tool.schemaHash,
+      effect: tool.declaration.effect,
+      mode: call.decision.mode,
+      ...(call.runId === undefined ? {} : { runId: call.runId }),
+      input: call.input,
+    };
+  }
+
+  /**
+   * Runs provider code inside the call's scope under the tool's timeout. A synchronous answer costs no
+   * timer; a pending one races the timer, which aborts `signal` when it fires.
+   */
+  #invoke<T>(scope: CallScope | undefined, run: () => T | Promise<T>, timeoutMs: number, controller: CallAbort): Promise<T> {
+    const pending = scope === undefined ? run() : this.scope.run(scope, run);
+    if (!isThenable(pending)) return Promise.resolve(pending);
+    this.running.add(controller);
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.running.delete(controller);
+        controller.abort(TIMEOUT_REASON(timeoutMs));
+        reject(TIMED_OUT);
+      }, timeoutMs);
+      pending.then(
+        (value: T) => {
+          clearTimeout(timer);
+          this.running.delete(controller);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          this.running.delete(controller);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // tools.list, tools.operation
+
+  async listTools(principal: Principal): Promise<readonly ToolListing[]> {
+    const tenant = await this.#tenants.get(principal.tenantId);
+    const caller = this.#registry.get(principal.callerPluginId);
+    const callerInstall = tenant.installs.get(principal.callerPluginId);
+    if (caller === undefined || callerInstall === undefined || !callerInstall.enabled) {
+      throw new ToolpactError("CALLER_DISABLED", `the calling plugin "${principal.callerPluginId}" is not enabled for this tenant`);
+    }
+    if (!caller.canCall) return [];
+    const listing: ToolListing[] = [];
+    for (const provider of this.#registry.all()) {
+      if (tenant.installs.get(provider.id)?.enabled !== true) continue;
+      for (const tool of provider.toolList) {
+        if (tool.handler === undefined || !caller.usesAllows(tool)) continue;
+        const decision = tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
+        if (decision.kind === "deny") continue;
+        const { declaration } = tool;
+        listing.push({
+          providerId: provider.id,
+          name: declaration.name,
+          version: declaration.version,
+          fullName: tool.fullName,
+          ...(declaration.title === undefined ? {} : { title: declaration.title }),
+          ...(declaration.description === undefined ? {} : { description: declaration.description }),
+          effect: declaration.effect,
+          requiresConfirmation: decision.confirm,
+          minVerificationLevel: decision.minVerificationLevel,
+          inputSchema: declaration.inputSchema,
+          ...(declaration.outputSchema === undefined ? {} : { outputSchema: declaration.outputSchema }),
+        });
+      }
+    }
+    return listing;
+  }
+
+  /**
+   * An operation, only for the tenant, caller and actor that started it. Anyone else gets the same
+   * PERMISSION_DENIED as for an id that does not exist, so ids leak nothing.
+   */
+  async getOperation(principal: Principal, operationId: string): Promise<OperationView> {
+    const record =
+      typeof operationId === "string" && operationId.length <= 64
+        ? await this.#context.store.getOperation(principal.tenantId, operationId)
+        : undefined;
+    if (
+      record === undefined ||
+      record.callerPluginId !== principal.callerPluginId ||
+      record.actorUserId !== principal.actor.userId
+    ) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `no operation "${String(operationId).slice(0, 64)}" is visible to this caller and user: ` +
+          "an operation is visible only to the caller and user that started it",
+      );
+    }
+    return {
+      operationId: record.operationId,
+      tool: record.tool,
+      state: record.state,
+      ...(record.errorCode === undefined ? {} : { errorCode: record.errorCode }),
+      createdAt: new Date(record.createdAt).toISOString(),
+      ...(record.settledAt === undefined ? {} : { settledAt: new Date(record.settledAt).toISOString() }),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // activity
+
+  #trace(principal: Principal, phase: ActivityPhase): CallTrace {
+    return {
+      principal,
+      phase,
+      started: performance.now(),
+      providerId: undefined,
+      tool: undefined,
+      toolName: undefined,
+      version: undefined,
+      confirmationId: undefined,
+      recorded: false,
+    };
+  }
+
+  #event(
+    trace: CallTrace,
+    outcome: ActivityRecord["outcome"],
+    extra: Partial<Pick<ActivityRecord, "operationId" | "errorCode" | "errorClass" | "targetId">>,
+  ): ActivityRecord {
+    const { principal, tool } = trace;
+    const now = this.#context.clock();
+    const event: Record<string, unknown> = {
+      id: uuidv7(now),
+      tenantId: principal.tenantId,
+      at: now,
+      kind: "call",
+      actorUserId: principal.actor.userId,
+      callerPluginId: principal.callerPluginId,
+      phase: trace.phase,
+      outcome,
+      durationMs: Math.round((performance.now() - trace.started) * 1000) / 1000,
+      ...extra,
+    };
+    if (trace.providerId !== undefined) event.providerPluginId = trace.providerId;
+    if (tool !== undefined) {
+      event.tool = tool.fullName;
+      event.version = tool.declaration.version;
+      event.effect = tool.declaration.effect;
+    } else if (trace.providerId !== undefined && trace.toolName !== undefined) {
+      event.tool = trace.version === undefined ? `${trace.providerId}:${trace.toolName}` : toolFullName(trace.providerId, trace.toolName, trace.version);
+      if (trace.version !== undefined) event.version = trace.version;
+    }
+    if (trace.confirmationId !== undefined) event.confirmationId = trace.confirmationId;
+    if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
+    return event as unknown as ActivityRecord;
+  }
+
+  /** Writes a call's event outside the step-12 commit; a failed write is logged and counted, never thrown. */
+  async #record(
+    trace: CallTrace,
+    outcome: ActivityRecord["outcome"],
+    extra: Partial<Pick<ActivityRecord, "operationId" | "errorCode" | "errorClass">>,
+  ): Promise<void> {
+    trace.recorded = true;
+    try {
+      await this.#context.store.appendActivity(this.#event(trace, outcome, extra));
+    } catch (error) {
+      this.#onActivityWriteFailure();
+      this.#context.logger.error({ event: "activity_write_failed", errorClass: errorClassOf(error) });
+    }
+  }
+
+  /** Records a refused or failed call (once) and returns the error the caller gets. */
+  async #refused(trace: CallTrace, error: unknown): Promise<unknown> {
+    if (trace.recorded) return error;
+    if (isToolpactError(error)) {
+      await this.#record(trace, outcomeOf(error.code), {
+        errorCode: error.code,
+        ...(error.data.operationId === undefined ? {} : { operationId: error.data.operationId }),
+        ...(error.data.errorClass === undefined ? {} : { errorClass: error.data.errorClass }),
+      });
+      return error;
+    }
+    await this.#record(trace, "failed", { errorClass: errorClassOf(error) });
+    return error;
+  }
+}
+
+function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+function providerFailed(tool: string, what: "preview" | "authorize", error: unknown): ToolpactError {
+  if (error === TIMED_OUT) {
+    return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} timed out`, {
+      tool,
+      errorClass: "TimeoutError",
+    });
+  }
+  return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} failed; its message is not forwarded`, {
+    tool,
+    errorClass: errorClassOf(error),
+  });
+}
+
+function outcomeError(
+  code: ToolpactErrorCode,
+  tool: string,
+  operationId: string,
+  errorClass: string | undefined,
+): ToolpactError {
+  const data = errorClass === undefined ? { tool, operationId } : { tool, operationId, errorClass };
+  switch (code) {
+    case "OUTPUT_INVALID":
+      return new ToolpactError(
+        "OUTPUT_INVALID",
+        `${tool} ran (operation ${operationId}) but its result does not match its outputSchema: the result is withheld`,
+        data,
+      );
+    case "OUTCOME_UNKNOWN":
+      return new ToolpactError(
+        "OUTCOME_UNKNOWN",
+        `${tool} did not answer in time; its effect may or may not have happened (operation ${operationId}): ` +
+          "read the operation before retrying",
+        data,
+      );
+    case "PROVIDER_FAILED":
+      return new ToolpactError(
+        "PROVIDER_FAILED",
+        `the provider of ${tool} failed (operation ${operationId}); its message is not forwarded`,
+        data,
+      );
+    default:
+      return new ToolpactError(code, `${tool} ended with ${code} (operation ${operationId})`, data);
+  }
+}
+
+function isKnownCode(code: string): code is ToolpactErrorCode {
+  return code === "OUTPUT_INVALID" || code === "OUTCOME_UNKNOWN" || code === "PROVIDER_FAILED";
+}
+
+function targetIdOf(result: unknown): string | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const target = (result as { targetId?: unknown }).targetId;
+  return typeof target === "string" && target.length > 0 ? target.slice(0, TARGET_ID_MAX) : undefined;
+}
+
+function resultAad(tenantId: string, operationId: string): string {
+  return `toolpact:idempotency-result:${tenantId}:${operationId}`;
+}
+
+function inputAad(tenantId: string, operationId: string): string {
+  return `toolpact:operation-input:${tenantId}:${operationId}`;
+}
