@@ -5,8 +5,24 @@ type Command = (args: readonly string[], io: CliIo) => Promise<number>;
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   validate: {
-    summary: "validate <manifest...>          check plugin manifests; every problem as file:line:col",
+    summary: "validate <manifest...>              check plugin manifests; every problem as file:line:col",
     load: async () => (await import("./commands/validate.js")).run,
+  },
+  codegen: {
+    summary: "codegen --out <dir> <manifest...>   generate typed clients (--check: fail on stale files; --watch)",
+    load: async () => (await import("./commands/codegen.js")).run,
+  },
+  diff: {
+    summary: "diff <old-manifest> <new-manifest>  list breaking changes; exit 1 when one lacks a version bump",
+    load: async () => (await import("./commands/diff.js")).run,
+  },
+  serve: {
+    summary: "serve [--config file] [--dev]       run the runtime over HTTP (toolpact.config.json)",
+    load: async () => (await import("./commands/serve.js")).run,
+  },
+  migrate: {
+    summary: "migrate [--config file]             apply the store's migrations and exit",
+    load: async () => (await import("./commands/migrate.js")).run,
   },
 };
 

@@ -1,0 +1,50 @@
+import { parseArgs } from "node:util";
+import { HostError, loadHostConfig, migrateDatabase } from "@toolpact/server";
+import type { CliIo } from "../io.js";
+
+const HELP = `usage: toolpact migrate [--config toolpact.config.json] [--database <path or url>]
+
+Applies pending schema migrations to the database named by --database, TOOLPACT_DATABASE_URL, or the
+config's "database" (default ./.toolpact/toolpact.db). Safe to run while servers start: each migration
+is applied once. Servers also apply migrations at start-up.`;
+
+/** `toolpact migrate`: 0 when the schema is current, 1 when the database cannot be migrated. */
+export async function run(args: readonly string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        config: { type: "string", short: "c" },
+        database: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    io.stderr(`toolpact migrate: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  try {
+    const config = await loadHostConfig({
+      cwd: io.cwd,
+      allowMissing: true,
+      ...(values.config === undefined ? {} : { file: values.config }),
+      ...(values.database === undefined ? {} : { database: values.database }),
+    });
+    await migrateDatabase(config.database);
+    io.stdout(`toolpact migrate: ${config.database} is at the latest schema`);
+    return 0;
+  } catch (error) {
+    if (error instanceof HostError) {
+      io.stderr(`toolpact migrate: ${error.message}`);
+      for (const detail of error.details) io.stderr(`  ${detail}`);
+    } else {
+      io.stderr(`toolpact migrate: failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    }
+    return 1;
+  }
+}

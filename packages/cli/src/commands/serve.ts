@@ -1,0 +1,98 @@
+import { parseArgs } from "node:util";
+import { HostError, loadHostConfig, startHost, type Logger } from "@toolpact/server";
+import type { CliIo } from "../io.js";
+
+const HELP = `usage: toolpact serve [--config toolpact.config.json] [--dev] [--port n] [--host h]
+
+Starts the toolpact server: loads the plugins named in the config, then serves the tRPC API at /trpc
+and GET /healthz, /readyz. Secrets come from the environment (TOOLPACT_ADMIN_KEY, TOOLPACT_ACTOR_SECRET,
+TOOLPACT_SIGNING_KEYS, TOOLPACT_STORAGE_KEY) or the config's "secrets"; a missing one stops start-up.
+--dev generates throwaway secrets for any that are missing and prints them.
+SIGINT or SIGTERM shuts down gracefully: in-flight calls finish first.`;
+
+/** `toolpact serve`: starts a host and runs until SIGINT or SIGTERM; 0 after a clean shutdown, 1 on start-up errors. */
+export async function run(args: readonly string[], io: CliIo): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        config: { type: "string", short: "c" },
+        dev: { type: "boolean" },
+        port: { type: "string", short: "p" },
+        host: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    io.stderr(`toolpact serve: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(HELP);
+    return 0;
+  }
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
+    io.stderr(`toolpact serve: --port must be an integer from 0 to 65535, got "${values.port}"`);
+    return 2;
+  }
+  const dev = values.dev === true;
+  const logger = lineLogger(io);
+
+  let host;
+  try {
+    const config = await loadHostConfig({
+      cwd: io.cwd,
+      allowMissing: dev,
+      ...(values.config === undefined ? {} : { file: values.config }),
+      ...(values.host === undefined ? {} : { host: values.host }),
+      ...(port === undefined ? {} : { port }),
+    });
+    host = await startHost({ config, dev, logger });
+  } catch (error) {
+    if (error instanceof HostError) {
+      io.stderr(`toolpact serve: ${error.message}`);
+      for (const detail of error.details) io.stderr(`  ${detail}`);
+    } else {
+      io.stderr(`toolpact serve: start-up failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
+    }
+    return 1;
+  }
+
+  if (host.generatedSecrets.length > 0) {
+    io.stdout("--dev: generated throwaway secrets (not for production; they change on every start):");
+    for (const line of host.generatedSecrets) io.stdout(`  ${line}`);
+  }
+  if (dev) io.stdout(`--dev: actor tokens are accepted from issuer "${host.actorIssuer}" (HS256 with TOOLPACT_ACTOR_SECRET)`);
+  io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (received: NodeJS.Signals) => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve(received);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  io.stdout(`toolpact serve: ${signal}: draining in-flight calls, then stopping (send it again to stop at once)`);
+  const force = () => {
+    io.stderr("toolpact serve: stopped without draining");
+    process.exit(1);
+  };
+  process.once("SIGINT", force);
+  process.once("SIGTERM", force);
+  await host.close();
+  process.off("SIGINT", force);
+  process.off("SIGTERM", force);
+  io.stdout("toolpact serve: stopped");
+  return 0;
+}
+
+/** Log entries as JSON lines on the command's stderr. */
+function lineLogger(io: CliIo): Logger {
+  const write = (level: string) => (entry: Readonly<Record<string, unknown>>) =>
+    io.stderr(JSON.stringify({ level, at: new Date().toISOString(), ...entry }));
+  return { info: write("info"), warn: write("warn"), error: write("error") };
+}

@@ -1,0 +1,107 @@
+import { TRPCClientError, createTRPCUntypedClient, httpLink, type HTTPHeaders } from "@trpc/client";
+import {
+  ToolpactError,
+  type ConfirmationStatus,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type PreviewOptions,
+  type PreviewResult,
+  type ToolRef,
+} from "@toolpact/contract";
+import { toToolpactError } from "./error-wire.js";
+import type { ToolTransport } from "./transport.js";
+
+/** A `fetch` as tRPC's httpLink takes it (the global `fetch`, undici's, ...). */
+type FetchLike = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
+
+/** Options of `createHttpTransport`. */
+export interface HttpTransportOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:4400`; the transport calls `<url>/trpc`. */
+  readonly url: string | URL;
+  /** This caller plugin's key, sent as `Authorization: Bearer <key>`. */
+  readonly pluginKey: string;
+  /** The actor token (sent as `X-Toolpact-Actor`), or a function giving a fresh one for each request. */
+  readonly actorToken: string | (() => string | Promise<string>);
+  /** Applies to every preview and execute that does not name its own run. */
+  readonly runId?: string;
+  /** A `fetch` to use instead of the global one. */
+  readonly fetch?: FetchLike;
+}
+
+/**
+ * A `ToolTransport` over the server's tRPC API (one HTTP request per call, no batching).
+ * Every rejection is a `ToolpactError` (`toToolpactError`): the server's code and data, or
+ * OUTCOME_UNKNOWN for failures without a toolpact code (network errors, internal server errors).
+ * @example
+ * const transport = createHttpTransport({ url: "http://127.0.0.1:4400", pluginKey, actorToken });
+ */
+export function createHttpTransport(options: HttpTransportOptions): ToolTransport {
+  const authorization = `Bearer ${options.pluginKey}`;
+  const token = options.actorToken;
+  const headers: HTTPHeaders | (() => Promise<HTTPHeaders>) =
+    typeof token === "string"
+      ? { authorization, "x-toolpact-actor": token }
+      : async () => ({ authorization, "x-toolpact-actor": await token() });
+  const client = createTRPCUntypedClient({
+    links: [httpLink({ url: trpcUrl(options.url), headers, ...(options.fetch ? { fetch: options.fetch } : {}) })],
+  });
+  const defaultRunId = options.runId;
+
+  return {
+    preview: (ref: ToolRef, input: unknown, opts?: PreviewOptions) =>
+      call(client.mutation("tools.preview", { ref: refOf(ref), input, runId: opts?.runId ?? defaultRunId })) as Promise<PreviewResult>,
+    execute: (ref: ToolRef, input: unknown, opts?: ExecuteOptions) =>
+      call(
+        client.mutation("tools.execute", {
+          ref: refOf(ref),
+          input,
+          runId: opts?.runId ?? defaultRunId,
+          confirmationToken: opts?.confirmationToken,
+          idempotencyKey: opts?.idempotencyKey,
+        }),
+      ) as Promise<ExecuteResult>,
+    waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }) => {
+      try {
+        return (await client.query("confirmations.wait", { requestId }, opts?.signal ? { signal: opts.signal } : {})) as ConfirmationStatus;
+      } catch (error) {
+        if (error instanceof TRPCClientError && isMissingProcedure(error)) throw platformConfirmationUnavailable(error);
+        throw toToolpactError(error);
+      }
+    },
+  };
+}
+
+async function call(request: Promise<unknown>): Promise<unknown> {
+  try {
+    return await request;
+  } catch (error) {
+    throw toToolpactError(error);
+  }
+}
+
+/** tRPC's NOT_FOUND for an unknown procedure (a toolpact NOT_FOUND always has a toolpact code). */
+function isMissingProcedure(error: TRPCClientError<never>): boolean {
+  const data = error.data as { code?: unknown; toolpactCode?: unknown } | null | undefined;
+  return data?.code === "NOT_FOUND" && data.toolpactCode === undefined;
+}
+
+function platformConfirmationUnavailable(cause: unknown): ToolpactError {
+  return new ToolpactError(
+    "HANDLER_MISSING",
+    "platform confirmation is not available on this server (it has no confirmations.wait procedure): " +
+      "ask the tenant admin for a token-mode policy naming this caller a trusted confirmation UI, or upgrade the server",
+    {},
+    { cause },
+  );
+}
+
+function trpcUrl(base: string | URL): string {
+  const text = String(base).replace(/\/+$/, "");
+  return text.endsWith("/trpc") ? text : `${text}/trpc`;
+}
+
+function refOf(ref: ToolRef): ToolRef {
+  return ref.version === undefined
+    ? { providerId: ref.providerId, tool: ref.tool }
+    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}

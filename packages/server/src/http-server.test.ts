@@ -1,0 +1,89 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, createSqliteStore, type ToolpactRuntime } from "@toolpact/runtime";
+import { createToolpactServer, type ToolpactServer } from "./http-server.js";
+
+const opened: { server: ToolpactServer }[] = [];
+
+afterEach(async () => {
+  for (const { server } of opened.splice(0)) await server.close();
+});
+
+async function runtime(): Promise<ToolpactRuntime> {
+  return createRuntime({
+    store: await createSqliteStore({ path: ":memory:" }),
+    signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+    storageKey: new Uint8Array(randomBytes(32)),
+    actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+  });
+}
+
+async function server(options: { maxBodyBytes?: number } = {}): Promise<ToolpactServer> {
+  const created = createToolpactServer({ runtime: await runtime(), adminKey: randomBytes(32).toString("base64url"), port: 0, ...options });
+  opened.push({ server: created });
+  await created.listen();
+  return created;
+}
+
+describe("createToolpactServer", () => {
+  it("listens on 127.0.0.1 by default and reports its URL once listening", async () => {
+    const created = createToolpactServer({ runtime: await runtime(), adminKey: undefined, port: 0 });
+    opened.push({ server: created });
+    expect(() => created.url).toThrow(/not listening yet/);
+    const url = await created.listen();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await created.listen()).toBe(url);
+    expect(created.url).toBe(url);
+  });
+
+  it("answers health checks with GET or HEAD only, and 404 outside its routes", async () => {
+    const { url } = await server();
+    expect((await fetch(`${url}/healthz`, { method: "HEAD" })).status).toBe(200);
+    const post = await fetch(`${url}/healthz`, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    const missing = await fetch(`${url}/trpcx`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("x-content-type-options")).toBe("nosniff");
+  });
+
+  it("answers an unknown procedure with tRPC's NOT_FOUND and no toolpact code", async () => {
+    const { url } = await server();
+    const response = await fetch(`${url}/trpc/tools.nothing`);
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as { error: { data: Record<string, unknown> } };
+    expect(body.error.data.code).toBe("NOT_FOUND");
+    expect(body.error.data.toolpactCode).toBeUndefined();
+  });
+
+  it("refuses an oversized body by its declared length before reading it", async () => {
+    const { url } = await server({ maxBodyBytes: 2048 });
+    const response = await fetch(`${url}/trpc/tools.execute`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ref: { providerId: "a", tool: "b" }, input: "x".repeat(4096) }),
+    });
+    expect(response.status).toBe(413);
+    expect(response.headers.get("connection")).toBe("close");
+    const body = (await response.json()) as { error: { data: Record<string, unknown> } };
+    expect(body.error.data).toMatchObject({ code: "PAYLOAD_TOO_LARGE", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
+  });
+
+  it("closes once: close is idempotent, closes the runtime, and the server cannot listen again", async () => {
+    const rt = await runtime();
+    const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });
+    const url = await created.listen();
+    const first = created.close();
+    expect(created.close()).toBe(first);
+    await first;
+    expect(await rt.ready()).toBe(false);
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    await expect(created.listen()).rejects.toThrow(/closed/);
+  });
+
+  it("closes a server that never listened by closing its runtime", async () => {
+    const rt = await runtime();
+    await createToolpactServer({ runtime: rt, adminKey: undefined }).close();
+    expect(await rt.ready()).toBe(false);
+  });
+});

@@ -1,0 +1,200 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { TRPCError } from "@trpc/server";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import type { Principal, Runtime } from "@toolpact/runtime";
+import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
+import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { appRouter, type ServerContext } from "./router.js";
+
+/** Options of `createToolpactServer`; every omitted one has a default. */
+export interface ToolpactServerOptions {
+  readonly runtime: Runtime;
+  /** The admin credential; undefined disables the admin procedures. */
+  readonly adminKey: string | undefined;
+  /** Default `127.0.0.1`. */
+  readonly host?: string;
+  /** Default 4400; 0 picks a free port. */
+  readonly port?: number;
+  /** Largest request body; default 1 MiB. Larger bodies are refused while streaming, before any parse. */
+  readonly maxBodyBytes?: number;
+  /** How long `close()` waits for in-flight requests before cutting connections; default 15 s. */
+  readonly drainTimeoutMs?: number;
+  readonly logger?: Logger;
+}
+
+/** A toolpact HTTP server: tRPC at `/trpc`, `GET /healthz`, `GET /readyz`. */
+export interface ToolpactServer {
+  /** The base URL, e.g. `http://127.0.0.1:4400`; available once listening. */
+  readonly url: string;
+  /** Starts listening; resolves with the base URL. */
+  listen(): Promise<string>;
+  /** Stops accepting, drains in-flight requests (bounded), then closes the runtime. Idempotent. */
+  close(): Promise<void>;
+  /** Admin requests refused for a missing or wrong admin key since start (caller step-1 failures: `runtime.metrics`). */
+  readonly adminAuthFailures: number;
+}
+
+/** The port `toolpact serve` listens on unless told otherwise. */
+export const DEFAULT_PORT = 4400;
+/** Loopback only unless told otherwise. */
+export const DEFAULT_HOST = "127.0.0.1";
+/** 1 MiB: the largest request body accepted unless configured otherwise. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
+const TRPC_PREFIX = "/trpc/";
+
+/** Creates the HTTP server around a runtime; call `listen()` to start it. */
+export function createToolpactServer(options: ToolpactServerOptions): ToolpactServer {
+  const runtime = options.runtime;
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const logger = options.logger ?? silentLogger;
+  const isAdminKey = createAdminKeyCheck(options.adminKey);
+
+  let url: string | undefined;
+  let listening = false;
+  let closing = false;
+  let closed: Promise<void> | undefined;
+  let adminAuthFailures = 0;
+  let inFlight = 0;
+  let onDrained: (() => void) | undefined;
+
+  const createContext = ({ req }: { req: IncomingMessage }): ServerContext => {
+    const credentials = credentialsOf(req.headers);
+    let principal: Promise<Principal> | undefined;
+    return {
+      runtime,
+      // Step 1 failures are counted and logged by the runtime (runtime.metrics.authFailures).
+      authenticate: () => (principal ??= runtime.authenticate(credentials)),
+      authorizeAdmin: () => {
+        if (isAdminKey(credentials.pluginKey)) return true;
+        adminAuthFailures += 1;
+        logger.warn({
+          event: "admin_authentication_failed",
+          reason: credentials.pluginKey === undefined ? "no admin key presented" : "wrong admin key",
+          adminAuthFailures,
+        });
+        return false;
+      },
+    };
+  };
+
+  const trpc = createHTTPHandler({
+    router: appRouter,
+    basePath: TRPC_PREFIX,
+    maxBodySize: maxBodyBytes,
+    createContext,
+    onError: ({ error, path }) => {
+      if (toPublicError(error).internal) logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
+    },
+  });
+
+  const release = () => {
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  };
+
+  const server = createServer((req, res) => {
+    inFlight += 1;
+    res.once("close", release);
+    res.setHeader("x-content-type-options", "nosniff");
+    res.setHeader("cache-control", "no-store");
+    if (closing) res.setHeader("connection", "close");
+    const target = req.url ?? "/";
+    const query = target.indexOf("?");
+    const path = query < 0 ? target : target.slice(0, query);
+    if (path.startsWith(TRPC_PREFIX)) {
+      const declared = Number(req.headers["content-length"] ?? 0);
+      if (declared > maxBodyBytes) return refuseLargeBody(res, path.slice(TRPC_PREFIX.length));
+      return trpc(req, res);
+    }
+    if (path === "/healthz") return plain(req, res, 200, "ok");
+    if (path === "/readyz") {
+      void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
+      return;
+    }
+    plain(req, res, 404, "not found: the API is at /trpc, health at /healthz and /readyz");
+  });
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+
+  const isReady = async (): Promise<boolean> => {
+    if (closing) return false;
+    try {
+      return await runtime.ready();
+    } catch {
+      return false;
+    }
+  };
+
+  const drain = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (inFlight === 0) return resolve();
+      const timer = setTimeout(resolve, drainTimeoutMs);
+      timer.unref();
+      onDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const shutDown = async (): Promise<void> => {
+    closing = true;
+    if (listening) {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await drain();
+      server.closeAllConnections();
+      await stopped;
+      listening = false;
+    }
+    await runtime.close();
+  };
+
+  return {
+    get url() {
+      if (url === undefined) throw new Error("the server is not listening yet: await listen() first");
+      return url;
+    },
+    get adminAuthFailures() {
+      return adminAuthFailures;
+    },
+    listen: async () => {
+      if (closing) throw new Error("the server was closed: create a new one");
+      if (url !== undefined) return url;
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      listening = true;
+      const address = server.address() as AddressInfo;
+      url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+      return url;
+    },
+    close: () => (closed ??= shutDown()),
+  };
+}
+
+function plain(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    status = 405;
+    text = "method not allowed: use GET";
+    res.setHeader("allow", "GET, HEAD");
+  }
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+  res.end(req.method === "HEAD" ? undefined : text);
+}
+
+/** Answers 413 from the declared length alone, without reading the body, and closes the connection. */
+function refuseLargeBody(res: ServerResponse, procedure: string): void {
+  const shape = toErrorShape(toPublicError(new TRPCError({ code: "PAYLOAD_TOO_LARGE" })), procedure);
+  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ error: shape }));
+}

@@ -1,0 +1,113 @@
+import { TRPCError } from "@trpc/server";
+import {
+  ToolpactError,
+  isToolpactError,
+  type ConfirmationStatus,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type PreviewOptions,
+  type PreviewResult,
+  type ToolRef,
+} from "@toolpact/contract";
+import { toToolpactError, type ToolTransport } from "@toolpact/client";
+import type { Principal, Runtime } from "@toolpact/runtime";
+import { describeInternalError, toPublicError } from "./errors.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { createRouterCaller } from "./router.js";
+
+/** Options of `createInProcessTransport`: credentials verified like HTTP headers, or a principal source. */
+export type InProcessTransportOptions = {
+  readonly runtime: Runtime;
+  /** Applies to every preview and execute that does not name its own run. */
+  readonly runId?: string;
+  /** Receives unexpected errors (class and stack frames only). */
+  readonly logger?: Logger;
+} & (
+  | { readonly pluginKey: string; readonly actorToken: string }
+  | { readonly principal: () => Principal | Promise<Principal> }
+);
+
+/**
+ * A `ToolTransport` that calls the router in process (tRPC `createCaller`): the same procedures,
+ * input checks and error mapping as HTTP, without a socket.
+ */
+export function createInProcessTransport(options: InProcessTransportOptions): ToolTransport {
+  const { runtime } = options;
+  const logger = options.logger ?? silentLogger;
+  let authenticate: () => Promise<Principal>;
+  if ("principal" in options) {
+    const source = options.principal;
+    authenticate = async () => source();
+  } else {
+    const credentials = { pluginKey: options.pluginKey, actorToken: options.actorToken };
+    authenticate = () => runtime.authenticate(credentials);
+  }
+  const caller = createRouterCaller({ runtime, authenticate, authorizeAdmin: () => false });
+  const defaultRunId = options.runId;
+
+  const call = async <T>(invoke: () => Promise<T>): Promise<T> => {
+    try {
+      return await invoke();
+    } catch (error) {
+      throw toCallerError(error, logger);
+    }
+  };
+
+  return {
+    preview: (ref: ToolRef, input: unknown, opts?: PreviewOptions): Promise<PreviewResult> =>
+      call(() => caller.tools.preview({ ref: refOf(ref), input, runId: opts?.runId ?? defaultRunId })),
+    execute: (ref: ToolRef, input: unknown, opts?: ExecuteOptions): Promise<ExecuteResult> =>
+      call(() =>
+        caller.tools.execute({
+          ref: refOf(ref),
+          input,
+          runId: opts?.runId ?? defaultRunId,
+          confirmationToken: opts?.confirmationToken,
+          idempotencyKey: opts?.idempotencyKey,
+        }),
+      ),
+    waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }): Promise<ConfirmationStatus> => {
+      // `confirmations.wait` arrives with platform confirmation; until then the router answers NOT_FOUND.
+      const untyped = caller as unknown as {
+        confirmations: { wait(input: { requestId: string }, options?: { signal?: AbortSignal }): Promise<ConfirmationStatus> };
+      };
+      try {
+        return await untyped.confirmations.wait({ requestId }, opts?.signal ? { signal: opts.signal } : undefined);
+      } catch (error) {
+        if (error instanceof TRPCError && error.code === "NOT_FOUND" && !isToolpactError(error.cause)) {
+          throw platformConfirmationUnavailable();
+        }
+        throw toCallerError(error, logger);
+      }
+    },
+  };
+}
+
+/** The error a transport rejects with when the server has no `confirmations.wait` procedure. */
+function platformConfirmationUnavailable(): ToolpactError {
+  return new ToolpactError(
+    "HANDLER_MISSING",
+    "platform confirmation is not available on this server (it has no confirmations.wait procedure): " +
+      "ask the tenant admin for a token-mode policy naming this caller a trusted confirmation UI, or upgrade the server",
+  );
+}
+
+/**
+ * What a caller in process sees: the same ToolpactError an HTTP caller gets. A toolpact code keeps its
+ * message and data; anything else crosses the same boundary (`toPublicError`, generic message) and
+ * becomes what `@toolpact/client` makes of such an answer over HTTP.
+ */
+function toCallerError(error: unknown, logger: Logger): ToolpactError {
+  if (isToolpactError(error)) return error;
+  if (error instanceof TRPCError && isToolpactError(error.cause)) return error.cause;
+  const pub = toPublicError(error);
+  if (pub.toolpactCode !== undefined) return new ToolpactError(pub.toolpactCode, pub.message, pub.toolpactData ?? {});
+  if (pub.internal) logger.error({ event: "in_process_call_failed_unexpectedly", ...describeInternalError(error) });
+  return toToolpactError(new Error(pub.message));
+}
+
+function refOf(ref: ToolRef): ToolRef {
+  return ref.version === undefined
+    ? { providerId: ref.providerId, tool: ref.tool }
+    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}

@@ -1,0 +1,28 @@
+export { appRouter, createRouterCaller, type AppRouter, type ServerContext } from "./router.js";
+export {
+  createToolpactServer,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  DEFAULT_MAX_BODY_BYTES,
+  type ToolpactServer,
+  type ToolpactServerOptions,
+} from "./http-server.js";
+export { createInProcessTransport, type InProcessTransportOptions } from "./in-process-transport.js";
+export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
+export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";
+export {
+  startHost,
+  loadHostConfig,
+  migrateDatabase,
+  readSecrets,
+  HostError,
+  SECRET_ENV_VARS,
+  CONFIG_FILE,
+  DEFAULT_DATABASE,
+  DEV_ACTOR_ISSUER,
+  type HostConfig,
+  type LoadHostConfigOptions,
+  type ResolvedSecrets,
+  type StartHostOptions,
+  type RunningHost,
+} from "./host.js";

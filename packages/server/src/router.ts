@@ -1,0 +1,169 @@
+import { initTRPC } from "@trpc/server";
+import { z } from "zod";
+import {
+  EFFECTS,
+  PLUGIN_ID_MAX_LENGTH,
+  TOOL_NAME_MAX_LENGTH,
+  ToolpactError,
+  type ExecuteOptions,
+  type PreviewOptions,
+  type ToolRef,
+} from "@toolpact/contract";
+import type { ActivityQuery, PolicyRule, Principal, Runtime, TenantPolicy } from "@toolpact/runtime";
+import { toErrorShape, toPublicError } from "./errors.js";
+
+/** What every procedure gets: the runtime and the request's (not yet checked) credentials. */
+export interface ServerContext {
+  readonly runtime: Runtime;
+  /** Step 1: the principal the request's credentials establish; rejects with UNAUTHENTICATED. */
+  readonly authenticate: () => Promise<Principal>;
+  /** True only when the request presented the admin key (compared in constant time). */
+  readonly authorizeAdmin: () => boolean;
+}
+
+const t = initTRPC.context<ServerContext>().create({
+  isDev: false,
+  errorFormatter: ({ error, path }) => toErrorShape(toPublicError(error), path),
+});
+
+/** Procedures a caller plugin reaches with its plugin key and an actor token. */
+const callerProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await ctx.authenticate() } }));
+
+/** Procedures only the admin credential reaches. */
+const adminProcedure = t.procedure.use(({ ctx, next }) => {
+  if (!ctx.authorizeAdmin()) {
+    throw new ToolpactError(
+      "UNAUTHENTICATED",
+      "admin procedures need the admin credential: send Authorization: Bearer <admin key> (TOOLPACT_ADMIN_KEY)",
+    );
+  }
+  return next();
+});
+
+const MAX_ID = 128;
+
+const toolRefSchema = z.strictObject({
+  providerId: z.string().min(1).max(PLUGIN_ID_MAX_LENGTH),
+  tool: z.string().min(1).max(TOOL_NAME_MAX_LENGTH),
+  version: z.number().int().positive().optional(),
+});
+
+const previewSchema = z.strictObject({
+  ref: toolRefSchema,
+  input: z.unknown(),
+  runId: z.string().min(1).max(MAX_ID).optional(),
+});
+
+const executeSchema = z.strictObject({
+  ...previewSchema.shape,
+  confirmationToken: z.string().min(1).max(8192).optional(),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+});
+
+const pageSchema = {
+  limit: z.number().int().min(1).max(1000).optional(),
+  cursor: z.string().min(1).max(1024).optional(),
+};
+
+const tenantId = z.string().min(1).max(MAX_ID);
+const pluginId = z.string().min(1).max(PLUGIN_ID_MAX_LENGTH);
+const names = z.array(z.string().min(1).max(256)).max(10_000);
+
+const policySchema = z.strictObject({
+  rules: z
+    .array(
+      z.strictObject({
+        tools: z.string().min(1).max(512),
+        callers: names.optional(),
+        users: names.optional(),
+        roles: names.optional(),
+        effects: z.array(z.enum(EFFECTS)).optional(),
+        decision: z.enum(["allow", "deny", "confirm"]),
+        mode: z.enum(["token", "platform"]).optional(),
+        minVerificationLevel: z.number().int().min(0).max(3).optional(),
+      }),
+    )
+    .max(10_000),
+  trustedConfirmationUis: names.optional(),
+});
+
+/** Compile-time guard: the body schema names exactly the fields of the runtime's policy types. */
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+const policyKeysMatch: [
+  SameKeys<z.output<typeof policySchema>, TenantPolicy>,
+  SameKeys<z.output<typeof policySchema>["rules"][number], PolicyRule>,
+] = [true, true];
+void policyKeysMatch;
+
+function toRef(ref: z.output<typeof toolRefSchema>): ToolRef {
+  return ref.version === undefined
+    ? { providerId: ref.providerId, tool: ref.tool }
+    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}
+
+/** Copies an object without its undefined properties (zod's optional outputs vs exact optional types). */
+function defined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  const out: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out as { [K in keyof T]: Exclude<T[K], undefined> };
+}
+
+function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
+  return defined({ rules: policy.rules.map((rule) => defined(rule)), trustedConfirmationUis: policy.trustedConfirmationUis });
+}
+
+/** The tRPC router served at `/trpc`: it translates requests into runtime calls; the runtime decides. */
+export const appRouter = t.router({
+  tools: t.router({
+    list: callerProcedure.query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
+    preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
+      const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
+      return ctx.runtime.preview(ctx.principal, toRef(input.ref), input.input, options);
+    }),
+    execute: callerProcedure.input(executeSchema).mutation(({ ctx, input }) => {
+      const options: ExecuteOptions = defined({
+        runId: input.runId,
+        confirmationToken: input.confirmationToken,
+        idempotencyKey: input.idempotencyKey,
+      });
+      return ctx.runtime.execute(ctx.principal, toRef(input.ref), input.input, options);
+    }),
+    operation: callerProcedure
+      .input(z.strictObject({ operationId: z.string().min(1).max(MAX_ID) }))
+      .query(({ ctx, input }) => ctx.runtime.getOperation(ctx.principal, input.operationId)),
+  }),
+  activity: t.router({
+    list: callerProcedure
+      .input(z.strictObject(pageSchema).optional())
+      .query(({ ctx, input }) => ctx.runtime.listActivity(ctx.principal, defined(input ?? {}) satisfies ActivityQuery)),
+  }),
+  admin: t.router({
+    installPlugin: adminProcedure
+      .input(z.strictObject({ tenantId, pluginId }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.installPlugin(input.tenantId, input.pluginId)),
+    setPluginEnabled: adminProcedure
+      .input(z.strictObject({ tenantId, pluginId, enabled: z.boolean() }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.setPluginEnabled(input.tenantId, input.pluginId, input.enabled)),
+    issuePluginKey: adminProcedure
+      .input(z.strictObject({ tenantId, pluginId }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.issuePluginKey(input.tenantId, input.pluginId)),
+    revokePluginKey: adminProcedure
+      .input(z.strictObject({ tenantId, keyId: z.string().min(1).max(MAX_ID) }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.revokePluginKey(input.tenantId, input.keyId)),
+    setPolicy: adminProcedure
+      .input(z.strictObject({ tenantId, policy: policySchema }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.setPolicy(input.tenantId, toPolicy(input.policy))),
+    listActivity: adminProcedure
+      .input(z.strictObject({ tenantId, ...pageSchema }))
+      .query(({ ctx, input }) => {
+        const { tenantId: tenant, ...query } = input;
+        return ctx.runtime.admin.listActivity(tenant, defined(query) satisfies ActivityQuery);
+      }),
+  }),
+});
+
+/** The router's type, for typed tRPC clients (a type-only import). */
+export type AppRouter = typeof appRouter;
+
+/** Makes server-side callers of the router: the in-process transport uses it. */
+export const createRouterCaller = t.createCallerFactory(appRouter);

@@ -1,0 +1,251 @@
+/** A real toolpact stack for integration tests: SQLite file, runtime, HTTP server on 127.0.0.1:0. */
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ToolCallContext, ToolExecuteContext, ToolHandler } from "../../../packages/contract/src/index.js";
+import { createRuntime, createSqliteStore, type ToolpactRuntime } from "../../../packages/runtime/src/index.js";
+import { createToolpactServer, type Logger, type ToolpactServer } from "../../../packages/server/src/index.js";
+import {
+  ABSENT_PROVIDER_ID,
+  ASSISTANT_ID,
+  IDLE_CALLER_ID,
+  MUTE_CALLER_ID,
+  NARROW_CALLER_ID,
+  OTHER_CALLER_ID,
+  PAUSED_PROVIDER_ID,
+  PROVIDER_ID,
+  testManifests,
+} from "./plugins.js";
+import { ACTOR_ISSUER } from "./tokens.js";
+import { mutate, ok, query } from "./wire.js";
+
+/** The secrets one test world runs with (kept across restarts of that world). */
+export interface StackSecrets {
+  readonly signingKeys: { kid: string; key: Uint8Array }[];
+  readonly storageKey: Uint8Array;
+  readonly actorSecret: Uint8Array;
+  readonly adminKey: string;
+}
+
+/** Fresh random secrets. */
+export function makeSecrets(): StackSecrets {
+  return {
+    signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+    storageKey: new Uint8Array(randomBytes(32)),
+    actorSecret: new Uint8Array(randomBytes(32)),
+    adminKey: randomBytes(32).toString("base64url"),
+  };
+}
+
+/** What the provider's handlers saw: invocation counts per tool and the last execute context. */
+export interface ProviderProbe {
+  readonly invocations: Map<string, number>;
+  lastContext?: ToolExecuteContext;
+  lastPreviewContext?: ToolCallContext;
+  /** How long `slow-read` takes. */
+  slowReadMs: number;
+}
+
+export interface Stack {
+  readonly url: string;
+  readonly runtime: ToolpactRuntime;
+  readonly server: ToolpactServer;
+  readonly probe: ProviderProbe;
+  /** Every log line of the runtime and the server, as JSON text. */
+  readonly logs: string[];
+  readonly dbFile: string;
+  /** An admin mutation over HTTP; throws unless it succeeds. */
+  admin<T = unknown>(path: string, input: unknown): Promise<T>;
+  /** An admin query over HTTP; throws unless it succeeds. */
+  adminQuery<T = unknown>(path: string, input: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  readonly dbFile: string;
+  /** The runtime's clock; tests move it to exercise expiry. Default `Date.now`. */
+  readonly clock?: () => number;
+  readonly secrets: StackSecrets;
+  readonly variant?: "base" | "changed-schema";
+  /** The server's bound on draining in-flight requests at close (default 5 s). */
+  readonly drainTimeoutMs?: number;
+}
+
+/** Starts a runtime on `dbFile` with the test plugins registered and the provider's handlers activated. */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const logs: string[] = [];
+  const logger: Logger = {
+    info: (entry) => void logs.push(JSON.stringify({ level: "info", ...entry })),
+    warn: (entry) => void logs.push(JSON.stringify({ level: "warn", ...entry })),
+    error: (entry) => void logs.push(JSON.stringify({ level: "error", ...entry })),
+  };
+  const { secrets } = options;
+  const runtime = await createRuntime({
+    store: await createSqliteStore({ path: options.dbFile }),
+    signingKeys: secrets.signingKeys,
+    storageKey: secrets.storageKey,
+    actorTokens: { issuer: ACTOR_ISSUER, secret: secrets.actorSecret },
+    publicUrl: "https://toolpact.test.example",
+    logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  for (const manifest of testManifests(options.variant)) runtime.registerPlugin(manifest);
+  const probe: ProviderProbe = { invocations: new Map(), slowReadMs: 400 };
+  activateProvider(runtime, probe);
+  runtime.sdkFor(PAUSED_PROVIDER_ID).tools.provide("ping", { execute: () => ({ pong: true }) });
+  runtime.sdkFor(ABSENT_PROVIDER_ID).tools.provide("ping", { execute: () => ({ pong: true }) });
+
+  const server = createToolpactServer({ runtime, adminKey: secrets.adminKey, port: 0, logger, drainTimeoutMs: options.drainTimeoutMs ?? 5_000 });
+  const url = await server.listen();
+  const adminHeaders = { authorization: `Bearer ${secrets.adminKey}` };
+  return {
+    url,
+    runtime,
+    server,
+    probe,
+    logs,
+    dbFile: options.dbFile,
+    admin: async <T>(path: string, input: unknown) => ok<T>(await mutate(url, `admin.${path}`, input, adminHeaders)),
+    adminQuery: async <T>(path: string, input: unknown) => ok<T>(await query(url, `admin.${path}`, input, adminHeaders)),
+    close: () => server.close(),
+  };
+}
+
+function count(probe: ProviderProbe, tool: string): void {
+  probe.invocations.set(tool, (probe.invocations.get(tool) ?? 0) + 1);
+}
+
+type Input = { title: string; body?: string };
+
+function activateProvider(runtime: ToolpactRuntime, probe: ProviderProbe): void {
+  const handler = <T>(h: ToolHandler<T, unknown>) => h as ToolHandler<unknown, unknown>;
+  runtime.sdkFor(PROVIDER_ID).tools.provideAll({
+    providerId: PROVIDER_ID,
+    tools: [
+      {
+        name: "create-note",
+        version: 1,
+        handler: handler<Input>({
+          preview: (input, ctx) => {
+            probe.lastPreviewContext = ctx;
+            return { summary: `Create note "${input.title}"`, details: { title: input.title } };
+          },
+          execute: (input, ctx) => {
+            count(probe, "create-note");
+            probe.lastContext = ctx;
+            return { id: `note-${probe.invocations.get("create-note")}`, title: input.title, body: input.body ?? null };
+          },
+        }),
+      },
+      {
+        name: "list-notes",
+        version: 1,
+        handler: handler<{ query?: string }>({
+          execute: (input) => {
+            count(probe, "list-notes");
+            return { notes: [{ id: "note-1", title: "first" }], query: input.query ?? null };
+          },
+        }),
+      },
+      {
+        name: "echo",
+        version: 1,
+        handler: handler<Record<string, unknown>>({
+          execute: (input, ctx) => {
+            count(probe, "echo");
+            probe.lastContext = ctx;
+            return {
+              input,
+              seen: { tenantId: ctx.tenantId, userId: ctx.actor.userId, callerPluginId: ctx.callerPluginId, tool: ctx.tool },
+            };
+          },
+        }),
+      },
+      {
+        name: "slow-note",
+        version: 1,
+        handler: handler<Input>({
+          execute: async () => {
+            count(probe, "slow-note");
+            await sleep(1_000);
+            return { done: true };
+          },
+        }),
+      },
+      {
+        name: "slow-read",
+        version: 1,
+        handler: handler<unknown>({
+          execute: async () => {
+            count(probe, "slow-read");
+            await sleep(probe.slowReadMs);
+            return { done: true };
+          },
+        }),
+      },
+      {
+        name: "broken",
+        version: 1,
+        handler: handler<Input>({
+          execute: (input) => {
+            count(probe, "broken");
+            throw new RangeError(`provider exploded while writing ${input.title}`);
+          },
+        }),
+      },
+      ...[1, 2].map((version) => ({
+        name: "versioned",
+        version,
+        handler: handler<Input>({
+          execute: () => {
+            count(probe, `versioned@${version}`);
+            return { version };
+          },
+        }),
+      })),
+      {
+        name: "verified-read",
+        version: 1,
+        handler: handler<unknown>({ execute: () => ({ secret: "for verified users" }) }),
+      },
+      {
+        name: "deep",
+        version: 1,
+        handler: handler<unknown>({ execute: () => ({ ok: true }) }),
+      },
+    ],
+  });
+}
+
+/** The plugin keys of the test world, by tenant and plugin. */
+export interface WorldKeys {
+  readonly t1: Record<string, { keyId: string; key: string }>;
+  readonly t2: Record<string, { keyId: string; key: string }>;
+}
+
+/** The tenant policy of the test world: reads allowed, writes confirmed in token mode by trusted UIs. */
+export const TEST_POLICY = {
+  rules: [
+    { tools: "com.test.*", effects: ["read"], decision: "allow" },
+    { tools: "com.test.*", effects: ["write", "external"], decision: "confirm", mode: "token" },
+  ],
+  trustedConfirmationUis: [ASSISTANT_ID, OTHER_CALLER_ID, NARROW_CALLER_ID, MUTE_CALLER_ID, IDLE_CALLER_ID],
+} as const;
+
+/**
+ * Configures tenants t1 and t2 through the admin API: installs plugins, sets the policy, issues keys.
+ * In t1 the paused provider and the idle caller are installed, then disabled.
+ */
+export async function configureWorld(stack: Stack): Promise<WorldKeys> {
+  const t1Plugins = [PROVIDER_ID, PAUSED_PROVIDER_ID, ASSISTANT_ID, OTHER_CALLER_ID, NARROW_CALLER_ID, MUTE_CALLER_ID, IDLE_CALLER_ID];
+  for (const pluginId of t1Plugins) await stack.admin("installPlugin", { tenantId: "t1", pluginId });
+  for (const pluginId of [PROVIDER_ID, ASSISTANT_ID]) await stack.admin("installPlugin", { tenantId: "t2", pluginId });
+  await stack.admin("setPluginEnabled", { tenantId: "t1", pluginId: PAUSED_PROVIDER_ID, enabled: false });
+  await stack.admin("setPluginEnabled", { tenantId: "t1", pluginId: IDLE_CALLER_ID, enabled: false });
+  for (const tenantId of ["t1", "t2"]) await stack.admin("setPolicy", { tenantId, policy: TEST_POLICY });
+  const t1: WorldKeys["t1"] = {};
+  for (const pluginId of [ASSISTANT_ID, OTHER_CALLER_ID, NARROW_CALLER_ID, MUTE_CALLER_ID, IDLE_CALLER_ID]) {
+    t1[pluginId] = await stack.admin("issuePluginKey", { tenantId: "t1", pluginId });
+  }
+  const t2: WorldKeys["t2"] = { [ASSISTANT_ID]: await stack.admin("issuePluginKey", { tenantId: "t2", pluginId: ASSISTANT_ID }) };
+  return { t1, t2 };
+}
