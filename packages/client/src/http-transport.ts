@@ -24,7 +24,10 @@ export interface HttpTransportOptions {
   readonly actorToken: string | (() => string | Promise<string>);
   /** Applies to every preview and execute that does not name its own run. */
   readonly runId?: string;
-  /** A `fetch` to use instead of the global one. */
+  /**
+   * A `fetch` to use instead of the global one. It must let a response take at least 30 s:
+   * `waitForConfirmation` is a long poll the server holds for up to ~25 s (Node's global fetch allows 300 s).
+   */
   readonly fetch?: FetchLike;
 }
 
@@ -60,10 +63,13 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
           idempotencyKey: opts?.idempotencyKey,
         }),
       ) as Promise<ExecuteResult>,
+    // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s.
     waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }) => {
       try {
         return (await client.query("confirmations.wait", { requestId }, opts?.signal ? { signal: opts.signal } : {})) as ConfirmationStatus;
       } catch (error) {
+        // Stopped by the caller: reject with its reason, as `confirm()` expects, not as a failed call.
+        if (opts?.signal?.aborted) throw opts.signal.reason;
         if (error instanceof TRPCClientError && isMissingProcedure(error)) throw platformConfirmationUnavailable(error);
         throw toToolpactError(error);
       }

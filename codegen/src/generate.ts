@@ -1,0 +1,54 @@
+import type { Manifest } from "@toolpact/contract";
+import { StructureKind, type StatementStructures, type WriterFunction } from "ts-morph";
+import { clientFactory, clientInterface } from "./client.js";
+import { descriptorStatement } from "./descriptors.js";
+import { emitFiles, generatedHeader, type FilePlan, type GeneratedFile, type TypeDeclarations } from "./emit.js";
+import { indexStatements } from "./index-file.js";
+import { Names, compare, planProviders, type ProviderPlan } from "./names.js";
+import { defineFunction, handlersInterface } from "./provider.js";
+import { compileSchemaTypes } from "./schema-types.js";
+
+/**
+ * Turns manifests into typed clients: `index.ts` with `createToolClients(transport)`, and one file
+ * per provider with its input/output types, descriptors, client and `define<Alias>Provider`.
+ * Nothing touches the disk; the same manifests give the same bytes, whatever their order.
+ * Throws ToolpactError MANIFEST_INVALID on a name collision or a schema it cannot compile.
+ */
+export async function generateClients(manifests: readonly Manifest[]): Promise<GeneratedFile[]> {
+  const providers = planProviders(manifests);
+  const plans: FilePlan[] = [];
+  for (const provider of providers) plans.push(await providerFile(provider));
+  plans.push({
+    path: "index.ts",
+    header: generatedHeader(providers.map((provider) => `${provider.manifest.id}@${provider.manifest.version}`).sort()),
+    statements: indexStatements(providers),
+  });
+  return emitFiles(plans).sort((a, b) => compare(a.path, b.path));
+}
+
+async function providerFile(provider: ProviderPlan): Promise<FilePlan> {
+  const { manifest } = provider;
+  const names = new Names(provider.file);
+  for (const name of [provider.clientInterface, provider.clientFactory, provider.handlersInterface, provider.defineFunction]) {
+    names.claim(name, `plugin ${manifest.id}`);
+  }
+  const statements: (StatementStructures | WriterFunction | TypeDeclarations)[] = [
+    { kind: StructureKind.ImportDeclaration, namespaceImport: "toolpact", moduleSpecifier: "@toolpact/client" },
+  ];
+  for (const plan of provider.tools) {
+    for (const [schema, rootName, label] of [
+      [plan.tool.inputSchema, plan.inputType, "inputSchema"],
+      [plan.tool.outputSchema, plan.outputType, "outputSchema"],
+    ] as const) {
+      if (schema === undefined || rootName === undefined) continue;
+      const where = `${plan.fullName} ${label}`;
+      const types = await compileSchemaTypes(schema, rootName, where);
+      for (const name of types.declared) names.claim(name, where);
+      statements.push({ kind: "type-declarations", code: types.code });
+    }
+    names.claim(plan.descriptorName, plan.fullName);
+    statements.push(descriptorStatement(provider, plan));
+  }
+  statements.push(clientInterface(provider), clientFactory(provider), handlersInterface(provider), defineFunction(provider));
+  return { path: provider.file, header: generatedHeader([`${manifest.id}@${manifest.version}`]), statements };
+}

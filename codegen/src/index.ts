@@ -1,0 +1,5 @@
+export { generateClients } from "./generate.js";
+export { GENERATED_HEADER_PREFIX, type GeneratedFile } from "./emit.js";
+export { writeGeneratedFiles, type WriteResult } from "./write.js";
+export { checkGeneratedFiles, type GeneratedFilesCheck } from "./check.js";
+export { diffManifests, type ManifestDiff, type ToolDiff, type BreakingChange, type BreakingChangeKind } from "./diff.js";
