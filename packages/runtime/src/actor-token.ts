@@ -31,6 +31,18 @@ export interface VerifiedActor {
 
 /** `aud` every actor token carries. */
 export const ACTOR_AUDIENCE = "toolpact";
+/** `aud` of presence tokens: the confirmation page's sign-in. */
+export const PRESENCE_AUDIENCE = "toolpact-presence";
+/** The longest a presence token may live (`exp - iat`), in seconds. */
+export const PRESENCE_MAX_TTL_SECONDS = 600;
+
+/** A person a presence token signs in. */
+export interface VerifiedPresence {
+  readonly tenantId: string;
+  readonly userId: string;
+  /** `exp`, in Unix milliseconds. */
+  readonly expiresAt: number;
+}
 const ASYMMETRIC_ALGS = ["RS256", "ES256", "EdDSA"] as const;
 const SKEW_SECONDS = 5;
 const CACHE_LIMIT = 10_000;
@@ -116,6 +128,45 @@ export class ActorTokenVerifier {
     }
     this.#cache.set(token, actor);
     return actor;
+  }
+
+  /**
+   * Verifies a presence token: the same issuer and keys as actor tokens, `aud: "toolpact-presence"`,
+   * `sub`, `tid`, `iat` and `exp` required, and a lifetime (`exp - iat`) of at most 600 s.
+   * @throws ToolpactError UNAUTHENTICATED naming the check that failed.
+   */
+  async verifyPresence(token: string): Promise<VerifiedPresence> {
+    if (typeof token !== "string" || token.length === 0 || token.length > 8192) {
+      throw unauthenticated("no presence token: the identity service sends the browser to /confirm/session with one");
+    }
+    let payload: JWTPayload;
+    try {
+      const verified = await jwtVerify(token, this.#key as webcrypto.CryptoKey, {
+        algorithms: this.#algorithms,
+        issuer: this.#issuer,
+        audience: PRESENCE_AUDIENCE,
+        requiredClaims: ["exp", "iat", "sub"],
+        clockTolerance: SKEW_SECONDS,
+        currentDate: new Date(this.#clock()),
+      });
+      payload = verified.payload;
+    } catch (error) {
+      throw unauthenticated(describeJoseFailure(error).replaceAll("actor token", "presence token").replace('"toolpact"', `"${PRESENCE_AUDIENCE}"`), error);
+    }
+    const { sub, tid, iat, exp } = payload as JWTPayload & Record<string, unknown>;
+    if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
+      throw unauthenticated("the presence token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
+    }
+    if (typeof tid !== "string" || tid.length === 0 || tid.length > 128) {
+      throw unauthenticated("the presence token's `tid` claim (tenant) must be a non-empty string of at most 128 characters");
+    }
+    if (typeof iat !== "number" || typeof exp !== "number" || exp - iat > PRESENCE_MAX_TTL_SECONDS) {
+      throw unauthenticated(
+        `the presence token lives longer than ${PRESENCE_MAX_TTL_SECONDS} s (exp - iat): the identity service must issue short-lived presence tokens`,
+      );
+    }
+    if (iat > this.#clock() / 1000 + SKEW_SECONDS) throw unauthenticated("the presence token was issued in the future (`iat`)");
+    return Object.freeze({ tenantId: tid, userId: sub, expiresAt: exp * 1000 });
   }
 }
 

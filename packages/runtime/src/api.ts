@@ -4,6 +4,7 @@
  */
 import type {
   ActorInfo,
+  ConfirmationStatus,
   Effect,
   ExecuteOptions,
   ExecuteResult,
@@ -59,7 +60,7 @@ export interface OperationView {
 /** What an activity event is about. */
 export type ActivityKind = "call" | "confirmation" | "policy" | "recovery" | "hook";
 /** Which step of its kind an activity event records. */
-export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "settle" | "change";
+export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change";
 /** How the recorded step ended. */
 export type ActivityOutcome =
   | "previewed"
@@ -91,6 +92,8 @@ export interface ActivityEvent {
   readonly targetId?: string;
   readonly durationMs?: number;
   readonly correlationId?: string;
+  /** The gate, hook or guard an event is about, `<pluginId>:<name>` (gate blocks, hook failures, guard withholds). */
+  readonly seam?: string;
 }
 
 /** One page request of `listActivity`. */
@@ -120,11 +123,133 @@ export interface PolicyRule {
   readonly minVerificationLevel?: number;
 }
 
+/** A verification level floor per effect class, 0..3 (tightens tool declarations, never loosens them). */
+export interface EffectVerificationLevels {
+  readonly read?: number;
+  readonly write?: number;
+  readonly external?: number;
+}
+
 /** A tenant's policy: deny > confirm > allow; no matching rule = deny. */
 export interface TenantPolicy {
   readonly rules: readonly PolicyRule[];
   /** Callers the tenant trusts to show the user a preview and confirm (token mode). */
   readonly trustedConfirmationUis?: readonly string[];
+  /** The least verification level the actor needs, per effect class. */
+  readonly minVerificationLevel?: EffectVerificationLevels;
+  /**
+   * Narrows where gates, hooks and guards act: `"<pluginId>:<name>" -> tool patterns`; the effective
+   * `appliesTo` is the declared one intersected with these patterns.
+   */
+  readonly narrow?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** What `openRun` takes: the tool patterns the run allows, and how long it lives. */
+export interface RunOptions {
+  /** Tool patterns (`"*"`, `"<pluginId>:*"`, `"<pluginId>:<tool>"`, `"<pluginId>:<tool>@<version>"`). */
+  readonly allow: readonly string[];
+  /** 1 s to 7 days. */
+  readonly ttlSeconds: number;
+}
+
+/** An open run, bound to (tenant, caller, actor). */
+export interface RunHandle {
+  readonly runId: string;
+  readonly expiresAt: string;
+}
+
+/** Options of `waitConfirmation`. */
+export interface WaitConfirmationOptions {
+  /** How long to wait for a decision, ms (default and most 25000); then the answer is `pending`. */
+  readonly timeoutMs?: number;
+  /** Ends the wait early (the answer is then the current status). */
+  readonly signal?: AbortSignal;
+}
+
+/** A person signed in to the confirmation page with a verified presence token. */
+export interface ConfirmationPerson {
+  readonly tenantId: string;
+  readonly userId: string;
+}
+
+/** What a verified presence token establishes; `expiresAt` in Unix milliseconds. */
+export interface PresenceIdentity extends ConfirmationPerson {
+  readonly expiresAt: number;
+}
+
+/** The life of a platform-mode confirmation request: pending -> approved | denied | expired | cancelled. */
+export type ConfirmationRequestState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+
+/** A confirmation request as the person it is for sees it on the confirmation page. */
+export interface ConfirmationRequestView {
+  readonly requestId: string;
+  /** The tool's full name. */
+  readonly tool: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly effect: Effect;
+  /** The provider's preview; empty once the request is no longer pending (the preview is deleted then). */
+  readonly summary: string;
+  readonly details: unknown;
+  readonly callerPluginId: string;
+  /** The calling plugin's human name, from its manifest. */
+  readonly callerName?: string;
+  readonly status: ConfirmationRequestState;
+  readonly expiresAt: string;
+  readonly createdAt: string;
+}
+
+/** What a decision on the confirmation page did (the person never receives the token: only the caller does). */
+export interface ConfirmationDecision {
+  readonly requestId: string;
+  readonly status: "approved" | "denied";
+}
+
+/** Which declared gates, hooks and guards of one plugin act for a tenant. */
+export interface Activation {
+  readonly gates?: readonly string[];
+  readonly hooks?: readonly string[];
+  readonly guards?: readonly string[];
+}
+
+/** One rule of a tenant's pinned recovery policy. */
+export interface RecoveryRule {
+  /** Tool pattern. */
+  readonly tools: string;
+  /** `reinvoke`: an expired operation of a `recovery: "idempotent"` tool is invoked again with the same operation id. */
+  readonly retry: "none" | "reinvoke";
+  /** How many re-invocations at most (default 1). */
+  readonly maxAttempts?: number;
+}
+
+/** A tenant's pinned recovery policy: a matching `none` rule wins over `reinvoke`; no matching rule = none. */
+export interface RecoveryPolicy {
+  readonly rules: readonly RecoveryRule[];
+}
+
+/** What `claimOutbox` takes. */
+export interface OutboxClaim {
+  /** 1..1000 items. */
+  readonly limit: number;
+  /** How long the claim holds before the items may be claimed again, 1..3600 s. */
+  readonly leaseSeconds: number;
+}
+
+/** One staged reaction of an AfterTool hook, committed with its operation. */
+export interface OutboxItem {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly kind: string;
+  readonly payload: unknown;
+  /** The hook that staged it, `<pluginId>:<name>`. */
+  readonly hook: string;
+  readonly operationId: string;
+  /** The tool the operation called (full name). */
+  readonly tool: string;
+  readonly createdAt: string;
+  /** How many times it was claimed, this claim included. */
+  readonly attempts: number;
+  readonly claimedUntil: string;
 }
 
 /** Admin operations; the admin credential is checked by the server before these are called. */
@@ -134,6 +259,17 @@ export interface RuntimeAdmin {
   issuePluginKey(tenantId: string, pluginId: string): Promise<{ keyId: string; key: string }>;
   revokePluginKey(tenantId: string, keyId: string): Promise<void>;
   setPolicy(tenantId: string, policy: TenantPolicy): Promise<void>;
+  /**
+   * Activates the named (declared) gates, hooks and guards of a plugin for a tenant, replacing that
+   * plugin's previous activation. @throws CAPABILITY_UNDECLARED listing every name the plugin does not declare.
+   */
+  setActivation(tenantId: string, pluginId: string, activation: Activation): Promise<void>;
+  /** Pins the tenant's recovery policy. @throws ToolpactError listing every rule that would exceed a tool's declared recovery. */
+  setRecoveryPolicy(tenantId: string, policy: RecoveryPolicy): Promise<void>;
+  /** Claims staged hook reactions for delivery; unacknowledged ones come back after the lease. */
+  claimOutbox(tenantId: string, claim: OutboxClaim): Promise<OutboxItem[]>;
+  /** Acknowledges delivered reactions (they are deleted). */
+  ackOutbox(tenantId: string, ids: readonly string[]): Promise<void>;
   /** A whole tenant's activity, newest first, for the tenant's admin. */
   listActivity(tenantId: string, query?: ActivityQuery): Promise<ActivityPage>;
 }
@@ -147,6 +283,26 @@ export interface Runtime {
   execute(principal: Principal, ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
   getOperation(principal: Principal, operationId: string): Promise<OperationView>;
   listActivity(principal: Principal, query?: ActivityQuery): Promise<ActivityPage>;
+
+  /** Opens a run bound to the principal's (tenant, caller, actor): calls passing its id may use only `allow`. */
+  openRun(principal: Principal, options: RunOptions): Promise<RunHandle>;
+  /** Closes the principal's own run; calls with its id are then RUN_DENIED. */
+  closeRun(principal: Principal, runId: string): Promise<void>;
+  /** The status of a platform-mode confirmation request, for the caller and actor it was made for. */
+  getConfirmation(principal: Principal, requestId: string): Promise<ConfirmationStatus>;
+  /** Like `getConfirmation`, but answers as soon as the request is decided, or `pending` at the timeout. */
+  waitConfirmation(principal: Principal, requestId: string, options?: WaitConfirmationOptions): Promise<ConfirmationStatus>;
+  /** Withdraws a pending request. */
+  cancelConfirmation(principal: Principal, requestId: string): Promise<void>;
+  /** The confirmation page's sign-in: a presence token (JWT, aud "toolpact-presence", at most 600 s). */
+  verifyPresenceToken(token: string): Promise<PresenceIdentity>;
+  /** A request as the confirmation page shows it; only for the actor it is for. */
+  describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView>;
+  /** Approves or denies a pending request; only by the actor it is for. */
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision>;
+  /** Settles operations whose lease expired (a crashed or stuck instance); returns how many were settled. */
+  settleExpiredLeases(): Promise<number>;
+
   readonly admin: RuntimeAdmin;
   /** The manifests of plugins loaded into this host. */
   readonly manifests: ReadonlyMap<string, Manifest>;

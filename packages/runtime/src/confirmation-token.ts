@@ -46,6 +46,16 @@ export interface ConfirmationClaims {
   readonly run?: string;
 }
 
+/** What an approved platform-mode request's token carries. */
+export interface ApprovedConfirmation extends Omit<ConfirmationBinding, "mode" | "input"> {
+  readonly tokenId: string;
+  /** Unix ms. */
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  readonly digest: string;
+  readonly digestKid: string;
+}
+
 /** A minted token. */
 export interface MintedConfirmation {
   readonly token: string;
@@ -133,6 +143,38 @@ export class ConfirmationTokens {
     return { token, tokenId, expiresAt: exp * 1000 };
   }
 
+  /** The `dig` a token for `input` will carry, and the kid of the key it was made with (platform requests keep both). */
+  digest(input: unknown): { digest: string; kid: string } {
+    return { digest: inputDigest(this.#signer.digestKey, input), kid: this.#signer.kid };
+  }
+
+  /**
+   * The token of an approved platform-mode request: its id is the request id and its times are fixed at
+   * approval, so every fetch gives the same token and the approval is usable once. Signed with the key
+   * whose digest key made `digest` (while this host still holds it).
+   */
+  async mintApproved(approved: ApprovedConfirmation): Promise<string> {
+    const key = this.#keys.get(approved.digestKid) ?? this.#signer;
+    const claims: Record<string, unknown> = {
+      jti: approved.tokenId,
+      iat: Math.floor(approved.issuedAt / 1000),
+      exp: Math.floor(approved.expiresAt / 1000),
+      aud: CONFIRMATION_AUDIENCE,
+      tid: approved.tenantId,
+      sub: approved.actorUserId,
+      cpl: approved.callerPluginId,
+      prv: approved.providerId,
+      tol: approved.tool,
+      ver: approved.version,
+      sch: approved.schemaHash,
+      dig: approved.digest,
+      eff: approved.effect,
+      mod: "platform",
+    };
+    if (approved.runId !== undefined) claims.run = approved.runId;
+    return new SignJWT(claims).setProtectedHeader({ alg: "HS256", kid: key.kid, typ: CONFIRMATION_TOKEN_TYPE }).sign(key.signKey);
+  }
+
   /**
    * Checks a token against the call in hand.
    * @throws ToolpactError CONFIRMATION_INVALID (malformed, alg/typ/kid, signature), CONFIRMATION_EXPIRED,
@@ -211,7 +253,10 @@ function firstMismatch(claims: ConfirmationClaims, binding: ConfirmationBinding,
   if (claims.ver !== binding.version) return `it was issued for version ${claims.ver}, not ${binding.version}`;
   if (claims.sch !== binding.schemaHash) return "the tool's input schema changed since preview";
   if (claims.eff !== binding.effect) return "the tool's effect changed since preview";
-  if (claims.mod !== binding.mode) return `it was confirmed in ${claims.mod} mode, and policy now demands ${binding.mode} mode`;
+  // Platform mode (the user saw the runtime's page) satisfies a call that token mode would; never the reverse.
+  if (claims.mod !== binding.mode && !(claims.mod === "platform" && binding.mode === "token")) {
+    return `it was confirmed in ${claims.mod} mode, and policy now demands ${binding.mode} mode (the user confirms on the platform's page)`;
+  }
   if ((claims.run ?? undefined) !== binding.runId) return "it was issued for another run";
   if (claims.dig !== inputDigest(digestKey, binding.input)) return "the input differs from the previewed input";
   return undefined;

@@ -1,8 +1,10 @@
 export { createRuntime, type ToolpactRuntime, type RuntimeMetrics } from "./runtime.js";
-export type { RuntimeOptions, RuntimeLogger, RetentionOptions } from "./options.js";
+export type { RuntimeOptions, RuntimeLogger, RetentionOptions, RateLimitOptions } from "./options.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";
 export type { ActorTokenConfig } from "./actor-token.js";
 export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite-store.js";
+export { createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./store/postgres-store.js";
+export { createStore, isPostgresUrl, type CreateStoreOptions } from "./store/create-store.js";
 export type {
   Store,
   TenantConfigRecord,
@@ -21,8 +23,31 @@ export type {
   ActivityListQuery,
   PruneRequest,
   PruneResult,
+  ActivationRecord,
+  OutboxRecord,
+  RunRecord,
+  ConfirmationState,
+  ConfirmationRecord,
+  ConfirmationCreateResult,
+  ConfirmationTransition,
+  LeaseTakeover,
 } from "./store/store.js";
-export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk } from "./plugin-sdk.js";
+export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
+export {
+  DEFAULT_SEAM_TIMEOUT_MS,
+  type GateCall,
+  type GateDecision,
+  type GateHandler,
+  type HookCall,
+  type HookHandler,
+  type StagedReaction,
+  type GuardCall,
+  type GuardDecision,
+  type GuardHandler,
+  type SeamContext,
+} from "./seams.js";
+export { MAX_CONFIRMATION_WAIT_MS } from "./platform-confirmations.js";
+export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS } from "./actor-token.js";
 export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation-token.js";
 export type {
   Runtime,
@@ -40,4 +65,18 @@ export type {
   ActivityPage,
   PolicyRule,
   TenantPolicy,
+  EffectVerificationLevels,
+  RunOptions,
+  RunHandle,
+  WaitConfirmationOptions,
+  ConfirmationPerson,
+  PresenceIdentity,
+  ConfirmationRequestState,
+  ConfirmationRequestView,
+  ConfirmationDecision,
+  Activation,
+  RecoveryRule,
+  RecoveryPolicy,
+  OutboxClaim,
+  OutboxItem,
 } from "./api.js";

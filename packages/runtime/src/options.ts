@@ -17,6 +17,18 @@ export interface RetentionOptions {
   readonly activityDays?: number;
   /** How often the pruning job runs, in ms (default one hour; 0 turns it off). */
   readonly pruneIntervalMs?: number;
+  /** Confirmation requests and runs are deleted this many hours after they expired (default 24). */
+  readonly confirmationHours?: number;
+  /** Outbox rows not acknowledged after this many days are deleted (default 7). */
+  readonly outboxDays?: number;
+}
+
+/** Per (tenant, caller, actor) limits; past them a call is RATE_LIMITED with `retryAfterMs`. */
+export interface RateLimitOptions {
+  /** Previews per minute (default 120). */
+  readonly previewsPerMinute?: number;
+  /** Platform confirmation requests pending at once (default 20). */
+  readonly pendingConfirmations?: number;
 }
 
 /** Options of `createRuntime`. */
@@ -49,6 +61,15 @@ export interface RuntimeOptions {
    */
   readonly configRefreshMs?: number;
   readonly retention?: RetentionOptions;
+  readonly rateLimits?: RateLimitOptions;
+  /**
+   * How often this instance settles operations whose lease expired, ms (default half of `leaseMs`; 0 turns
+   * the timers off). The first pass runs 1 s after creation; hosts also call `settleExpiredLeases()` once
+   * they have loaded their plugins.
+   */
+  readonly recoveryIntervalMs?: number;
+  /** How often a waiting `waitConfirmation` reads the store, ms (default 250): decisions made on other instances. */
+  readonly confirmationPollMs?: number;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
 }
@@ -72,6 +93,12 @@ export interface RuntimeContext {
   readonly configRefreshMs: number;
   readonly activityRetentionMs: number;
   readonly pruneIntervalMs: number;
+  readonly confirmationRetentionMs: number;
+  readonly outboxRetentionMs: number;
+  readonly previewsPerMinute: number;
+  readonly pendingConfirmations: number;
+  readonly recoveryIntervalMs: number;
+  readonly confirmationPollMs: number;
   readonly clock: () => number;
 }
 
@@ -99,6 +126,22 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   if (!(leaseMs >= 1000)) throw new TypeError(`leaseMs must be at least 1000; got ${leaseMs}`);
   const activityDays = options.retention?.activityDays ?? 90;
   if (!(activityDays > 0)) throw new TypeError(`retention.activityDays must be positive; got ${activityDays}`);
+  const confirmationHours = options.retention?.confirmationHours ?? 24;
+  if (!(confirmationHours >= 0)) throw new TypeError(`retention.confirmationHours must be 0 or more; got ${confirmationHours}`);
+  const outboxDays = options.retention?.outboxDays ?? 7;
+  if (!(outboxDays > 0)) throw new TypeError(`retention.outboxDays must be positive; got ${outboxDays}`);
+  const previewsPerMinute = options.rateLimits?.previewsPerMinute ?? 120;
+  const pendingConfirmations = options.rateLimits?.pendingConfirmations ?? 20;
+  for (const [name, value] of [
+    ["rateLimits.previewsPerMinute", previewsPerMinute],
+    ["rateLimits.pendingConfirmations", pendingConfirmations],
+  ] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer; got ${value}`);
+  }
+  const recoveryIntervalMs = options.recoveryIntervalMs ?? Math.floor(leaseMs / 2);
+  if (!(recoveryIntervalMs >= 0)) throw new TypeError(`recoveryIntervalMs must be 0 or more; got ${recoveryIntervalMs}`);
+  const confirmationPollMs = options.confirmationPollMs ?? 250;
+  if (!(confirmationPollMs >= 10)) throw new TypeError(`confirmationPollMs must be at least 10; got ${confirmationPollMs}`);
   return {
     store: options.store,
     signingKeys: options.signingKeys,
@@ -116,6 +159,12 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     configRefreshMs: Math.max(0, options.configRefreshMs ?? 1000),
     activityRetentionMs: activityDays * 24 * 60 * 60 * 1000,
     pruneIntervalMs: options.retention?.pruneIntervalMs ?? 60 * 60 * 1000,
+    confirmationRetentionMs: confirmationHours * 60 * 60 * 1000,
+    outboxRetentionMs: outboxDays * 24 * 60 * 60 * 1000,
+    previewsPerMinute,
+    pendingConfirmations,
+    recoveryIntervalMs,
+    confirmationPollMs,
     clock: options.clock ?? Date.now,
   };
 }

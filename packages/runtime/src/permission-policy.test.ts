@@ -89,4 +89,68 @@ describe("PermissionPolicy", () => {
       ]);
     }
   });
+
+  it("raises the verification level per effect class, never lowers what a tool declares", () => {
+    const verified = registered({ name: "verified", effect: "read", minVerificationLevel: 3 });
+    const policy = new PermissionPolicy({
+      rules: [{ tools: "*", decision: "allow" }],
+      minVerificationLevel: { write: 2, external: 1, read: 0 },
+    });
+    expect(policy.decide(write, "c", alice)).toMatchObject({ kind: "allow", minVerificationLevel: 2 });
+    expect(policy.decide(read, "c", alice)).toMatchObject({ kind: "allow", minVerificationLevel: 0 });
+    expect(policy.decide(verified, "c", alice)).toMatchObject({ kind: "allow", minVerificationLevel: 3 });
+    expect(policy.decide(registered({ name: "mail", effect: "external" }), "c", alice)).toMatchObject({ minVerificationLevel: 1 });
+  });
+
+  it("never lets a rule remove a declared confirmation, whatever its decision or mode", () => {
+    for (const rule of [
+      { tools: "*", decision: "allow" as const },
+      { tools: "*", decision: "allow" as const, mode: "token" as const },
+      { tools: "com.example.notes:create", decision: "allow" as const, effects: ["write" as const] },
+    ]) {
+      expect(new PermissionPolicy({ rules: [rule], trustedConfirmationUis: ["c"] }).decide(write, "c", alice)).toMatchObject({
+        kind: "allow",
+        confirm: true,
+      });
+    }
+  });
+
+  it("matches roles from the actor token and denies over a role's allow", () => {
+    const policy = new PermissionPolicy({
+      rules: [
+        { tools: "*", decision: "allow", roles: ["member"] },
+        { tools: "*", decision: "deny", roles: ["suspended"] },
+        { tools: "*", decision: "confirm", users: ["carol"] },
+      ],
+    });
+    expect(policy.decide(read, "c", alice).kind).toBe("allow");
+    expect(policy.decide(read, "c", { ...alice, roles: ["member", "suspended"] }).kind).toBe("deny");
+    expect(policy.decide(read, "c", { ...alice, roles: [] }).kind).toBe("deny");
+    expect(policy.decide(read, "c", { ...alice, userId: "carol" })).toMatchObject({ kind: "allow", confirm: true, mode: "platform" });
+  });
+
+  it("keeps narrowing and effect levels, and lists their problems", () => {
+    const normalized = normalizePolicy({
+      rules: [],
+      minVerificationLevel: { write: 2 },
+      narrow: { "com.example.gates:hours": ["com.example.notes:*"] },
+    });
+    expect(new PermissionPolicy(normalized).narrowing("com.example.gates:hours")).toEqual(["com.example.notes:*"]);
+    expect(new PermissionPolicy(normalized).narrowing("com.example.gates:other")).toBeUndefined();
+    try {
+      normalizePolicy({
+        rules: [],
+        minVerificationLevel: { write: 4, admin: 1 } as never,
+        narrow: { "no-colon": ["*"], "com.example.gates:hours": ["BAD PATTERN"] },
+      });
+      throw new Error("expected a refusal");
+    } catch (error) {
+      expect(((error as { data: { issues: { path: string }[] } }).data.issues).map((issue) => issue.path)).toEqual([
+        "/minVerificationLevel/write",
+        "/minVerificationLevel/admin",
+        "/narrow/no-colon",
+        "/narrow/com.example.gates:hours",
+      ]);
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { EFFECTS, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
-import type { PolicyRule, TenantPolicy } from "./api.js";
+import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** The outcome of step 5 for one call. */
@@ -40,9 +40,13 @@ export class PermissionPolicy {
   readonly #rules: readonly CompiledRule[];
   readonly #trusted: ReadonlySet<string>;
   readonly #subsets = new Map<string, RuleSubset>();
+  readonly #levels: EffectVerificationLevels;
+  readonly #narrow: ReadonlyMap<string, readonly string[]>;
 
   constructor(policy: TenantPolicy = EMPTY_POLICY) {
     this.policy = policy;
+    this.#levels = policy.minVerificationLevel ?? {};
+    this.#narrow = new Map(Object.entries(policy.narrow ?? {}));
     this.#rules = policy.rules.map((rule) => ({
       rule,
       users: rule.users === undefined ? undefined : new Set(rule.users),
@@ -60,6 +64,11 @@ export class PermissionPolicy {
       this.#subsets.set(key, subset);
     }
     return subset.fixed ?? this.#combine(subset.rules, tool, callerPluginId, actor);
+  }
+
+  /** The policy's narrowing of a gate, hook or guard (`<pluginId>:<name>`), if any. */
+  narrowing(seamKey: string): readonly string[] | undefined {
+    return this.#narrow.get(seamKey);
   }
 
   /** True when the tenant names `callerPluginId` a trusted confirmation UI (token mode). */
@@ -91,7 +100,7 @@ export class PermissionPolicy {
     let matched = false;
     let confirmRule = false;
     let platform = false;
-    let level = tool.declaration.minVerificationLevel;
+    let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
     for (const compiled of rules) {
       if (actor !== undefined) {
         if (compiled.users !== undefined && !compiled.users.has(actor.userId)) continue;
@@ -124,8 +133,34 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   if (typeof policy !== "object" || policy === null || Array.isArray(policy)) {
     return [{ path: "", message: "a policy is an object { rules, trustedConfirmationUis? }" }];
   }
-  const { rules, trustedConfirmationUis, ...rest } = policy as Record<string, unknown>;
+  const { rules, trustedConfirmationUis, minVerificationLevel, narrow, ...rest } = policy as Record<string, unknown>;
   for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown policy field" });
+  if (minVerificationLevel !== undefined) {
+    if (typeof minVerificationLevel !== "object" || minVerificationLevel === null || Array.isArray(minVerificationLevel)) {
+      issues.push({ path: "/minVerificationLevel", message: "minVerificationLevel is an object { read?, write?, external? }" });
+    } else {
+      for (const [effect, level] of Object.entries(minVerificationLevel)) {
+        if (!(EFFECTS as readonly string[]).includes(effect)) {
+          issues.push({ path: `/minVerificationLevel/${effect}`, message: `not an effect class: use ${EFFECTS.join(", ")}` });
+        } else if (!isLevel(level)) {
+          issues.push({ path: `/minVerificationLevel/${effect}`, message: "a verification level is an integer from 0 to 3" });
+        }
+      }
+    }
+  }
+  if (narrow !== undefined) {
+    if (typeof narrow !== "object" || narrow === null || Array.isArray(narrow)) {
+      issues.push({ path: "/narrow", message: 'narrow is an object { "<pluginId>:<name>": [tool patterns] }' });
+    } else {
+      for (const [key, patterns] of Object.entries(narrow)) {
+        const path = `/narrow/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+        if (!SEAM_KEY.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
+        if (!Array.isArray(patterns) || patterns.some((pattern) => typeof pattern !== "string" || !TOOL_PATTERN.test(pattern))) {
+          issues.push({ path, message: 'the value is a list of tool patterns: "*", "<pluginId>:*", "<pluginId>:<tool>"...' });
+        }
+      }
+    }
+  }
   if (!Array.isArray(rules)) {
     issues.push({ path: "/rules", message: "rules must be an array of rules" });
   } else {
@@ -135,8 +170,15 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   return issues;
 }
 
+const SEAM_KEY = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*:[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+
+function isLevel(level: unknown): boolean {
+  return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= 3;
+}
+
 const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
-const TOOL_PATTERN =
+/** A tool pattern as rules, runs, `narrow` and recovery rules take it. */
+export const TOOL_PATTERN =
   /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/;
 
 function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
@@ -198,8 +240,26 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     if (rule.minVerificationLevel !== undefined) copy.minVerificationLevel = rule.minVerificationLevel;
     return Object.freeze(copy) as unknown as PolicyRule;
   });
-  const out: { rules: readonly PolicyRule[]; trustedConfirmationUis?: readonly string[] } = { rules: Object.freeze(rules) };
+  const out: {
+    rules: readonly PolicyRule[];
+    trustedConfirmationUis?: readonly string[];
+    minVerificationLevel?: EffectVerificationLevels;
+    narrow?: Readonly<Record<string, readonly string[]>>;
+  } = { rules: Object.freeze(rules) };
   if (policy.trustedConfirmationUis !== undefined) out.trustedConfirmationUis = Object.freeze([...policy.trustedConfirmationUis]);
+  if (policy.minVerificationLevel !== undefined) {
+    const levels: Record<string, number> = {};
+    for (const effect of EFFECTS) {
+      const level = policy.minVerificationLevel[effect];
+      if (level !== undefined) levels[effect] = level;
+    }
+    out.minVerificationLevel = Object.freeze(levels);
+  }
+  if (policy.narrow !== undefined) {
+    out.narrow = Object.freeze(
+      Object.fromEntries(Object.entries(policy.narrow).map(([key, patterns]) => [key, Object.freeze([...patterns])])),
+    );
+  }
   return Object.freeze(out);
 }
 

@@ -12,6 +12,7 @@ import {
 import type { Principal, Runtime, ToolListing } from "./api.js";
 import type { VerifiedActor } from "./actor-token.js";
 import type { PluginRegistry } from "./registry.js";
+import type { GateHandler, GuardHandler, HookHandler, SeamKind } from "./seams.js";
 import type { CallScope } from "./tool-pipeline.js";
 
 /** The caller half of the SDK: list, preview and execute tools as this plugin, for one actor. */
@@ -33,6 +34,16 @@ export interface PluginTools extends ToolCaller {
   provideAll(definition: ProviderDefinition): void;
 }
 
+/** `sdk.gates`, `sdk.hooks`, `sdk.guards`: provide the functions of this plugin's declared seams. */
+export interface SeamProvider<THandler> {
+  /**
+   * Registers the function of a gate, hook or guard this plugin's manifest declares. It acts only where
+   * a tenant activated it (`admin.setActivation`) and within its `appliesTo`.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for an undeclared name or a second function for one name.
+   */
+  provide(name: string, handler: THandler): void;
+}
+
 /** The caller surface bound to one actor (`sdk.withActor(actorToken)`). */
 export interface ActorBoundSdk {
   readonly pluginId: string;
@@ -46,6 +57,12 @@ export interface ActorBoundSdk {
 export interface PluginSdk {
   readonly pluginId: string;
   readonly tools: PluginTools;
+  /** Gates (step 7): allow, block, require confirmation, or answer with a result. Needs `tools:gate`. */
+  readonly gates: SeamProvider<GateHandler>;
+  /** AfterTool hooks (step 11): stage reactions committed with the operation. Needs `tools:observe`. */
+  readonly hooks: SeamProvider<HookHandler>;
+  /** Output guards (step 10): pass, replace or withhold the output. Needs `tools:guard`. */
+  readonly guards: SeamProvider<GuardHandler>;
   /** The caller surface acting for the actor of a verified actor token (its `azp`, if any, must be this plugin). */
   withActor(actorToken: string): ActorBoundSdk;
 }
@@ -89,9 +106,15 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
     ...callerFor(host, () => fromScope()),
   }) as PluginTools;
 
+  const seams = <THandler>(kind: SeamKind): SeamProvider<THandler> =>
+    Object.freeze({ provide: (name: string, handler: THandler) => host.registry.provideSeam(pluginId, kind, name, handler) });
+
   return Object.freeze({
     pluginId,
     tools,
+    gates: seams<GateHandler>("gate"),
+    hooks: seams<HookHandler>("hook"),
+    guards: seams<GuardHandler>("guard"),
     withActor(actorToken: string): ActorBoundSdk {
       let principal: Principal | undefined;
       let expiresAt = 0;

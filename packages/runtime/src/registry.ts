@@ -9,6 +9,14 @@ import {
   type ToolHandler,
   type ValidationIssue,
 } from "@toolpact/contract";
+import {
+  DEFAULT_SEAM_TIMEOUT_MS,
+  type GateHandler,
+  type GuardHandler,
+  type HookHandler,
+  type RegisteredSeam,
+  type SeamKind,
+} from "./seams.js";
 
 /** A declared tool with everything the pipeline needs computed once, at registration. */
 export interface RegisteredTool {
@@ -40,6 +48,10 @@ export interface RegisteredPlugin {
   readonly tools: ReadonlyMap<string, ToolVersions>;
   /** Every declared tool, in manifest order. */
   readonly toolList: readonly RegisteredTool[];
+  /** Declared gates, hooks and guards by name, in manifest order. */
+  readonly gates: ReadonlyMap<string, RegisteredSeam<GateHandler>>;
+  readonly hooks: ReadonlyMap<string, RegisteredSeam<HookHandler>>;
+  readonly guards: ReadonlyMap<string, RegisteredSeam<GuardHandler>>;
   /** Does `uses` (when present) let this plugin call `tool`? Remembered per tool. */
   usesAllows(tool: RegisteredTool): boolean;
 }
@@ -51,6 +63,13 @@ export interface RegisteredPlugin {
 export class PluginRegistry {
   readonly #plugins = new Map<string, RegisteredPlugin>();
   readonly manifests: ReadonlyMap<string, Manifest> = new Map();
+  #seamOrder = 0;
+  #generation = 0;
+
+  /** Grows with every plugin registered: caches of what acts on a tool compare it. */
+  get generation(): number {
+    return this.#generation;
+  }
 
   /** Makes a plugin known; compiles its schemas now so calls pay nothing for them. */
   register(manifest: Manifest): RegisteredPlugin {
@@ -65,6 +84,14 @@ export class PluginRegistry {
         "MANIFEST_INVALID",
         `plugin "${manifest.id}" declares tools but not the "tools:provide" permission: add it to "permissions"`,
       );
+    }
+    for (const [kind, permission] of SEAM_PERMISSIONS) {
+      if (manifest[SEAM_LISTS[kind]].length > 0 && !manifest.permissions.includes(permission)) {
+        throw new ToolpactError(
+          "MANIFEST_INVALID",
+          `plugin "${manifest.id}" declares ${SEAM_LISTS[kind]} but not the "${permission}" permission: add it to "permissions"`,
+        );
+      }
     }
     const toolList: RegisteredTool[] = [];
     const grouped = new Map<string, RegisteredTool[]>();
@@ -108,6 +135,9 @@ export class PluginRegistry {
       canCall: manifest.permissions.includes("tools:call"),
       tools,
       toolList,
+      gates: this.#seams<GateHandler>(manifest, "gate"),
+      hooks: this.#seams<HookHandler>(manifest, "hook"),
+      guards: this.#seams<GuardHandler>(manifest, "guard"),
       usesAllows(tool) {
         if (uses === undefined) return true;
         let allowed = usesCache.get(tool);
@@ -121,8 +151,60 @@ export class PluginRegistry {
       },
     };
     this.#plugins.set(manifest.id, plugin);
+    this.#generation++;
     (this.manifests as Map<string, Manifest>).set(manifest.id, manifest);
     return plugin;
+  }
+
+  #seams<THandler>(manifest: Manifest, kind: SeamKind): Map<string, RegisteredSeam<THandler>> {
+    const seams = new Map<string, RegisteredSeam<THandler>>();
+    for (const declaration of manifest[SEAM_LISTS[kind]]) {
+      if (seams.has(declaration.name)) {
+        throw new ToolpactError(
+          "MANIFEST_INVALID",
+          `plugin "${manifest.id}" declares the ${kind} "${declaration.name}" twice: names are unique per kind`,
+        );
+      }
+      seams.set(declaration.name, {
+        kind,
+        pluginId: manifest.id,
+        name: declaration.name,
+        key: `${manifest.id}:${declaration.name}`,
+        appliesTo: Object.freeze([...declaration.appliesTo]),
+        timeoutMs: declaration.timeoutMs ?? DEFAULT_SEAM_TIMEOUT_MS,
+        order: this.#seamOrder++,
+        canCall: manifest.permissions.includes("tools:call"),
+        handler: undefined,
+      });
+    }
+    return seams;
+  }
+
+  /**
+   * Registers the function of a declared gate, hook or guard of `pluginId`'s own manifest.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for one the manifest does not declare, or one provided twice.
+   */
+  provideSeam(pluginId: string, kind: SeamKind, name: string, handler: unknown): void {
+    const plugin = this.#plugins.get(pluginId);
+    if (plugin === undefined) {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host`);
+    }
+    const declared = plugin[SEAM_LISTS[kind]] as ReadonlyMap<string, RegisteredSeam<unknown>>;
+    const seam = typeof name === "string" ? declared.get(name) : undefined;
+    if (seam === undefined) {
+      throw new ToolpactError(
+        "CAPABILITY_UNDECLARED",
+        `plugin "${pluginId}" cannot provide the ${kind} "${String(name).slice(0, 64)}": its manifest's "${SEAM_LISTS[kind]}" does not declare it` +
+          (declared.size > 0 ? ` (it declares ${[...declared.keys()].map((n) => `"${n}"`).join(", ")})` : ""),
+      );
+    }
+    if (typeof handler !== "function") {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `the ${kind} ${seam.key} must be provided as a function (call, ctx) => ...`);
+    }
+    if (seam.handler !== undefined) {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `the ${kind} ${seam.key} already has a function: each declared ${kind} is provided once`);
+    }
+    seam.handler = handler;
   }
 
   get(pluginId: string): RegisteredPlugin | undefined {
@@ -233,3 +315,10 @@ export class PluginRegistry {
     definition.tools.forEach((entry, index) => this.provide(pluginId, specs[index]!, entry.handler));
   }
 }
+
+const SEAM_LISTS = { gate: "gates", hook: "hooks", guard: "guards" } as const;
+const SEAM_PERMISSIONS: readonly (readonly [SeamKind, "tools:gate" | "tools:observe" | "tools:guard"])[] = [
+  ["gate", "tools:gate"],
+  ["hook", "tools:observe"],
+  ["guard", "tools:guard"],
+];

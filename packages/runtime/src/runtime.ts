@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import {
   ToolpactError,
   isToolpactError,
+  type ConfirmationStatus,
   type ExecuteOptions,
   type ExecuteResult,
   type Manifest,
@@ -11,26 +13,40 @@ import {
 import { readActivityPage } from "./activity.js";
 import { ActorTokenVerifier, type VerifiedActor } from "./actor-token.js";
 import type {
+  Activation,
   ActivityPage,
   ActivityQuery,
   CallerCredentials,
+  ConfirmationDecision,
+  ConfirmationPerson,
+  ConfirmationRequestView,
   OperationView,
+  OutboxClaim,
+  OutboxItem,
+  PresenceIdentity,
   Principal,
+  RecoveryPolicy,
+  RunHandle,
+  RunOptions,
   Runtime,
   RuntimeAdmin,
   TenantPolicy,
   ToolListing,
+  WaitConfirmationOptions,
 } from "./api.js";
 import { ConfirmationTokens } from "./confirmation-token.js";
 import { uuidv7 } from "./ids.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { resolveOptions, type RuntimeContext, type RuntimeOptions } from "./options.js";
 import { PayloadCipher } from "./payload-cipher.js";
-import { normalizePolicy } from "./permission-policy.js";
+import { TOOL_PATTERN, normalizePolicy } from "./permission-policy.js";
+import { PlatformConfirmations } from "./platform-confirmations.js";
+import { WindowRateLimiter } from "./rate-limit.js";
+import { normalizeRecoveryPolicy } from "./recovery-policy.js";
 import { createPluginSdk, type PluginSdk } from "./plugin-sdk.js";
 import { hashPluginKey, issuePluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 import { PluginRegistry } from "./registry.js";
-import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
+import { CONSUMED_TOKEN_GRACE_MS, type ActivityRecord, type PruneResult } from "./store/store.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { ToolPipeline } from "./tool-pipeline.js";
 
@@ -57,6 +73,12 @@ export interface ToolpactRuntime extends Runtime {
 }
 
 const TENANT_ID_MAX = 128;
+const RUN_TTL_MAX_SECONDS = 7 * 24 * 60 * 60;
+const RUN_ALLOW_MAX = 1000;
+/** How soon after creation the first recovery pass runs, ms. */
+const STARTUP_RECOVERY_DELAY_MS = 1000;
+/** Expired leases settled per pass step. */
+const RECOVERY_BATCH = 100;
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
 const DECOY_HASH = hashPluginKey("tpk_00000000000000000000_decoy");
 
@@ -85,6 +107,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #leases: LeaseKeeper;
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #pruneTimer: NodeJS.Timeout | undefined;
+  readonly #recoveryTimer: NodeJS.Timeout | undefined;
+  readonly #startupTimer: NodeJS.Timeout | undefined;
+  readonly #confirmations: PlatformConfirmations;
+  readonly #cipher: PayloadCipher;
+  #recovering: Promise<number> | undefined;
   readonly admin: RuntimeAdmin;
   #authFailures = 0;
   #activityWriteFailures = 0;
@@ -109,17 +136,34 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       onBadPolicy: (tenantId) =>
         context.logger.error({ event: "stored_policy_unreadable", tenantId, effect: "every call is denied until a new policy is set" }),
     });
+    this.#cipher = new PayloadCipher(context.storageKey);
+    this.#confirmations = new PlatformConfirmations({ context, tokens, cipher: this.#cipher, registry: this.#registry });
     this.#pipeline = new ToolPipeline({
       context,
       registry: this.#registry,
       tenants: this.#tenants,
       tokens,
-      cipher: new PayloadCipher(context.storageKey),
+      cipher: this.#cipher,
       leases: this.#leases,
+      confirmations: this.#confirmations,
+      previewLimiter: new WindowRateLimiter(context.previewsPerMinute, 60_000, context.clock),
       onActivityWriteFailure: () => {
         this.#activityWriteFailures++;
       },
     });
+    if (context.recoveryIntervalMs > 0) {
+      const maintain = () => {
+        this.#maintain().catch((error: unknown) =>
+          context.logger.error({ event: "recovery_failed", errorClass: (error as Error)?.constructor?.name ?? "Error" }),
+        );
+      };
+      // A first pass soon after start-up (hosts load their plugins first, and may call settleExpiredLeases
+      // themselves once they have), then one every interval.
+      this.#startupTimer = setTimeout(maintain, Math.min(STARTUP_RECOVERY_DELAY_MS, context.recoveryIntervalMs));
+      this.#startupTimer.unref();
+      this.#recoveryTimer = setInterval(maintain, context.recoveryIntervalMs);
+      this.#recoveryTimer.unref();
+    }
     if (context.pruneIntervalMs > 0) {
       this.#pruneTimer = setInterval(() => {
         this.prune().catch((error: unknown) =>
@@ -128,7 +172,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       }, context.pruneIntervalMs);
       this.#pruneTimer.unref();
     }
-    this.admin = createAdmin(this, context, this.#registry);
+    this.admin = createAdmin(this, context, this.#registry, this.#cipher);
   }
 
   get manifests(): ReadonlyMap<string, Manifest> {
@@ -250,6 +294,130 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     return this.#track(() => readActivityPage(this.#context.store, principal.tenantId, principal.actor.userId, query));
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Runs
+
+  openRun(principal: Principal, options: RunOptions): Promise<RunHandle> {
+    return this.#track(async () => {
+      const allow = options?.allow;
+      const ttlSeconds = options?.ttlSeconds;
+      const issues: { path: string; message: string }[] = [];
+      if (!Array.isArray(allow) || allow.length === 0 || allow.length > RUN_ALLOW_MAX) {
+        issues.push({ path: "/allow", message: `allow is a list of 1 to ${RUN_ALLOW_MAX} tool patterns` });
+      } else {
+        allow.forEach((pattern, index) => {
+          if (typeof pattern !== "string" || !TOOL_PATTERN.test(pattern)) {
+            issues.push({ path: `/allow/${index}`, message: 'a tool pattern: "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"' });
+          }
+        });
+      }
+      if (typeof ttlSeconds !== "number" || !Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > RUN_TTL_MAX_SECONDS) {
+        issues.push({ path: "/ttlSeconds", message: `ttlSeconds is an integer from 1 to ${RUN_TTL_MAX_SECONDS}` });
+      }
+      if (issues.length > 0) {
+        throw new ToolpactError("INPUT_INVALID", `the run cannot be opened: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, {
+          issues,
+        });
+      }
+      const now = this.#context.clock();
+      const runId = randomUUID();
+      const expiresAt = now + ttlSeconds * 1000;
+      await this.#context.store.insertRun({
+        tenantId: principal.tenantId,
+        runId,
+        callerPluginId: principal.callerPluginId,
+        actorUserId: principal.actor.userId,
+        allow: Object.freeze([...allow]),
+        createdAt: now,
+        expiresAt,
+      });
+      return { runId, expiresAt: new Date(expiresAt).toISOString() };
+    });
+  }
+
+  closeRun(principal: Principal, runId: string): Promise<void> {
+    return this.#track(async () => {
+      const run = typeof runId === "string" && runId.length <= 128 ? await this.#context.store.getRun(principal.tenantId, runId) : undefined;
+      if (run === undefined || run.callerPluginId !== principal.callerPluginId || run.actorUserId !== principal.actor.userId) {
+        throw new ToolpactError(
+          "RUN_DENIED",
+          `run "${String(runId).slice(0, 128)}" is not a run of this caller and user: only the caller and user that opened a run close it`,
+        );
+      }
+      if (run.closedAt === undefined) await this.#context.store.closeRun(principal.tenantId, runId, this.#context.clock());
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Platform confirmation
+
+  getConfirmation(principal: Principal, requestId: string): Promise<ConfirmationStatus> {
+    return this.#track(() => this.#confirmations.get(principal, requestId));
+  }
+
+  waitConfirmation(principal: Principal, requestId: string, options?: WaitConfirmationOptions): Promise<ConfirmationStatus> {
+    return this.#track(() => this.#confirmations.wait(principal, requestId, options));
+  }
+
+  cancelConfirmation(principal: Principal, requestId: string): Promise<void> {
+    return this.#track(() => this.#confirmations.cancel(principal, requestId));
+  }
+
+  async verifyPresenceToken(token: string): Promise<PresenceIdentity> {
+    try {
+      return await this.#actors.verifyPresence(token);
+    } catch (error) {
+      throw this.#authFailure(isToolpactError(error) ? error.message : "the presence token did not verify");
+    }
+  }
+
+  describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView> {
+    return this.#track(() => this.#confirmations.describe(person, requestId));
+  }
+
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
+    return this.#track(() => this.#confirmations.decide(person, requestId, decision));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Recovery
+
+  settleExpiredLeases(): Promise<number> {
+    // One pass at a time per instance; a second caller shares the running one.
+    this.#recovering ??= this.#track(async () => {
+      let settled = 0;
+      try {
+        for (;;) {
+          const expired = await this.#context.store.listExpiredLeases(this.#context.clock(), RECOVERY_BATCH);
+          let progressed = 0;
+          for (const operation of expired) {
+            try {
+              if (await this.#pipeline.recover(operation)) progressed++;
+            } catch (error) {
+              this.#context.logger.error({
+                event: "recovery_failed",
+                operationId: operation.operationId,
+                errorClass: (error as Error)?.constructor?.name ?? "Error",
+              });
+            }
+          }
+          settled += progressed;
+          if (expired.length < RECOVERY_BATCH || progressed === 0) return settled;
+        }
+      } finally {
+        this.#recovering = undefined;
+      }
+    });
+    return this.#recovering;
+  }
+
+  /** The periodic job: settle expired leases and expired confirmation requests. */
+  async #maintain(): Promise<void> {
+    if (this.#closing !== undefined) return;
+    await this.settleExpiredLeases();
+    await this.#track(() => this.#confirmations.expireDue());
+  }
+
   async #track<T>(work: () => Promise<T>): Promise<T> {
     if (this.#closing !== undefined) {
       throw new ToolpactError("STORE_UNAVAILABLE", "the runtime is shutting down: retry against another instance");
@@ -284,6 +452,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       now,
       consumedTokensExpiredBefore: now - CONSUMED_TOKEN_GRACE_MS,
       activityBefore: now - this.#context.activityRetentionMs,
+      confirmationsExpiredBefore: now - this.#context.confirmationRetentionMs,
+      outboxBefore: now - this.#context.outboxRetentionMs,
     });
   }
 
@@ -299,6 +469,9 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
 
   async #close(): Promise<void> {
     if (this.#pruneTimer !== undefined) clearInterval(this.#pruneTimer);
+    if (this.#recoveryTimer !== undefined) clearInterval(this.#recoveryTimer);
+    if (this.#startupTimer !== undefined) clearTimeout(this.#startupTimer);
+    this.#confirmations.close();
     if (this.#inFlight > 0) {
       const drained = new Promise<void>((resolve) => {
         this.#drained = resolve;
@@ -321,7 +494,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 }
 
-function createAdmin(runtime: ToolpactRuntimeImpl, context: RuntimeContext, registry: PluginRegistry): RuntimeAdmin {
+function createAdmin(runtime: ToolpactRuntimeImpl, context: RuntimeContext, registry: PluginRegistry, cipher: PayloadCipher): RuntimeAdmin {
   const { store } = context;
   const known = (pluginId: string): void => {
     if (typeof pluginId !== "string" || registry.get(pluginId) === undefined) {
@@ -376,21 +549,103 @@ function createAdmin(runtime: ToolpactRuntimeImpl, context: RuntimeContext, regi
         checkTenant(tenantId);
         const normalized = normalizePolicy(policy);
         const now = context.clock();
-        await store.setPolicy(tenantId, JSON.stringify(normalized), {
-          id: uuidv7(now),
-          tenantId,
-          at: now,
-          kind: "policy",
-          phase: "change",
-          outcome: "succeeded",
-        });
+        await store.setPolicy(tenantId, JSON.stringify(normalized), policyEvent(tenantId, now));
       }, tenantId),
+    setActivation: (tenantId: string, pluginId: string, activation: Activation) =>
+      runtime.trackAdmin(async () => {
+        checkTenant(tenantId);
+        known(pluginId);
+        const plugin = registry.get(pluginId)!;
+        const lists = { gates: activation?.gates ?? [], hooks: activation?.hooks ?? [], guards: activation?.guards ?? [] };
+        const undeclared: string[] = [];
+        for (const kind of ["gates", "hooks", "guards"] as const) {
+          const names = lists[kind];
+          if (!Array.isArray(names) || names.some((name) => typeof name !== "string")) {
+            throw invalidArgument(`/${kind}`, `${kind} is a list of names the plugin's manifest declares`);
+          }
+          for (const name of names) if (!plugin[kind].has(name)) undeclared.push(`${kind.slice(0, -1)} "${String(name).slice(0, 64)}"`);
+        }
+        if (undeclared.length > 0) {
+          throw new ToolpactError(
+            "CAPABILITY_UNDECLARED",
+            `plugin "${pluginId}" does not declare ${undeclared.join(", ")}: only declared gates, hooks and guards can be activated`,
+          );
+        }
+        const now = context.clock();
+        await store.setActivation(
+          {
+            tenantId,
+            pluginId,
+            gates: [...new Set(lists.gates)],
+            hooks: [...new Set(lists.hooks)],
+            guards: [...new Set(lists.guards)],
+          },
+          policyEvent(tenantId, now, pluginId),
+        );
+      }, tenantId),
+    setRecoveryPolicy: (tenantId: string, policy: RecoveryPolicy) =>
+      runtime.trackAdmin(async () => {
+        checkTenant(tenantId);
+        const tools = [...registry.all()].flatMap((plugin) => plugin.toolList);
+        const normalized = normalizeRecoveryPolicy(policy, tools);
+        const now = context.clock();
+        await store.setRecoveryPolicy(tenantId, JSON.stringify(normalized), policyEvent(tenantId, now));
+      }, tenantId),
+    claimOutbox: (tenantId: string, claim: OutboxClaim) =>
+      runtime.trackAdmin(async () => {
+        checkTenant(tenantId);
+        const limit = claim?.limit;
+        const leaseSeconds = claim?.leaseSeconds;
+        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000) {
+          throw invalidArgument("/limit", "limit is an integer from 1 to 1000");
+        }
+        if (typeof leaseSeconds !== "number" || !Number.isInteger(leaseSeconds) || leaseSeconds < 1 || leaseSeconds > 3600) {
+          throw invalidArgument("/leaseSeconds", "leaseSeconds is an integer from 1 to 3600");
+        }
+        const now = context.clock();
+        const rows = await store.claimOutbox(tenantId, limit, now, now + leaseSeconds * 1000);
+        return rows.map(
+          (row): OutboxItem => ({
+            id: row.id,
+            tenantId: row.tenantId,
+            kind: row.kind,
+            payload: JSON.parse(cipher.open(row.sealedPayload, `toolpact:outbox:${row.tenantId}:${row.id}`)) as unknown,
+            hook: row.hook,
+            operationId: row.operationId,
+            tool: row.tool,
+            createdAt: new Date(row.createdAt).toISOString(),
+            attempts: row.attempts,
+            claimedUntil: new Date(row.claimedUntil ?? now + leaseSeconds * 1000).toISOString(),
+          }),
+        );
+      }),
+    ackOutbox: (tenantId: string, ids: readonly string[]) =>
+      runtime.trackAdmin(async () => {
+        checkTenant(tenantId);
+        if (!Array.isArray(ids) || ids.length > 1000 || ids.some((id) => typeof id !== "string" || id.length === 0 || id.length > 64)) {
+          throw invalidArgument("/ids", "ids is a list of at most 1000 outbox item ids");
+        }
+        await store.ackOutbox(tenantId, ids);
+      }),
     listActivity: (tenantId: string, query?: ActivityQuery) =>
       runtime.trackAdmin(async () => {
         checkTenant(tenantId);
         return readActivityPage(store, tenantId, undefined, query);
       }),
   });
+}
+
+/** A configuration change as the activity log shows it (`kind: policy`). */
+function policyEvent(tenantId: string, at: number, pluginId?: string): ActivityRecord {
+  return {
+    id: uuidv7(at),
+    tenantId,
+    at,
+    kind: "policy",
+    phase: "change",
+    outcome: "succeeded",
+    ...(pluginId === undefined ? {} : { providerPluginId: pluginId }),
+  };
 }
 
 function checkTenant(tenantId: string): void {

@@ -1,13 +1,59 @@
-import type { TenantPolicy } from "./api.js";
+import type { RecoveryPolicy, TenantPolicy } from "./api.js";
 import { PermissionPolicy, normalizePolicy } from "./permission-policy.js";
+import { RecoveryRules } from "./recovery-policy.js";
+import type { PluginRegistry, RegisteredTool } from "./registry.js";
+import { NO_SEAMS, seamApplies, type RegisteredSeam, type ResolvedSeams } from "./seams.js";
 import type { Store, TenantConfigRecord } from "./store/store.js";
 
-/** One tenant's installs and compiled policy, as of `version`. */
+/** The names one plugin activated for a tenant, per kind. */
+export interface PluginActivation {
+  readonly gates: ReadonlySet<string>;
+  readonly hooks: ReadonlySet<string>;
+  readonly guards: ReadonlySet<string>;
+}
+
+/** One tenant's installs, compiled policy, activations and recovery rules, as of `version`. */
 export interface TenantState {
   readonly tenantId: string;
   readonly version: number;
   readonly installs: ReadonlyMap<string, { readonly enabled: boolean }>;
   readonly policy: PermissionPolicy;
+  readonly activations: ReadonlyMap<string, PluginActivation>;
+  readonly recovery: RecoveryRules;
+  /** The seams acting on each tool, resolved on first use (per registry generation). */
+  readonly seams: Map<RegisteredTool, ResolvedSeams>;
+  seamGeneration: number;
+}
+
+/**
+ * The gates, hooks and guards that act on `tool` for this tenant: activated, of an installed and enabled
+ * plugin, within their `appliesTo` as the policy narrows it; in plugin registration order, then manifest
+ * order. Resolved once per tool and tenant config.
+ */
+export function resolveSeams(tenant: TenantState, registry: PluginRegistry, tool: RegisteredTool): ResolvedSeams {
+  if (tenant.activations.size === 0) return NO_SEAMS;
+  if (tenant.seamGeneration !== registry.generation) {
+    tenant.seams.clear();
+    tenant.seamGeneration = registry.generation;
+  }
+  const known = tenant.seams.get(tool);
+  if (known !== undefined) return known;
+  const gates: ResolvedSeams["gates"][number][] = [];
+  const hooks: ResolvedSeams["hooks"][number][] = [];
+  const guards: ResolvedSeams["guards"][number][] = [];
+  const { providerId, declaration } = tool;
+  const applies = (seam: RegisteredSeam<unknown>) =>
+    seamApplies(seam, tenant.policy.narrowing(seam.key), providerId, declaration.name, declaration.version);
+  for (const plugin of registry.all()) {
+    const activation = tenant.activations.get(plugin.id);
+    if (activation === undefined || tenant.installs.get(plugin.id)?.enabled !== true) continue;
+    for (const seam of plugin.gates.values()) if (activation.gates.has(seam.name) && applies(seam)) gates.push(seam);
+    for (const seam of plugin.hooks.values()) if (activation.hooks.has(seam.name) && applies(seam)) hooks.push(seam);
+    for (const seam of plugin.guards.values()) if (activation.guards.has(seam.name) && applies(seam)) guards.push(seam);
+  }
+  const resolved = gates.length + hooks.length + guards.length === 0 ? NO_SEAMS : Object.freeze({ gates, hooks, guards });
+  tenant.seams.set(tool, resolved);
+  return resolved;
 }
 
 interface CacheEntry {
@@ -76,6 +122,35 @@ export class TenantConfigCache {
         this.#onBadPolicy(record.tenantId);
       }
     }
-    return { tenantId: record.tenantId, version: record.version, installs, policy };
+    let recovery = new RecoveryRules();
+    if (record.recoveryPolicy !== undefined) {
+      try {
+        const parsed = JSON.parse(record.recoveryPolicy) as RecoveryPolicy;
+        if (!Array.isArray(parsed.rules)) throw new TypeError("no rules");
+        recovery = new RecoveryRules(parsed);
+      } catch {
+        // Unreadable: nothing is re-invoked (expired operations become unknown) until a new one is pinned.
+        this.#onBadPolicy(record.tenantId);
+      }
+    }
+    const activations = new Map(
+      (record.activations ?? []).map(
+        (activation) =>
+          [
+            activation.pluginId,
+            { gates: new Set(activation.gates), hooks: new Set(activation.hooks), guards: new Set(activation.guards) },
+          ] as const,
+      ),
+    );
+    return {
+      tenantId: record.tenantId,
+      version: record.version,
+      installs,
+      policy,
+      activations,
+      recovery,
+      seams: new Map(),
+      seamGeneration: -1,
+    };
   }
 }

@@ -1,1 +1,2 @@
 export { describeStoreContract, type StoreContractFixture } from "./store/store-contract.js";
+export { createTcpProxy, type TcpProxy, type TcpProxyOptions, type TcpProxyState } from "./store/tcp-proxy.js";

@@ -227,18 +227,22 @@ describe("step 5: permission", () => {
     expect(fx.handlers.executed).toHaveLength(0);
   });
 
-  it("refuses a call that needs confirmation from a caller that is not a trusted confirmation UI (no platform mode yet)", async () => {
+  it("gives a caller that is not a trusted confirmation UI platform mode, even when a rule asks for token mode", async () => {
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [{ tools: "*", decision: "allow", mode: "token" }],
+      trustedConfirmationUis: [ASSISTANT],
+    });
     const untrusted = await fx.principal(UNTRUSTED);
-    const error = await rejection(fx.runtime.preview(untrusted, create, { title: "x" }));
-    expect(error.code).toBe("PERMISSION_DENIED");
-    expect(error.message).toContain("platform confirmation is not available");
-    expect(error.message).toContain("trusted confirmation UI");
+    const preview = await fx.runtime.preview(untrusted, create, { title: "x" });
+    expect(preview.confirmation).toMatchObject({ required: true, mode: "platform" });
+    expect(preview.confirmation).not.toHaveProperty("token");
+    // a trusted caller gets platform mode too once any matching rule demands it
     await fx.runtime.admin.setPolicy(TENANT, {
       rules: [{ tools: "*", decision: "allow", mode: "platform" }],
       trustedConfirmationUis: [ASSISTANT],
     });
     const trusted = await fx.principal(ASSISTANT);
-    expect((await rejection(fx.runtime.preview(trusted, create, { title: "x" }))).code).toBe("PERMISSION_DENIED");
+    expect((await fx.runtime.preview(trusted, create, { title: "x" })).confirmation).toMatchObject({ mode: "platform" });
     await expect(fx.runtime.execute(untrusted, search, { query: "x" })).resolves.toBeDefined();
   });
 

@@ -8,6 +8,8 @@ import {
   ToolpactError,
   inputDigest,
   isToolpactError,
+  matchesToolPattern,
+  parseToolFullName,
   prepareInput,
   toolFullName,
   type ActorInfo,
@@ -23,16 +25,35 @@ import {
   type ToolpactErrorCode,
 } from "@toolpact/contract";
 import { errorClassOf, outcomeOf } from "./activity.js";
-import type { ActivityPhase, OperationState, OperationView, Principal, ToolListing } from "./api.js";
+import type { ActivityKind, ActivityPhase, OperationState, OperationView, Principal, ToolListing } from "./api.js";
 import type { ConfirmationBinding, ConfirmationTokens } from "./confirmation-token.js";
 import { uuidv7 } from "./ids.js";
 import type { LeaseKeeper } from "./lease-keeper.js";
 import type { RuntimeContext } from "./options.js";
 import type { PayloadCipher } from "./payload-cipher.js";
 import type { PermissionDecision } from "./permission-policy.js";
+import type { PlatformConfirmations } from "./platform-confirmations.js";
+import type { WindowRateLimiter } from "./rate-limit.js";
 import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "./registry.js";
-import type { ActivityRecord, IdempotencyRecord, IdempotencyScope, OperationRecord } from "./store/store.js";
-import type { TenantConfigCache } from "./tenant-config.js";
+import {
+  gateRank,
+  type GateCall,
+  type GateDecision,
+  type GuardCall,
+  type HookCall,
+  type RegisteredSeam,
+  type ResolvedSeams,
+  type SeamContext,
+  type StagedReaction,
+} from "./seams.js";
+import type {
+  ActivityRecord,
+  IdempotencyRecord,
+  IdempotencyScope,
+  OperationRecord,
+  OutboxRecord,
+} from "./store/store.js";
+import { resolveSeams, type TenantConfigCache } from "./tenant-config.js";
 
 /** Who a provider call acts for: what a plugin's caller methods inherit inside it. */
 export interface CallScope {
@@ -55,13 +76,39 @@ interface AuthorizedCall {
    * caller methods can act (skipping it spares every other call the cost of async context tracking).
    */
   readonly scope: CallScope | undefined;
-  /** The tenant config version steps 2-6 decided under. */
+  /** The tenant config version steps 2-7 decided under. */
   readonly configVersion: number;
+  /** The gates, hooks and guards acting on this call. */
+  readonly seams: ResolvedSeams;
+  /** A gate answered the call with a value: the provider is not invoked. */
+  readonly gateResult: { readonly value: unknown; readonly seam: string } | undefined;
+}
+
+/** A staged reaction that passed the checks, with its payload as JSON. */
+interface CheckedReaction {
+  readonly kind: StagedReaction["kind"];
+  readonly json: string;
+}
+
+/** What `#run` settles: the operation, under which lease epoch, and its idempotency record (if any). */
+interface RunSpec {
+  readonly operationId: string;
+  readonly leaseEpoch: number;
+  /** The record to settle with the outcome; `{}` finds it by operation id (recovery). */
+  readonly idempotency: { readonly scope?: IdempotencyScope } | undefined;
+}
+
+/** The input kept sealed while an idempotent tool runs: what recovery needs to run steps 2-7 again. */
+interface RecoveryEnvelope {
+  readonly i: unknown;
+  readonly a: { readonly l: number; readonly r: readonly string[] };
+  readonly r?: string;
 }
 
 /** What the pipeline knows about a call so far, for its activity event. */
 interface CallTrace {
   readonly principal: Principal;
+  readonly kind: ActivityKind;
   readonly phase: ActivityPhase;
   readonly started: number;
   providerId: string | undefined;
@@ -69,6 +116,8 @@ interface CallTrace {
   toolName: string | undefined;
   version: number | undefined;
   confirmationId: string | undefined;
+  /** The gate or guard that decided the call's fate, `<pluginId>:<name>`. */
+  seam: string | undefined;
   /** Set once the event is written (by the step-12 commit or explicitly). */
   recorded: boolean;
 }
@@ -102,6 +151,14 @@ export class CallAbort {
 }
 const IDEMPOTENCY_KEY_MAX = 256;
 const TARGET_ID_MAX = 256;
+const RUN_ID_MAX = 128;
+/** After start-up, recovery waits this long for a handler it may re-invoke to be provided. */
+const STARTUP_GRACE_MS = 60_000;
+const REASON_MAX = 500;
+/** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
+const MAX_REACTIONS = 100;
+const MAX_REACTION_BYTES = 64 * 1024;
+const REACTION_KIND = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 const TIMEOUT_REASON = (ms: number) =>
   Object.assign(new Error(`the tool did not finish within its timeout of ${ms} ms`), { name: "TimeoutError" });
@@ -114,6 +171,8 @@ export interface PipelineParts {
   readonly tokens: ConfirmationTokens;
   readonly cipher: PayloadCipher;
   readonly leases: LeaseKeeper;
+  readonly confirmations: PlatformConfirmations;
+  readonly previewLimiter: WindowRateLimiter;
   readonly onActivityWriteFailure: () => void;
 }
 
@@ -130,7 +189,10 @@ export class ToolPipeline {
   readonly #tokens: ConfirmationTokens;
   readonly #cipher: PayloadCipher;
   readonly #leases: LeaseKeeper;
+  readonly #confirmations: PlatformConfirmations;
+  readonly #previewLimiter: WindowRateLimiter;
   readonly #onActivityWriteFailure: () => void;
+  readonly #startedAt = performance.now();
   /** Aborts handlers still running when the runtime closes. */
   readonly running = new Set<CallAbort>();
 
@@ -141,6 +203,8 @@ export class ToolPipeline {
     this.#tokens = parts.tokens;
     this.#cipher = parts.cipher;
     this.#leases = parts.leases;
+    this.#confirmations = parts.confirmations;
+    this.#previewLimiter = parts.previewLimiter;
     this.#onActivityWriteFailure = parts.onActivityWriteFailure;
   }
 
@@ -150,11 +214,37 @@ export class ToolPipeline {
   async preview(principal: Principal, ref: ToolRef, rawInput: unknown, options: PreviewOptions | undefined): Promise<PreviewResult> {
     const trace = this.#trace(principal, "preview");
     try {
+      const retryAfterMs = this.#previewLimiter.take(
+        `${principal.tenantId}\u0000${principal.callerPluginId}\u0000${principal.actor.userId}`,
+      );
+      if (retryAfterMs !== undefined) {
+        throw new ToolpactError(
+          "RATE_LIMITED",
+          `too many previews by this caller for this user: at most ${this.#context.previewsPerMinute} a minute; retry in ${Math.ceil(retryAfterMs / 1000)} s`,
+          { retryAfterMs },
+        );
+      }
       const controller = new CallAbort();
       const call = await this.#authorize(trace, ref, rawInput, "preview", options?.runId, controller);
       const shown = await this.#previewSummary(call, controller);
       let confirmation: ConfirmationInfo = { required: false };
-      if (call.decision.confirm) {
+      if (call.decision.confirm && call.decision.mode === "platform") {
+        const { tool } = call;
+        confirmation = await this.#confirmations.create({
+          principal,
+          providerId: tool.providerId,
+          tool: tool.declaration.name,
+          fullName: tool.fullName,
+          version: tool.declaration.version,
+          effect: tool.declaration.effect,
+          schemaHash: tool.schemaHash,
+          runId: call.runId,
+          input: call.input,
+          summary: shown.summary,
+          details: shown.details,
+        });
+        trace.confirmationId = confirmation.requestId;
+      } else if (call.decision.confirm) {
         const minted = await this.#tokens.mint(this.#binding(call));
         trace.confirmationId = minted.tokenId;
         confirmation = {
@@ -275,9 +365,7 @@ export class ToolPipeline {
       leaseOwner: this.#context.instanceId,
       leaseEpoch: 1,
       leaseExpiresAt: this.#leases.expiry(now),
-      ...(tool.declaration.recovery === "idempotent"
-        ? { sealedInput: this.#cipher.seal(JSON.stringify(call.input), inputAad(principal.tenantId, operationId)) }
-        : {}),
+      ...(tool.declaration.recovery === "idempotent" ? { sealedInput: this.#sealEnvelope(call, operationId) } : {}),
     };
     const begun = await this.#context.store.beginOperation({
       operation,
@@ -295,8 +383,12 @@ export class ToolPipeline {
     });
     switch (begun.status) {
       case "started":
-        // Steps 10 and 12.
-        return await this.#run(trace, call, controller, operationId, idempotency?.scope);
+        // Steps 10 to 12.
+        return await this.#run(trace, call, controller, {
+          operationId,
+          leaseEpoch: 1,
+          idempotency: idempotency === undefined ? undefined : { scope: idempotency.scope },
+        });
       case "config-changed":
         trace.confirmationId = undefined;
         return CONFIG_CHANGED;
@@ -317,17 +409,12 @@ export class ToolPipeline {
     }
   }
 
-  async #run(
-    trace: CallTrace,
-    call: AuthorizedCall,
-    controller: CallAbort,
-    operationId: string,
-    idempotencyScope: IdempotencyScope | undefined,
-  ): Promise<ExecuteResult> {
+  async #run(trace: CallTrace, call: AuthorizedCall, controller: CallAbort, spec: RunSpec): Promise<ExecuteResult> {
     const { principal, tool, handler } = call;
     const { declaration, fullName } = tool;
+    const { operationId, leaseEpoch } = spec;
     const tenantId = principal.tenantId;
-    this.#leases.hold({ tenantId, operationId, leaseEpoch: 1 });
+    this.#leases.hold({ tenantId, operationId, leaseEpoch });
     try {
       const ctx: ToolExecuteContext = Object.freeze({
         tenantId,
@@ -345,20 +432,26 @@ export class ToolPipeline {
       let errorCode: ToolpactErrorCode | undefined;
       let errorClass: string | undefined;
       let result: unknown;
-      try {
-        result = await this.#invoke(call.scope, () => handler.execute(call.input, ctx), declaration.timeoutMs, controller);
-      } catch (error) {
-        if (error === TIMED_OUT) {
-          // A read has no effect to be unsure about; a write or external effect may have happened.
-          state = declaration.effect === "read" ? "failed" : "unknown";
-          errorCode = declaration.effect === "read" ? "PROVIDER_FAILED" : "OUTCOME_UNKNOWN";
-          errorClass = "TimeoutError";
-        } else {
-          state = "failed";
-          errorCode = "PROVIDER_FAILED";
-          errorClass = errorClassOf(error);
+      if (call.gateResult !== undefined) {
+        // A gate answered: the provider is not invoked, the value is checked like any result.
+        result = call.gateResult.value;
+        trace.seam = call.gateResult.seam;
+      } else {
+        try {
+          result = await this.#invoke(call.scope, () => handler.execute(call.input, ctx), declaration.timeoutMs, controller);
+        } catch (error) {
+          if (error === TIMED_OUT) {
+            // A read has no effect to be unsure about; a write or external effect may have happened.
+            state = declaration.effect === "read" ? "failed" : "unknown";
+            errorCode = declaration.effect === "read" ? "PROVIDER_FAILED" : "OUTCOME_UNKNOWN";
+            errorClass = "TimeoutError";
+          } else {
+            state = "failed";
+            errorCode = "PROVIDER_FAILED";
+            errorClass = errorClassOf(error);
+          }
+          this.#context.logger.warn({ event: "provider_failed", tool: fullName, operationId, errorClass, state });
         }
-        this.#context.logger.warn({ event: "provider_failed", tool: fullName, operationId, errorClass, state });
       }
 
       // The effect ran: whatever the result does (a throwing getter, a cycle), the operation gets settled.
@@ -368,8 +461,18 @@ export class ToolPipeline {
         try {
           if (tool.validateOutput !== undefined && tool.validateOutput(result).length > 0) {
             errorCode = "OUTPUT_INVALID";
-          } else {
-            if (idempotencyScope !== undefined) {
+          } else if (call.seams.guards.length > 0) {
+            const guarded = await this.#guard(call, result, operationId);
+            if (guarded.ok) {
+              result = guarded.output;
+            } else {
+              errorCode = guarded.errorCode;
+              errorClass = guarded.errorClass;
+              trace.seam = guarded.seam;
+            }
+          }
+          if (errorCode === undefined) {
+            if (spec.idempotency !== undefined) {
               sealedResult = this.#cipher.seal(JSON.stringify({ r: result }), resultAad(tenantId, operationId));
             }
             targetId = targetIdOf(result);
@@ -378,6 +481,17 @@ export class ToolPipeline {
           errorCode = "OUTPUT_INVALID";
           sealedResult = undefined;
         }
+      }
+
+      // Step 11: AfterTool hooks see what the caller gets; their failures are recorded, the outcome kept.
+      let staged: { outbox: OutboxRecord[]; events: ActivityRecord[] } | undefined;
+      if (call.seams.hooks.length > 0) {
+        staged = await this.#hooks(call, trace, {
+          operationId,
+          outcome: state,
+          output: errorCode === undefined ? result : undefined,
+          errorCode,
+        });
       }
 
       const activity = this.#event(trace, state === "succeeded" ? "succeeded" : state, {
@@ -392,14 +506,16 @@ export class ToolPipeline {
           tenantId,
           operationId,
           leaseOwner: this.#context.instanceId,
-          leaseEpoch: 1,
+          leaseEpoch,
           state,
           ...(errorCode === undefined ? {} : { errorCode }),
           settledAt: this.#context.clock(),
           activity,
-          ...(idempotencyScope === undefined
+          ...(staged === undefined || staged.events.length === 0 ? {} : { extraActivity: staged.events }),
+          ...(staged === undefined || staged.outbox.length === 0 ? {} : { outbox: staged.outbox }),
+          ...(spec.idempotency === undefined
             ? {}
-            : { idempotency: { scope: idempotencyScope, ...(sealedResult === undefined ? {} : { sealedResult }) } }),
+            : { idempotency: { ...spec.idempotency, ...(sealedResult === undefined ? {} : { sealedResult }) } }),
         });
       } catch (error) {
         this.#context.logger.error({ event: "commit_failed", tool: fullName, operationId, errorClass: errorClassOf(error) });
@@ -420,6 +536,121 @@ export class ToolPipeline {
     } finally {
       this.#leases.release(operationId);
     }
+  }
+
+  #sealEnvelope(call: AuthorizedCall, operationId: string): Uint8Array {
+    const { actor, tenantId } = call.principal;
+    const envelope: RecoveryEnvelope = {
+      i: call.input,
+      a: { l: actor.verificationLevel, r: actor.roles },
+      ...(call.runId === undefined ? {} : { r: call.runId }),
+    };
+    return this.#cipher.seal(JSON.stringify(envelope), inputAad(tenantId, operationId));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // recovery
+
+  /**
+   * Settles one operation whose lease expired. Takes the lease first (new owner, next epoch), so only one
+   * instance acts. A tool declaring `recovery: "idempotent"` whose tenant policy allows it is re-invoked
+   * with the same operation id after steps 2-7 run again; anything else becomes `unknown`.
+   * Returns false when it left the operation alone (another instance took it, or its plugin is not loaded here).
+   */
+  async recover(expired: OperationRecord): Promise<boolean> {
+    const parsed = parseToolFullName(expired.tool);
+    const provider = parsed === undefined ? undefined : this.#registry.get(parsed.pluginId);
+    if (parsed === undefined || provider === undefined) {
+      this.#context.logger.warn({ event: "recovery_skipped", operationId: expired.operationId, tool: expired.tool, reason: "plugin not loaded here" });
+      return false;
+    }
+    const declared = provider.tools.get(parsed.tool)?.byVersion.get(parsed.version);
+    if (declared?.declaration.recovery === "idempotent" && declared.handler === undefined && this.#inStartupGrace()) {
+      // The host may still be activating its plugins: do not decide without the handler it may re-invoke.
+      return false;
+    }
+    const now = this.#context.clock();
+    const taken = await this.#context.store.takeLease({
+      tenantId: expired.tenantId,
+      operationId: expired.operationId,
+      leaseEpoch: expired.leaseEpoch,
+      owner: this.#context.instanceId,
+      now,
+      expiresAt: this.#leases.expiry(now),
+    });
+    if (taken === undefined) return false;
+    const tool = declared;
+    this.#tenants.invalidate(taken.tenantId);
+    const tenantState = this.#tenants.get(taken.tenantId);
+    const tenant = tenantState instanceof Promise ? await tenantState : tenantState;
+    const decision = tool === undefined ? undefined : tenant.recovery.decide(tool);
+    const attempts = taken.recoveryAttempts ?? 1;
+    const minimal: Principal = {
+      tenantId: taken.tenantId,
+      callerPluginId: taken.callerPluginId,
+      actor: { userId: taken.actorUserId, verificationLevel: 0, roles: [] },
+    };
+    if (decision?.reinvoke === true && attempts <= decision.maxAttempts && taken.sealedInput !== undefined) {
+      let envelope: RecoveryEnvelope | undefined;
+      try {
+        envelope = JSON.parse(this.#cipher.open(taken.sealedInput, inputAad(taken.tenantId, taken.operationId))) as RecoveryEnvelope;
+      } catch (error) {
+        this.#context.logger.error({ event: "recovery_input_unreadable", operationId: taken.operationId, errorClass: errorClassOf(error) });
+      }
+      if (envelope !== undefined) {
+        const principal: Principal = {
+          ...minimal,
+          actor: Object.freeze({ userId: taken.actorUserId, verificationLevel: envelope.a.l, roles: Object.freeze([...envelope.a.r]) }),
+        };
+        const trace = this.#trace(principal, "settle", "recovery");
+        const controller = new CallAbort();
+        try {
+          const ref = { providerId: parsed.pluginId, tool: parsed.tool, version: parsed.version };
+          const call = await this.#authorize(trace, ref, envelope.i, "execute", envelope.r, controller);
+          await this.#run(trace, call, controller, { operationId: taken.operationId, leaseEpoch: taken.leaseEpoch, idempotency: {} });
+        } catch (error) {
+          if (!trace.recorded) {
+            // Steps 2-7 refused the call again (or its commit failed): the first attempt's effect stays unknown.
+            await this.#settleUnknown(taken, trace, isToolpactError(error) ? error.code : "OUTCOME_UNKNOWN");
+          }
+        }
+        return true;
+      }
+    }
+    const trace = this.#trace(minimal, "settle", "recovery");
+    trace.providerId = parsed.pluginId;
+    trace.toolName = parsed.tool;
+    trace.version = parsed.version;
+    if (tool !== undefined) trace.tool = tool;
+    await this.#settleUnknown(taken, trace, "OUTCOME_UNKNOWN");
+    return true;
+  }
+
+  #inStartupGrace(): boolean {
+    return performance.now() - this.#startedAt < STARTUP_GRACE_MS;
+  }
+
+  async #settleUnknown(taken: OperationRecord, trace: CallTrace, reason: string): Promise<void> {
+    let settled: "settled" | "lease-lost" | "failed";
+    try {
+      settled = await this.#context.store.settleOperation({
+      tenantId: taken.tenantId,
+      operationId: taken.operationId,
+      leaseOwner: this.#context.instanceId,
+      leaseEpoch: taken.leaseEpoch,
+      state: "unknown",
+      errorCode: "OUTCOME_UNKNOWN",
+      settledAt: this.#context.clock(),
+        activity: this.#event(trace, "unknown", { operationId: taken.operationId, errorCode: reason }),
+        idempotency: {},
+      });
+    } catch (error) {
+      // Settled meanwhile by whoever holds a newer lease, or the store failed: the next pass looks again.
+      this.#context.logger.warn({ event: "recovery_settle_failed", operationId: taken.operationId, errorClass: errorClassOf(error) });
+      settled = "failed";
+    }
+    trace.recorded = settled === "settled";
+    this.#context.logger.warn({ event: "operation_settled_unknown", operationId: taken.operationId, tool: taken.tool, reason, settled });
   }
 
   async #replay(trace: CallTrace, call: AuthorizedCall, record: IdempotencyRecord, digest: string): Promise<ExecuteResult> {
@@ -555,13 +786,7 @@ export class ToolPipeline {
       );
     }
     this.#checkCaller(caller, tool);
-    if (runId !== undefined) {
-      throw new ToolpactError(
-        "RUN_DENIED",
-        `run "${String(runId).slice(0, 64)}" is not open: runs are not available in this version of the runtime; call without runId`,
-        { tool: tool.fullName },
-      );
-    }
+    if (runId !== undefined) await this.#checkRun(principal, tool, runId);
 
     // Step 4: the input, validated as the frozen copy that is digested and handed to the provider.
     const input = prepareInput(rawInput, this.#context.inputLimits);
@@ -591,19 +816,23 @@ export class ToolPipeline {
         { tool: tool.fullName },
       );
     }
-    if (decision.confirm && decision.mode === "platform") {
-      throw new ToolpactError(
-        "PERMISSION_DENIED",
-        `${tool.fullName} needs confirmation, and platform confirmation is not available in this version: ` +
-          `the tenant must name "${principal.callerPluginId}" a trusted confirmation UI (trustedConfirmationUis) for token-mode confirmation`,
-        { tool: tool.fullName },
-      );
-    }
 
     const scope: CallScope | undefined = provider.canCall
       ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
       : undefined;
-    const call: AuthorizedCall = { principal, tool, handler, input, decision, runId, scope, configVersion: tenant.version };
+    const seams = resolveSeams(tenant, this.#registry, tool);
+    const call: AuthorizedCall = {
+      principal,
+      tool,
+      handler,
+      input,
+      decision,
+      runId,
+      scope,
+      configVersion: tenant.version,
+      seams,
+      gateResult: undefined,
+    };
 
     // Step 6: the provider's own authorization.
     const authorize = handler.authorize;
@@ -632,7 +861,247 @@ export class ToolPipeline {
         });
       }
     }
-    return call;
+
+    // Step 7: gates of activated plugins, which can only narrow what steps 2-6 allowed.
+    return seams.gates.length === 0 ? call : await this.#gates(trace, call, phase);
+  }
+
+  /** Step 3 for a call in a run: the run is the caller's and actor's, open, unexpired, and allows the tool. */
+  async #checkRun(principal: Principal, tool: RegisteredTool, runId: string): Promise<void> {
+    const shown = String(runId).slice(0, RUN_ID_MAX);
+    const run =
+      typeof runId === "string" && runId.length > 0 && runId.length <= RUN_ID_MAX
+        ? await this.#context.store.getRun(principal.tenantId, runId)
+        : undefined;
+    const denied = (why: string) => new ToolpactError("RUN_DENIED", `run "${shown}" ${why}`, { tool: tool.fullName });
+    if (run === undefined || run.callerPluginId !== principal.callerPluginId || run.actorUserId !== principal.actor.userId) {
+      throw denied("is not a run of this caller and user: open one with runs.open and pass its runId");
+    }
+    if (run.closedAt !== undefined) throw denied("was closed: open a new run");
+    if (run.expiresAt <= this.#context.clock()) throw denied("has expired: open a new run");
+    const { providerId, declaration } = tool;
+    if (!run.allow.some((pattern) => matchesToolPattern(pattern, providerId, declaration.name, declaration.version))) {
+      throw denied(`does not allow ${tool.fullName}: its allow list is ${run.allow.map((p) => `"${p}"`).join(", ")}`);
+    }
+  }
+
+  /**
+   * Step 7: every acting gate, in declared order; the most restrictive answer wins
+   * (block > requireConfirmation > result > allow). A gate that throws, times out, answers nonsense or
+   * has no function blocks.
+   */
+  async #gates(trace: CallTrace, call: AuthorizedCall, phase: "preview" | "execute"): Promise<AuthorizedCall> {
+    const { principal, tool } = call;
+    const gateCall: GateCall = Object.freeze({
+      tenantId: principal.tenantId,
+      tool: tool.fullName,
+      providerId: tool.providerId,
+      name: tool.declaration.name,
+      version: tool.declaration.version,
+      effect: tool.declaration.effect,
+      input: call.input,
+      phase,
+      callerPluginId: principal.callerPluginId,
+      actor: principal.actor,
+      ...(call.runId === undefined ? {} : { runId: call.runId }),
+    });
+    let winner: { decision: GateDecision; seam: string } | undefined;
+    for (const gate of call.seams.gates) {
+      const handler = gate.handler;
+      let answer: unknown;
+      let failure: string | undefined;
+      if (handler === undefined) {
+        failure = "HandlerMissing";
+      } else {
+        try {
+          answer = await this.#invokeSeam(gate, call, phase, undefined, (ctx) => handler(gateCall, ctx));
+        } catch (error) {
+          failure = error === TIMED_OUT ? "TimeoutError" : errorClassOf(error);
+        }
+      }
+      const decision = failure === undefined ? gateDecisionOf(answer) : undefined;
+      if (decision === undefined || decision.decision === "block") {
+        trace.seam = gate.key;
+        const why =
+          failure === "HandlerMissing"
+            ? "the gate is activated but its plugin provided no function for it (fail closed)"
+            : failure === "TimeoutError"
+              ? `the gate did not answer within ${gate.timeoutMs} ms (fail closed)`
+              : failure !== undefined
+                ? "the gate failed (fail closed); its message is not forwarded"
+                : decision === undefined
+                  ? "the gate gave no valid decision (fail closed)"
+                  : decision.reason;
+        throw new ToolpactError("GATE_BLOCKED", `${tool.fullName} was blocked by gate ${gate.key}: ${why}`, {
+          tool: tool.fullName,
+          ...(failure !== undefined ? { errorClass: failure } : decision === undefined ? { errorClass: "InvalidGateDecision" } : {}),
+        });
+      }
+      if (winner === undefined || gateRank(decision.decision) > gateRank(winner.decision.decision)) {
+        winner = { decision, seam: gate.key };
+      }
+    }
+    switch (winner?.decision.decision) {
+      case "requireConfirmation":
+        // Adds a confirmation, in the mode policy decided; never removes one.
+        trace.seam = winner.seam;
+        return { ...call, decision: { ...call.decision, confirm: true } };
+      case "result":
+        return { ...call, gateResult: { value: winner.decision.value, seam: winner.seam } };
+      default:
+        return call;
+    }
+  }
+
+  /**
+   * Step 10 (guards): each acting guard in order may pass, replace (validated again) or withhold the
+   * output. A guard that throws, times out, answers nonsense or has no function withholds (fail closed).
+   */
+  async #guard(
+    call: AuthorizedCall,
+    output: unknown,
+    operationId: string,
+  ): Promise<{ ok: true; output: unknown } | { ok: false; errorCode: "GUARD_REJECTED" | "OUTPUT_INVALID"; errorClass?: string; seam: string }> {
+    const { principal, tool } = call;
+    let current = output;
+    let last = "";
+    for (const guard of call.seams.guards) {
+      last = guard.key;
+      const handler = guard.handler;
+      if (handler === undefined) return { ok: false, errorCode: "GUARD_REJECTED", errorClass: "HandlerMissing", seam: guard.key };
+      const guardCall: GuardCall = Object.freeze({
+        tenantId: principal.tenantId,
+        tool: tool.fullName,
+        providerId: tool.providerId,
+        effect: tool.declaration.effect,
+        input: call.input,
+        output: current,
+        operationId,
+        callerPluginId: principal.callerPluginId,
+        actor: principal.actor,
+      });
+      let answer: unknown;
+      try {
+        answer = await this.#invokeSeam(guard, call, "execute", operationId, (ctx) => handler(guardCall, ctx));
+      } catch (error) {
+        return { ok: false, errorCode: "GUARD_REJECTED", errorClass: error === TIMED_OUT ? "TimeoutError" : errorClassOf(error), seam: guard.key };
+      }
+      const decision = (answer as { decision?: unknown } | null | undefined)?.decision;
+      if (decision === "pass") continue;
+      if (decision === "withhold") return { ok: false, errorCode: "GUARD_REJECTED", seam: guard.key };
+      if (decision === "replace" && typeof answer === "object" && answer !== null && "output" in answer) {
+        current = (answer as { output: unknown }).output;
+        if (tool.validateOutput !== undefined && tool.validateOutput(current).length > 0) {
+          return { ok: false, errorCode: "OUTPUT_INVALID", errorClass: "InvalidReplacement", seam: guard.key };
+        }
+        continue;
+      }
+      return { ok: false, errorCode: "GUARD_REJECTED", errorClass: "InvalidGuardDecision", seam: guard.key };
+    }
+    // A guard may have changed the output in place: what leaves is checked against outputSchema once more.
+    if (tool.validateOutput !== undefined && tool.validateOutput(current).length > 0) {
+      return { ok: false, errorCode: "OUTPUT_INVALID", errorClass: "InvalidReplacement", seam: last };
+    }
+    return { ok: true, output: current };
+  }
+
+  /**
+   * Step 11: every acting AfterTool hook, at once, each under its timeout. Staged reactions become
+   * outbox rows (payload sealed); a hook that fails becomes an activity event of kind `hook`.
+   */
+  async #hooks(
+    call: AuthorizedCall,
+    trace: CallTrace,
+    outcome: { operationId: string; outcome: Exclude<OperationState, "running">; output: unknown; errorCode: string | undefined },
+  ): Promise<{ outbox: OutboxRecord[]; events: ActivityRecord[] }> {
+    const { principal, tool } = call;
+    const hookCall: HookCall = Object.freeze({
+      tenantId: principal.tenantId,
+      tool: tool.fullName,
+      providerId: tool.providerId,
+      effect: tool.declaration.effect,
+      input: call.input,
+      output: outcome.output,
+      outcome: outcome.outcome,
+      ...(outcome.errorCode === undefined ? {} : { errorCode: outcome.errorCode }),
+      operationId: outcome.operationId,
+      callerPluginId: principal.callerPluginId,
+      actor: principal.actor,
+    });
+    const answers = await Promise.all(
+      call.seams.hooks.map(async (hook): Promise<{ reactions: readonly CheckedReaction[] } | { failure: string }> => {
+        const handler = hook.handler;
+        if (handler === undefined) return { failure: "HandlerMissing" };
+        try {
+          const answer = await this.#invokeSeam(hook, call, "execute", outcome.operationId, (ctx) => handler(hookCall, ctx));
+          return reactionsOf(answer ?? []);
+        } catch (error) {
+          return { failure: error === TIMED_OUT ? "TimeoutError" : errorClassOf(error) };
+        }
+      }),
+    );
+    const outbox: OutboxRecord[] = [];
+    const events: ActivityRecord[] = [];
+    const now = this.#context.clock();
+    answers.forEach((answer, index) => {
+      const hook = call.seams.hooks[index]!;
+      if ("failure" in answer) {
+        this.#context.logger.warn({ event: "hook_failed", hook: hook.key, tool: tool.fullName, operationId: outcome.operationId, errorClass: answer.failure });
+        events.push({
+          ...this.#event(trace, "failed", { operationId: outcome.operationId, errorClass: answer.failure }),
+          kind: "hook",
+          phase: "execute",
+          seam: hook.key,
+        });
+        return;
+      }
+      for (const reaction of answer.reactions) {
+        const id = uuidv7(now);
+        outbox.push({
+          tenantId: principal.tenantId,
+          id,
+          operationId: outcome.operationId,
+          tool: tool.fullName,
+          hook: hook.key,
+          kind: reaction.kind,
+          sealedPayload: this.#cipher.seal(reaction.json, outboxAad(principal.tenantId, id)),
+          createdAt: now,
+          attempts: 0,
+        });
+      }
+    });
+    return { outbox, events };
+  }
+
+  /** Runs one gate, hook or guard in the call's scope (when its plugin may call tools) under its timeout. */
+  #invokeSeam<T>(
+    seam: RegisteredSeam<unknown>,
+    call: AuthorizedCall,
+    phase: "preview" | "execute",
+    operationId: string | undefined,
+    run: (ctx: SeamContext) => T | Promise<T>,
+  ): Promise<T> {
+    const { principal, tool } = call;
+    const controller = new CallAbort();
+    const ctx: SeamContext = Object.freeze({
+      tenantId: principal.tenantId,
+      actor: principal.actor,
+      callerPluginId: principal.callerPluginId,
+      tool: tool.fullName,
+      phase,
+      ...(operationId === undefined ? {} : { operationId }),
+      get signal() {
+        return controller.signal;
+      },
+    });
+    const scope: CallScope | undefined = seam.canCall
+      ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
+      : undefined;
+    try {
+      return this.#invoke(scope, () => run(ctx), seam.timeoutMs, controller);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #checkCaller(caller: RegisteredPlugin, tool: RegisteredTool): void {
@@ -768,9 +1237,10 @@ export class ToolPipeline {
   // ---------------------------------------------------------------------------------------------
   // activity
 
-  #trace(principal: Principal, phase: ActivityPhase): CallTrace {
+  #trace(principal: Principal, phase: ActivityPhase, kind: ActivityKind = "call"): CallTrace {
     return {
       principal,
+      kind,
       phase,
       started: performance.now(),
       providerId: undefined,
@@ -778,6 +1248,7 @@ export class ToolPipeline {
       toolName: undefined,
       version: undefined,
       confirmationId: undefined,
+      seam: undefined,
       recorded: false,
     };
   }
@@ -793,7 +1264,7 @@ export class ToolPipeline {
       id: uuidv7(now),
       tenantId: principal.tenantId,
       at: now,
-      kind: "call",
+      kind: trace.kind,
       actorUserId: principal.actor.userId,
       callerPluginId: principal.callerPluginId,
       phase: trace.phase,
@@ -811,6 +1282,7 @@ export class ToolPipeline {
       if (trace.version !== undefined) event.version = trace.version;
     }
     if (trace.confirmationId !== undefined) event.confirmationId = trace.confirmationId;
+    if (trace.seam !== undefined) event.seam = trace.seam;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
     return event as unknown as ActivityRecord;
   }
@@ -894,13 +1366,19 @@ function outcomeError(
         `the provider of ${tool} failed (operation ${operationId}); its message is not forwarded`,
         data,
       );
+    case "GUARD_REJECTED":
+      return new ToolpactError(
+        "GUARD_REJECTED",
+        `${tool} ran (operation ${operationId}) but a guard withheld its output: the effect happened, the result is not shown`,
+        data,
+      );
     default:
       return new ToolpactError(code, `${tool} ended with ${code} (operation ${operationId})`, data);
   }
 }
 
 function isKnownCode(code: string): code is ToolpactErrorCode {
-  return code === "OUTPUT_INVALID" || code === "OUTCOME_UNKNOWN" || code === "PROVIDER_FAILED";
+  return code === "OUTPUT_INVALID" || code === "OUTCOME_UNKNOWN" || code === "PROVIDER_FAILED" || code === "GUARD_REJECTED";
 }
 
 function targetIdOf(result: unknown): string | undefined {
@@ -915,4 +1393,48 @@ function resultAad(tenantId: string, operationId: string): string {
 
 function inputAad(tenantId: string, operationId: string): string {
   return `toolpact:operation-input:${tenantId}:${operationId}`;
+}
+
+function outboxAad(tenantId: string, id: string): string {
+  return `toolpact:outbox:${tenantId}:${id}`;
+}
+
+/** A gate's answer as one of the four decisions, or undefined when it is none of them. */
+function gateDecisionOf(answer: unknown): GateDecision | undefined {
+  if (typeof answer !== "object" || answer === null) return undefined;
+  const { decision, reason, value } = answer as { decision?: unknown; reason?: unknown; value?: unknown };
+  switch (decision) {
+    case "allow":
+      return { decision: "allow" };
+    case "block":
+      return {
+        decision: "block",
+        reason: typeof reason === "string" && reason.length > 0 ? reason.slice(0, REASON_MAX) : "the gate gave no reason",
+      };
+    case "requireConfirmation":
+      return typeof reason === "string" ? { decision: "requireConfirmation", reason: reason.slice(0, REASON_MAX) } : { decision: "requireConfirmation" };
+    case "result":
+      return "value" in (answer as object) ? { decision: "result", value } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** A hook's answer as checked reactions with their payload JSON, or the reason it is not one. */
+function reactionsOf(answer: unknown): { reactions: readonly CheckedReaction[] } | { failure: string } {
+  if (!Array.isArray(answer) || answer.length > MAX_REACTIONS) return { failure: "InvalidReactions" };
+  const reactions: CheckedReaction[] = [];
+  for (const item of answer as unknown[]) {
+    const kind = (item as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== "string" || !REACTION_KIND.test(kind)) return { failure: "InvalidReactions" };
+    let json: string | undefined;
+    try {
+      json = JSON.stringify((item as { payload?: unknown }).payload ?? null);
+    } catch {
+      return { failure: "InvalidReactions" };
+    }
+    if (json === undefined || Buffer.byteLength(json, "utf8") > MAX_REACTION_BYTES) return { failure: "InvalidReactions" };
+    reactions.push({ kind, json });
+  }
+  return { reactions };
 }

@@ -109,4 +109,78 @@ CREATE TABLE activity (
 CREATE INDEX activity_by_actor ON activity (tenant_id, actor_user_id, id);
 `,
   },
+  {
+    version: 2,
+    name: "runs, confirmation requests, activations, outbox, recovery policy, lease index",
+    sql: `
+ALTER TABLE tenants ADD COLUMN recovery_policy TEXT;
+ALTER TABLE operations ADD COLUMN recovery_attempts INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX operations_running_by_lease ON operations (lease_expires_at) WHERE state = 'running';
+ALTER TABLE activity ADD COLUMN seam TEXT;
+CREATE INDEX idempotency_keys_by_operation ON idempotency_keys (tenant_id, operation_id);
+
+CREATE TABLE plugin_activations (
+  tenant_id TEXT NOT NULL,
+  plugin_id TEXT NOT NULL,
+  gates TEXT NOT NULL,
+  hooks TEXT NOT NULL,
+  guards TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, plugin_id)
+) WITHOUT ROWID;
+
+CREATE TABLE runs (
+  tenant_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  allow TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  closed_at INTEGER,
+  PRIMARY KEY (tenant_id, run_id)
+) WITHOUT ROWID;
+CREATE INDEX runs_by_expiry ON runs (expires_at);
+
+CREATE TABLE confirmation_requests (
+  tenant_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  provider_plugin_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  digest_kid TEXT NOT NULL,
+  schema_hash TEXT NOT NULL,
+  effect TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  run_id TEXT,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  sealed_preview BLOB,
+  token_expires_at INTEGER,
+  PRIMARY KEY (tenant_id, request_id)
+) WITHOUT ROWID;
+CREATE INDEX confirmation_requests_pending ON confirmation_requests (tenant_id, caller_plugin_id, actor_user_id, expires_at)
+  WHERE status = 'pending';
+CREATE INDEX confirmation_requests_pending_by_expiry ON confirmation_requests (expires_at) WHERE status = 'pending';
+CREATE INDEX confirmation_requests_by_expiry ON confirmation_requests (expires_at);
+
+CREATE TABLE outbox (
+  tenant_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  hook TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  sealed_payload BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  claimed_until INTEGER,
+  PRIMARY KEY (tenant_id, id)
+) WITHOUT ROWID;
+`,
+  },
 ];

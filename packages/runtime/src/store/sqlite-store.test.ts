@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { describeStoreContract } from "../testing.js";
@@ -101,6 +103,43 @@ describe("SQLite store", () => {
     while (statSync(path).size <= initial && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(statSync(path).size).toBeGreaterThan(initial);
     await store.close();
+    await dispose();
+  });
+
+  it("stops at once when the checkpoint worker is gone, and starts it even under --input-type=module", async () => {
+    const { dir, dispose } = tempDir();
+    const path = join(dir, "toolpact.db");
+    const store = await createSqliteStore({ path, checkpointIntervalMs: 10 });
+    await store.appendActivity({ id: "0190aaaa-0000-7000-8000-000000000001", tenantId: "t", at: 1, kind: "call", phase: "execute", outcome: "succeeded" });
+    const started = performance.now();
+    await store.close();
+    expect(performance.now() - started).toBeLessThan(2000);
+
+    // The built store in a process whose flags would make an inherited eval worker an ES module.
+    const built = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "store", "sqlite-store.js");
+    if (!existsSync(built)) return;
+    const modulePath = join(dir, "module.db");
+    const script = `
+      const { statSync } = await import("node:fs");
+      const { createSqliteStore } = await import(${JSON.stringify(pathToFileURL(built).href)});
+      const path = ${JSON.stringify(modulePath)};
+      const store = await createSqliteStore({ path, checkpointIntervalMs: 10 });
+      const initial = statSync(path).size;
+      for (let i = 0; i < 200; i++) {
+        await store.appendActivity({ id: "0190aaaa-0000-7000-8000-" + String(i).padStart(12, "0"), tenantId: "t", at: i,
+          kind: "call", phase: "execute", outcome: "succeeded", tool: "x".repeat(200) });
+      }
+      const deadline = Date.now() + 5000;
+      while (statSync(path).size <= initial && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      const checkpointed = statSync(path).size > initial;
+      await store.close();
+      console.log(checkpointed ? "checkpointed" : "not checkpointed");`;
+    const output = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 10_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout + stderr),
+      );
+    });
+    expect(output.trim()).toBe("checkpointed");
     await dispose();
   });
 });

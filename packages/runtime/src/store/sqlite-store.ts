@@ -9,9 +9,17 @@ import { uuidv7Floor } from "../ids.js";
 import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
 import {
   CONSUMED_TOKEN_GRACE_MS,
+  type ActivationRecord,
   type ActivityListQuery,
   type ActivityRecord,
+  type ConfirmationCreateResult,
+  type ConfirmationRecord,
+  type ConfirmationState,
+  type ConfirmationTransition,
   type ConsumedTokenRecord,
+  type LeaseTakeover,
+  type OutboxRecord,
+  type RunRecord,
   type IdempotencyRecord,
   type IdempotencyScope,
   type LeaseRenewal,
@@ -99,6 +107,8 @@ function startCheckpointer(db: Database.Database, path: string, intervalMs: numb
   try {
     worker = new Worker(CHECKPOINT_WORKER, {
       eval: true,
+      // The body is CommonJS: the parent's flags (e.g. --input-type=module) must not change how it is read.
+      execArgv: [],
       workerData: { path, driver: createRequire(import.meta.url).resolve("better-sqlite3"), intervalMs },
     });
   } catch {
@@ -122,10 +132,15 @@ function startCheckpointer(db: Database.Database, path: string, intervalMs: numb
     stop: () =>
       new Promise<void>((resolve) => {
         stopping = true;
-        if (exited) return resolve();
-        // Keep the process alive until the worker has closed its connection.
+        // A worker that already exited (or never started) has nothing to close.
+        if (exited || worker.threadId < 0) return resolve();
+        // Keep the process alive until the worker has closed its connection; if it does not answer, end it.
         worker.ref();
-        worker.once("exit", () => resolve());
+        const fallback = setTimeout(() => void worker.terminate().then(() => resolve(), () => resolve()), 2000);
+        worker.once("exit", () => {
+          clearTimeout(fallback);
+          resolve();
+        });
         worker.postMessage("stop");
       }),
   };
@@ -223,6 +238,26 @@ class SqliteStore implements Store {
   readonly #listActorActivity: Database.Statement;
   readonly #listActorActivityBefore: Database.Statement;
   readonly #ping: Database.Statement;
+  readonly #tenantActivations: Database.Statement;
+  readonly #upsertActivation: Database.Statement;
+  readonly #setTenantRecovery: Database.Statement;
+  readonly #expiredLeases: Database.Statement;
+  readonly #takeLease: Database.Statement;
+  readonly #settleIdempotencyByOperation: Database.Statement;
+  readonly #insertRun: Database.Statement;
+  readonly #getRun: Database.Statement;
+  readonly #closeRun: Database.Statement;
+  readonly #countPending: Database.Statement;
+  readonly #oldestPending: Database.Statement;
+  readonly #insertConfirmation: Database.Statement;
+  readonly #getConfirmation: Database.Statement;
+  readonly #transitionLive: Database.Statement;
+  readonly #transitionExpired: Database.Statement;
+  readonly #expiredConfirmations: Database.Statement;
+  readonly #insertOutbox: Database.Statement;
+  readonly #claimableOutbox: Database.Statement;
+  readonly #claimOutboxRow: Database.Statement;
+  readonly #ackOutbox: Database.Statement;
   readonly #batch: Database.Transaction<(jobs: readonly Job[], outcomes: unknown[]) => void>;
   readonly #isolatedBatch: Database.Transaction<(jobs: readonly Job[], outcomes: { ok: boolean; value: unknown }[]) => void>;
   readonly #single: (work: () => unknown) => unknown;
@@ -233,7 +268,7 @@ class SqliteStore implements Store {
     this.#groupCommit = groupCommit;
     this.#checkpointer = checkpointer;
     this.#tenantVersion = db.prepare("SELECT config_version FROM tenants WHERE tenant_id = ?").pluck();
-    this.#tenantRow = db.prepare("SELECT config_version, policy FROM tenants WHERE tenant_id = ?");
+    this.#tenantRow = db.prepare("SELECT config_version, policy, recovery_policy FROM tenants WHERE tenant_id = ?");
     this.#tenantInstalls = db.prepare(
       "SELECT plugin_id, enabled, installed_at FROM plugin_installs WHERE tenant_id = ? ORDER BY plugin_id",
     );
@@ -294,8 +329,8 @@ class SqliteStore implements Store {
     );
     this.#insertActivity = db.prepare(
       `INSERT INTO activity (tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version,
-         effect, phase, outcome, error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         effect, phase, outcome, error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#listActivity = db.prepare("SELECT * FROM activity WHERE tenant_id = ? ORDER BY id DESC LIMIT ?");
     this.#listActivityBefore = db.prepare(
@@ -308,6 +343,60 @@ class SqliteStore implements Store {
       "SELECT * FROM activity WHERE tenant_id = ? AND actor_user_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     );
     this.#ping = db.prepare("SELECT 1").pluck();
+    this.#tenantActivations = db.prepare(
+      "SELECT plugin_id, gates, hooks, guards FROM plugin_activations WHERE tenant_id = ? ORDER BY plugin_id",
+    );
+    this.#upsertActivation = db.prepare(
+      `INSERT INTO plugin_activations (tenant_id, plugin_id, gates, hooks, guards, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, plugin_id) DO UPDATE SET gates = excluded.gates, hooks = excluded.hooks,
+         guards = excluded.guards, updated_at = excluded.updated_at`,
+    );
+    this.#setTenantRecovery = db.prepare("UPDATE tenants SET recovery_policy = ? WHERE tenant_id = ?");
+    this.#expiredLeases = db.prepare(
+      "SELECT * FROM operations WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?",
+    );
+    this.#takeLease = db.prepare(
+      `UPDATE operations SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = ?,
+         recovery_attempts = recovery_attempts + 1
+       WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_epoch = ? AND lease_expires_at <= ?`,
+    );
+    this.#settleIdempotencyByOperation = db.prepare(
+      "UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ? WHERE tenant_id = ? AND operation_id = ?",
+    );
+    this.#insertRun = db.prepare(
+      `INSERT INTO runs (tenant_id, run_id, caller_plugin_id, actor_user_id, allow, created_at, expires_at, closed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
+    );
+    this.#getRun = db.prepare("SELECT * FROM runs WHERE tenant_id = ? AND run_id = ?");
+    this.#closeRun = db.prepare("UPDATE runs SET closed_at = ? WHERE tenant_id = ? AND run_id = ? AND closed_at IS NULL");
+    const pendingOf = "tenant_id = ? AND caller_plugin_id = ? AND actor_user_id = ? AND status = 'pending' AND expires_at > ?";
+    this.#countPending = db.prepare(`SELECT COUNT(*) FROM confirmation_requests WHERE ${pendingOf}`).pluck();
+    this.#oldestPending = db.prepare(`SELECT MIN(expires_at) FROM confirmation_requests WHERE ${pendingOf}`).pluck();
+    this.#insertConfirmation = db.prepare(
+      `INSERT INTO confirmation_requests (tenant_id, request_id, tool, provider_plugin_id, caller_plugin_id, actor_user_id,
+         digest, digest_kid, schema_hash, effect, mode, run_id, status, created_at, expires_at, decided_at, sealed_preview,
+         token_expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULL, ?, NULL)`,
+    );
+    this.#getConfirmation = db.prepare("SELECT * FROM confirmation_requests WHERE tenant_id = ? AND request_id = ?");
+    const transition = `UPDATE confirmation_requests SET status = ?, decided_at = ?, token_expires_at = ?, sealed_preview = NULL
+       WHERE tenant_id = ? AND request_id = ? AND status = 'pending'`;
+    this.#transitionLive = db.prepare(`${transition} AND expires_at > ?`);
+    this.#transitionExpired = db.prepare(`${transition} AND expires_at <= ?`);
+    this.#expiredConfirmations = db.prepare(
+      "SELECT * FROM confirmation_requests WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+    );
+    this.#insertOutbox = db.prepare(
+      `INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)`,
+    );
+    this.#claimableOutbox = db.prepare(
+      "SELECT * FROM outbox WHERE tenant_id = ? AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?",
+    );
+    this.#claimOutboxRow = db.prepare(
+      "UPDATE outbox SET attempts = attempts + 1, claimed_until = ? WHERE tenant_id = ? AND id = ?",
+    );
+    this.#ackOutbox = db.prepare("DELETE FROM outbox WHERE tenant_id = ? AND id = ?");
 
     const savepoint = db.transaction((work: () => unknown) => work());
     this.#single = (work) => savepoint.immediate(work);
@@ -409,8 +498,23 @@ class SqliteStore implements Store {
         enabled: install.enabled === 1,
         installedAt: Number(install.installed_at),
       }));
+      const activations = (this.#tenantActivations.all(tenantId) as Row[]).map(
+        (activation): ActivationRecord => ({
+          pluginId: String(activation.plugin_id),
+          gates: JSON.parse(String(activation.gates)) as string[],
+          hooks: JSON.parse(String(activation.hooks)) as string[],
+          guards: JSON.parse(String(activation.guards)) as string[],
+        }),
+      );
       const version = row === undefined ? 0 : Number(row.config_version);
-      return defined<TenantConfigRecord>({ tenantId, version, plugins, policy: str(row?.policy) });
+      return defined<TenantConfigRecord>({
+        tenantId,
+        version,
+        plugins,
+        policy: str(row?.policy),
+        recoveryPolicy: str(row?.recovery_policy),
+        activations,
+      });
     });
   }
 
@@ -432,6 +536,29 @@ class SqliteStore implements Store {
     return this.#write(() => {
       this.#bumpTenant.run(tenantId, activity.at);
       this.#setTenantPolicy.run(policyJson, tenantId);
+      this.#appendActivity(activity);
+    });
+  }
+
+  setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
+    return this.#write(() => {
+      this.#bumpTenant.run(activation.tenantId, activity.at);
+      this.#upsertActivation.run(
+        activation.tenantId,
+        activation.pluginId,
+        JSON.stringify(activation.gates),
+        JSON.stringify(activation.hooks),
+        JSON.stringify(activation.guards),
+        activity.at,
+      );
+      this.#appendActivity(activity);
+    });
+  }
+
+  setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    return this.#write(() => {
+      this.#bumpTenant.run(tenantId, activity.at);
+      this.#setTenantRecovery.run(policyJson, tenantId);
       this.#appendActivity(activity);
     });
   }
@@ -556,14 +683,35 @@ class SqliteStore implements Store {
         return "lease-lost";
       }
       this.#appendActivity(settle.activity);
-      if (settle.idempotency !== undefined) {
-        this.#settleIdempotency.run(
-          settle.state,
-          settle.errorCode ?? null,
-          settle.idempotency.sealedResult === undefined ? null : Buffer.from(settle.idempotency.sealedResult),
-          ...scopeParams(settle.idempotency.scope),
-          settle.operationId,
-        );
+      if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) this.#appendActivity(event);
+      if (settle.outbox !== undefined) {
+        for (const item of settle.outbox) {
+          this.#insertOutbox.run(
+            item.tenantId,
+            item.id,
+            item.operationId,
+            item.tool,
+            item.hook,
+            item.kind,
+            Buffer.from(item.sealedPayload),
+            item.createdAt,
+          );
+        }
+      }
+      const idempotency = settle.idempotency;
+      if (idempotency !== undefined) {
+        const sealed = idempotency.sealedResult === undefined ? null : Buffer.from(idempotency.sealedResult);
+        if (idempotency.scope !== undefined) {
+          this.#settleIdempotency.run(
+            settle.state,
+            settle.errorCode ?? null,
+            sealed,
+            ...scopeParams(idempotency.scope),
+            settle.operationId,
+          );
+        } else {
+          this.#settleIdempotencyByOperation.run(settle.state, settle.errorCode ?? null, sealed, settle.tenantId, settle.operationId);
+        }
       }
       return "settled";
     });
@@ -584,6 +732,124 @@ class SqliteStore implements Store {
     return this.#read(() => {
       const row = this.#getOperation.get(operationId, tenantId) as Row | undefined;
       return row === undefined ? undefined : operationFromRow(row);
+    });
+  }
+
+  listExpiredLeases(now: number, limit: number): Promise<readonly OperationRecord[]> {
+    return this.#read(() => (this.#expiredLeases.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(operationFromRow));
+  }
+
+  takeLease(takeover: LeaseTakeover): Promise<OperationRecord | undefined> {
+    return this.#write(() => {
+      const changes = this.#takeLease.run(
+        takeover.owner,
+        takeover.expiresAt,
+        takeover.operationId,
+        takeover.tenantId,
+        takeover.leaseEpoch,
+        takeover.now,
+      ).changes;
+      if (changes === 0) return undefined;
+      return operationFromRow(this.#getOperation.get(takeover.operationId, takeover.tenantId) as Row);
+    });
+  }
+
+  insertRun(run: RunRecord): Promise<void> {
+    return this.#write(() => {
+      this.#insertRun.run(
+        run.tenantId,
+        run.runId,
+        run.callerPluginId,
+        run.actorUserId,
+        JSON.stringify(run.allow),
+        run.createdAt,
+        run.expiresAt,
+      );
+    });
+  }
+
+  getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#getRun.get(tenantId, runId) as Row | undefined;
+      return row === undefined ? undefined : runFromRow(row);
+    });
+  }
+
+  closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
+    return this.#write(() => this.#closeRun.run(closedAt, tenantId, runId).changes > 0);
+  }
+
+  createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
+    return this.#write((): ConfirmationCreateResult => {
+      const owner = [record.tenantId, record.callerPluginId, record.actorUserId, record.createdAt] as const;
+      const pending = Number(this.#countPending.get(...owner));
+      if (pending >= maxPending) return { status: "rate-limited", retryAt: Number(this.#oldestPending.get(...owner)) };
+      this.#insertConfirmation.run(
+        record.tenantId,
+        record.requestId,
+        record.tool,
+        record.providerPluginId,
+        record.callerPluginId,
+        record.actorUserId,
+        record.digest,
+        record.digestKid,
+        record.schemaHash,
+        record.effect,
+        record.mode,
+        record.runId ?? null,
+        record.createdAt,
+        record.expiresAt,
+        record.sealedPreview === undefined ? null : Buffer.from(record.sealedPreview),
+      );
+      return { status: "created" };
+    });
+  }
+
+  getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
+    return this.#read(() => {
+      const row = this.#getConfirmation.get(tenantId, requestId) as Row | undefined;
+      return row === undefined ? undefined : confirmationFromRow(row);
+    });
+  }
+
+  transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
+    return this.#write(() => {
+      const statement = transition.when === "live" ? this.#transitionLive : this.#transitionExpired;
+      const changes = statement.run(
+        transition.to,
+        transition.at,
+        transition.tokenExpiresAt ?? null,
+        transition.tenantId,
+        transition.requestId,
+        transition.at,
+      ).changes;
+      if (changes === 0) return undefined;
+      if (transition.activity !== undefined) this.#appendActivity(transition.activity);
+      return confirmationFromRow(this.#getConfirmation.get(transition.tenantId, transition.requestId) as Row);
+    });
+  }
+
+  listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    return this.#read(() =>
+      (this.#expiredConfirmations.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(confirmationFromRow),
+    );
+  }
+
+  claimOutbox(tenantId: string, limit: number, now: number, claimUntil: number): Promise<readonly OutboxRecord[]> {
+    return this.#write(() => {
+      const rows = this.#claimableOutbox.all(tenantId, now, Math.max(1, Math.floor(limit))) as Row[];
+      return rows.map((row) => {
+        this.#claimOutboxRow.run(claimUntil, tenantId, row.id);
+        return outboxFromRow({ ...row, attempts: Number(row.attempts) + 1, claimed_until: claimUntil });
+      });
+    });
+  }
+
+  ackOutbox(tenantId: string, ids: readonly string[]): Promise<number> {
+    return this.#write(() => {
+      let deleted = 0;
+      for (const id of ids) deleted += this.#ackOutbox.run(tenantId, id).changes;
+      return deleted;
     });
   }
 
@@ -626,6 +892,7 @@ class SqliteStore implements Store {
       event.targetId ?? null,
       event.durationMs ?? null,
       event.correlationId ?? null,
+      event.seam ?? null,
     );
   }
 
@@ -664,7 +931,19 @@ class SqliteStore implements Store {
       const deleteOld = this.#db.prepare("DELETE FROM activity WHERE tenant_id = ? AND id < ?");
       let activityEvents = 0;
       for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
-      return { consumedTokens, idempotencyRecords, activityEvents };
+      let confirmations = 0;
+      let runs = 0;
+      let outboxItems = 0;
+      if (request.confirmationsExpiredBefore !== undefined) {
+        confirmations = this.#db
+          .prepare("DELETE FROM confirmation_requests WHERE expires_at <= ? AND (token_expires_at IS NULL OR token_expires_at <= ?)")
+          .run(request.confirmationsExpiredBefore, request.confirmationsExpiredBefore).changes;
+        runs = this.#db.prepare("DELETE FROM runs WHERE expires_at <= ?").run(request.confirmationsExpiredBefore).changes;
+      }
+      if (request.outboxBefore !== undefined) {
+        outboxItems = this.#db.prepare("DELETE FROM outbox WHERE created_at <= ?").run(request.outboxBefore).changes;
+      }
+      return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems };
     });
   }
 
@@ -721,6 +1000,58 @@ function operationFromRow(row: Row): OperationRecord {
     leaseEpoch: Number(row.lease_epoch),
     leaseExpiresAt: Number(row.lease_expires_at),
     sealedInput: bytes(row.sealed_input),
+    recoveryAttempts: num(row.recovery_attempts),
+  });
+}
+
+function runFromRow(row: Row): RunRecord {
+  return defined<RunRecord>({
+    tenantId: String(row.tenant_id),
+    runId: String(row.run_id),
+    callerPluginId: String(row.caller_plugin_id),
+    actorUserId: String(row.actor_user_id),
+    allow: JSON.parse(String(row.allow)) as string[],
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    closedAt: num(row.closed_at),
+  });
+}
+
+function confirmationFromRow(row: Row): ConfirmationRecord {
+  return defined<ConfirmationRecord>({
+    tenantId: String(row.tenant_id),
+    requestId: String(row.request_id),
+    tool: String(row.tool),
+    providerPluginId: String(row.provider_plugin_id),
+    callerPluginId: String(row.caller_plugin_id),
+    actorUserId: String(row.actor_user_id),
+    digest: String(row.digest),
+    digestKid: String(row.digest_kid),
+    schemaHash: String(row.schema_hash),
+    effect: String(row.effect) as ConfirmationRecord["effect"],
+    mode: "platform",
+    runId: str(row.run_id),
+    status: String(row.status) as ConfirmationState,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    decidedAt: num(row.decided_at),
+    sealedPreview: bytes(row.sealed_preview),
+    tokenExpiresAt: num(row.token_expires_at),
+  });
+}
+
+function outboxFromRow(row: Row): OutboxRecord {
+  return defined<OutboxRecord>({
+    tenantId: String(row.tenant_id),
+    id: String(row.id),
+    operationId: String(row.operation_id),
+    tool: String(row.tool),
+    hook: String(row.hook),
+    kind: String(row.kind),
+    sealedPayload: bytes(row.sealed_payload) ?? new Uint8Array(),
+    createdAt: Number(row.created_at),
+    attempts: Number(row.attempts),
+    claimedUntil: num(row.claimed_until),
   });
 }
 
@@ -774,5 +1105,6 @@ function activityFromRow(row: Row): ActivityRecord {
     targetId: str(row.target_id),
     durationMs: num(row.duration_ms),
     correlationId: str(row.correlation_id),
+    seam: str(row.seam),
   });
 }

@@ -4,7 +4,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ActivityRecord, IdempotencyScope, OperationBegin, OperationRecord, Store } from "./store.js";
+import type {
+  ActivityRecord,
+  ConfirmationRecord,
+  IdempotencyScope,
+  OperationBegin,
+  OperationRecord,
+  OutboxRecord,
+  Store,
+} from "./store.js";
 import { uuidv7 } from "../ids.js";
 
 /** A store under test, with an optional second connection to the same database (another instance). */
@@ -122,7 +130,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it("starts empty at version 0 and bumps the version on every change", async () => {
         const { store } = await open();
         const t = tenant();
-        expect(await store.loadTenantConfig(t)).toEqual({ tenantId: t, version: 0, plugins: [] });
+        expect(await store.loadTenantConfig(t)).toEqual({ tenantId: t, version: 0, plugins: [], activations: [] });
         expect(await store.loadTenantConfig(t, 0)).toBeUndefined();
 
         await store.installPlugin(t, "com.example.notes", NOW);
@@ -158,7 +166,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const b = tenant();
         await store.installPlugin(a, "com.example.notes", NOW);
         await store.setPolicy(a, '{"rules":[]}', activity(a, { kind: "policy", phase: "change" }));
-        expect(await store.loadTenantConfig(b)).toEqual({ tenantId: b, version: 0, plugins: [] });
+        expect(await store.loadTenantConfig(b)).toEqual({ tenantId: b, version: 0, plugins: [], activations: [] });
         expect(await store.setPluginEnabled(b, "com.example.notes", false, NOW)).toBe(false);
       });
     });
@@ -480,11 +488,372 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       await store.appendActivity(newEvent);
 
       const result = await store.prune({ now: NOW + 100, consumedTokensExpiredBefore: NOW + 100, activityBefore: NOW - 50_000 });
-      expect(result).toEqual({ consumedTokens: 1, idempotencyRecords: 1, activityEvents: 1 });
+      expect(result).toMatchObject({ consumedTokens: 1, idempotencyRecords: 1, activityEvents: 1 });
       expect(await store.findConsumedToken(t, "old")).toBeUndefined();
       expect(await store.findConsumedToken(t, "live")).toBeDefined();
       expect(await store.findIdempotency(scope(t, "live"), NOW + 100)).toBeDefined();
       expect((await store.listActivity(t, { limit: 10 })).map((e) => e.id)).toEqual([newEvent.id]);
+    });
+
+    describe("activations and the recovery policy", () => {
+      it("keeps one activation per plugin, replaces it, bumps the version and records the change", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const first = activity(t, { kind: "policy", phase: "change" });
+        await store.setActivation({ tenantId: t, pluginId: "com.example.gates", gates: ["a", "b"], hooks: [], guards: ["g"] }, first);
+        let config = await store.loadTenantConfig(t);
+        expect(config?.version).toBe(1);
+        expect(config?.activations).toEqual([{ pluginId: "com.example.gates", gates: ["a", "b"], hooks: [], guards: ["g"] }]);
+        await store.setActivation(
+          { tenantId: t, pluginId: "com.example.gates", gates: [], hooks: ["h"], guards: [] },
+          activity(t, { kind: "policy", phase: "change" }),
+        );
+        await store.setActivation(
+          { tenantId: t, pluginId: "com.example.another", gates: ["x"], hooks: [], guards: [] },
+          activity(t, { kind: "policy", phase: "change" }),
+        );
+        config = await store.loadTenantConfig(t, 1);
+        expect(config?.version).toBe(3);
+        expect(config?.activations).toEqual([
+          { pluginId: "com.example.another", gates: ["x"], hooks: [], guards: [] },
+          { pluginId: "com.example.gates", gates: [], hooks: ["h"], guards: [] },
+        ]);
+        expect((await store.listActivity(t, { limit: 10 })).map((e) => e.kind)).toEqual(["policy", "policy", "policy"]);
+        expect((await store.loadTenantConfig(tenant()))?.activations).toEqual([]);
+      });
+
+      it("keeps the recovery policy beside the policy, bumping the version", async () => {
+        const { store } = await open();
+        const t = tenant();
+        await store.setPolicy(t, '{"rules":[]}', activity(t, { kind: "policy", phase: "change" }));
+        await store.setRecoveryPolicy(t, '{"rules":[{"tools":"*","retry":"none"}]}', activity(t, { kind: "policy", phase: "change" }));
+        const config = await store.loadTenantConfig(t);
+        expect(config).toMatchObject({ version: 2, policy: '{"rules":[]}', recoveryPolicy: '{"rules":[{"tools":"*","retry":"none"}]}' });
+        expect((await store.loadTenantConfig(tenant()))?.recoveryPolicy).toBeUndefined();
+      });
+    });
+
+    describe("settlement with hooks' output", () => {
+      function outboxRow(op: OperationRecord, kind: string, overrides: Partial<OutboxRecord> = {}): OutboxRecord {
+        return {
+          tenantId: op.tenantId,
+          id: uuidv7(NOW),
+          operationId: op.operationId,
+          tool: op.tool,
+          hook: "com.example.hooks:notify",
+          kind,
+          sealedPayload: new Uint8Array([7, 7, 7]),
+          createdAt: NOW,
+          attempts: 0,
+          ...overrides,
+        };
+      }
+
+      it("commits extra activity and outbox rows with the operation, and nothing when the lease is lost", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t);
+        await store.beginOperation({ operation: op });
+        const lostEvent = activity(t, { kind: "hook", outcome: "failed", seam: "com.example.hooks:notify" });
+        const lost = await store.settleOperation(
+          settleOf(op, { leaseEpoch: 9, extraActivity: [lostEvent], outbox: [outboxRow(op, "lost")] }),
+        );
+        expect(lost).toBe("lease-lost");
+        expect(await store.claimOutbox(t, 10, NOW, NOW + 1000)).toEqual([]);
+        expect(await store.listActivity(t, { limit: 10 })).toEqual([]);
+
+        const hookEvent = activity(t, { kind: "hook", outcome: "failed", errorClass: "TimeoutError", seam: "com.example.hooks:notify" });
+        const rows = [outboxRow(op, "first"), outboxRow(op, "second")];
+        const settle = settleOf(op, { extraActivity: [hookEvent], outbox: rows });
+        expect(await store.settleOperation(settle)).toBe("settled");
+        const events = await store.listActivity(t, { limit: 10 });
+        expect(events.map((e) => e.id).sort()).toEqual([settle.activity.id, hookEvent.id].sort());
+        expect(events.find((e) => e.id === hookEvent.id)).toEqual(hookEvent);
+        const claimed = await store.claimOutbox(t, 10, NOW + 1, NOW + 1000);
+        expect(claimed.map((row) => row.kind)).toEqual(["first", "second"]);
+        expect(claimed[0]).toMatchObject({ operationId: op.operationId, hook: "com.example.hooks:notify", attempts: 1, claimedUntil: NOW + 1000 });
+        expect([...claimed[0]!.sealedPayload]).toEqual([7, 7, 7]);
+      });
+
+      it("claims outbox rows once per lease, per tenant, and deletes acknowledged ones", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t);
+        await store.beginOperation({ operation: op });
+        const rows = Array.from({ length: 3 }, (_, i) => outboxRow(op, `r${i}`));
+        await store.settleOperation(settleOf(op, { outbox: rows }));
+        expect(await store.claimOutbox(tenant(), 10, NOW, NOW + 1000)).toEqual([]);
+        const first = await store.claimOutbox(t, 2, NOW, NOW + 1000);
+        expect(first.map((row) => row.kind)).toEqual(["r0", "r1"]);
+        const second = await store.claimOutbox(t, 10, NOW + 500, NOW + 1500);
+        expect(second.map((row) => row.kind)).toEqual(["r2"]);
+        expect(await store.ackOutbox(tenant(), [first[0]!.id])).toBe(0);
+        expect(await store.ackOutbox(t, [first[0]!.id])).toBe(1);
+        // r1's claim lapsed: it comes back, counting the attempt
+        const again = await store.claimOutbox(t, 10, NOW + 1000, NOW + 2000);
+        expect(again.map((row) => [row.kind, row.attempts])).toEqual([["r1", 2]]);
+        expect(await store.ackOutbox(t, [again[0]!.id, second[0]!.id])).toBe(2);
+        expect(await store.claimOutbox(t, 10, NOW + 10_000, NOW + 11_000)).toEqual([]);
+      });
+
+      it("gives each outbox row to one of several racing claimers", async () => {
+        const fixture = await open();
+        const { store } = fixture;
+        const peer = (await openPeer(fixture)) ?? store;
+        const t = tenant();
+        const op = operation(t);
+        await store.beginOperation({ operation: op });
+        await store.settleOperation(settleOf(op, { outbox: Array.from({ length: 20 }, (_, i) => outboxRow(op, `r${i}`)) }));
+        const claims = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : peer).claimOutbox(t, 5, NOW, NOW + 1000)),
+        );
+        const ids = claims.flat().map((row) => row.id);
+        expect(ids).toHaveLength(20);
+        expect(new Set(ids).size).toBe(20);
+      });
+
+      it("settles the idempotency record by operation id when the key is not known (recovery)", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const op = operation(t);
+        await store.beginOperation({
+          operation: op,
+          idempotency: { scope: scope(t, "rec"), inputDigest: "d", expiresAt: NOW + 100_000 },
+        });
+        await store.settleOperation(settleOf(op, { state: "unknown", errorCode: "OUTCOME_UNKNOWN", idempotency: {} }));
+        expect(await store.findIdempotency(scope(t, "rec"), NOW)).toMatchObject({ state: "unknown", errorCode: "OUTCOME_UNKNOWN" });
+      });
+    });
+
+    describe("lease takeover", () => {
+      it("lists running operations whose lease expired, and lets exactly one taker move each to a new epoch", async () => {
+        const fixture = await open();
+        const { store } = fixture;
+        const peer = (await openPeer(fixture)) ?? store;
+        const t = tenant();
+        // a lease time no other test uses, far in the past
+        const expiredAt = 1_000 + Math.floor(Math.random() * 1_000_000);
+        const stale = operation(t, { leaseExpiresAt: expiredAt, sealedInput: new Uint8Array([1]) });
+        const live = operation(t, { leaseExpiresAt: NOW + 30_000 });
+        const done = operation(t, { leaseExpiresAt: expiredAt });
+        for (const op of [stale, live, done]) await store.beginOperation({ operation: op });
+        await store.settleOperation(settleOf(done));
+        const listed = (await store.listExpiredLeases(expiredAt, 1000)).filter((op) => op.tenantId === t);
+        expect(listed.map((op) => op.operationId)).toEqual([stale.operationId]);
+        expect(listed[0]).toMatchObject({ leaseEpoch: 1, recoveryAttempts: 0 });
+
+        const takeover = { tenantId: t, operationId: stale.operationId, leaseEpoch: 1, now: expiredAt, expiresAt: NOW + 60_000 };
+        const [a, b] = await Promise.all([
+          store.takeLease({ ...takeover, owner: "instance-b" }),
+          peer.takeLease({ ...takeover, owner: "instance-c" }),
+        ]);
+        const winners = [a, b].filter((taken) => taken !== undefined);
+        expect(winners).toHaveLength(1);
+        expect(winners[0]).toMatchObject({ leaseEpoch: 2, recoveryAttempts: 1, leaseExpiresAt: NOW + 60_000, state: "running" });
+        expect([...(winners[0]!.sealedInput ?? [])]).toEqual([1]);
+        // the old owner can no longer renew or settle; the new one can
+        expect(await store.renewLeases("instance-a", [{ tenantId: t, operationId: stale.operationId, leaseEpoch: 1 }], NOW + 90_000)).toBe(0);
+        expect(await store.settleOperation(settleOf(stale))).toBe("lease-lost");
+        expect(
+          await store.settleOperation(settleOf(stale, { leaseOwner: winners[0]!.leaseOwner, leaseEpoch: 2, state: "unknown" })),
+        ).toBe("settled");
+        // a lease that has not expired is not taken
+        expect(await store.takeLease({ ...takeover, operationId: live.operationId, owner: "instance-b" })).toBeUndefined();
+        expect((await store.getOperation(t, live.operationId))?.leaseEpoch).toBe(1);
+      });
+    });
+
+    describe("runs", () => {
+      it("keeps a run bound to its tenant, closes it once", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const run = {
+          tenantId: t,
+          runId: randomUUID(),
+          callerPluginId: "com.example.caller",
+          actorUserId: "user-1",
+          allow: ["com.example.notes:*", "com.example.mailer:send@1"],
+          createdAt: NOW,
+          expiresAt: NOW + 60_000,
+        };
+        await store.insertRun(run);
+        expect(await store.getRun(t, run.runId)).toEqual(run);
+        expect(await store.getRun(tenant(), run.runId)).toBeUndefined();
+        expect(await store.closeRun(tenant(), run.runId, NOW + 5)).toBe(false);
+        expect(await store.closeRun(t, run.runId, NOW + 5)).toBe(true);
+        expect(await store.closeRun(t, run.runId, NOW + 6)).toBe(false);
+        expect((await store.getRun(t, run.runId))?.closedAt).toBe(NOW + 5);
+      });
+    });
+
+    describe("confirmation requests", () => {
+      function request(t: string, overrides: Partial<ConfirmationRecord> = {}): ConfirmationRecord {
+        return {
+          tenantId: t,
+          requestId: randomUUID(),
+          tool: "com.example.notes:create-record@1",
+          providerPluginId: "com.example.notes",
+          callerPluginId: "com.example.caller",
+          actorUserId: "user-1",
+          digest: "dig",
+          digestKid: "k1",
+          schemaHash: "sch",
+          effect: "write",
+          mode: "platform",
+          status: "pending",
+          createdAt: NOW,
+          expiresAt: NOW + 300_000,
+          sealedPreview: new Uint8Array([3, 1, 4]),
+          ...overrides,
+        };
+      }
+
+      it("keeps a pending request with its sealed preview, only in its tenant", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const made = request(t, { runId: "run-1" });
+        expect(await store.createConfirmation(made, 5)).toEqual({ status: "created" });
+        const read = await store.getConfirmation(t, made.requestId);
+        const { sealedPreview, ...rest } = made;
+        expect(read).toMatchObject(rest);
+        expect(Object.keys(read!).sort()).toEqual(Object.keys(made).sort());
+        expect([...(read?.sealedPreview ?? [])]).toEqual([...sealedPreview!]);
+        expect(await store.getConfirmation(tenant(), made.requestId)).toBeUndefined();
+      });
+
+      it("refuses more than maxPending live pending requests per caller and actor", async () => {
+        const { store } = await open();
+        const t = tenant();
+        expect(await store.createConfirmation(request(t, { expiresAt: NOW + 1000 }), 2)).toEqual({ status: "created" });
+        expect(await store.createConfirmation(request(t, { expiresAt: NOW + 2000 }), 2)).toEqual({ status: "created" });
+        expect(await store.createConfirmation(request(t), 2)).toEqual({ status: "rate-limited", retryAt: NOW + 1000 });
+        // another actor, another caller, another tenant each have their own budget
+        expect(await store.createConfirmation(request(t, { actorUserId: "user-2" }), 2)).toEqual({ status: "created" });
+        expect(await store.createConfirmation(request(t, { callerPluginId: "com.example.other" }), 2)).toEqual({ status: "created" });
+        expect(await store.createConfirmation(request(tenant()), 2)).toEqual({ status: "created" });
+        // an expired pending request no longer counts
+        expect(await store.createConfirmation(request(t, { createdAt: NOW + 1000 }), 2)).toEqual({ status: "created" });
+      });
+
+      it("holds the pending limit when many creates race, across connections", async () => {
+        const fixture = await open();
+        const { store } = fixture;
+        const peer = (await openPeer(fixture)) ?? store;
+        const t = tenant();
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? store : peer).createConfirmation(request(t), 3)),
+        );
+        expect(results.filter((r) => r.status === "created")).toHaveLength(3);
+        expect(results.filter((r) => r.status === "rate-limited")).toHaveLength(9);
+      });
+
+      it("moves a pending request once, only while live (decisions) or only once expired (expiry), with its event", async () => {
+        const fixture = await open();
+        const { store } = fixture;
+        const peer = (await openPeer(fixture)) ?? store;
+        const t = tenant();
+        const made = request(t);
+        await store.createConfirmation(made, 5);
+        const approve = (s: Store, at: number) =>
+          s.transitionConfirmation({
+            tenantId: t,
+            requestId: made.requestId,
+            to: "approved",
+            at,
+            when: "live",
+            tokenExpiresAt: at + 300_000,
+            activity: activity(t, { kind: "confirmation", phase: "approve", outcome: "approved" }),
+          });
+        expect(
+          await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "expired", at: NOW + 10, when: "expired" }),
+        ).toBeUndefined();
+        const results = await Promise.all([approve(store, NOW + 10), approve(peer, NOW + 11)]);
+        const approved = results.filter((r) => r !== undefined);
+        expect(approved).toHaveLength(1);
+        expect(approved[0]).toMatchObject({ status: "approved", decidedAt: expect.any(Number), tokenExpiresAt: expect.any(Number) });
+        expect(approved[0]?.sealedPreview).toBeUndefined();
+        expect((await store.listActivity(t, { limit: 10 })).filter((e) => e.kind === "confirmation")).toHaveLength(1);
+        expect(
+          await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "denied", at: NOW + 12, when: "live" }),
+        ).toBeUndefined();
+
+        const late = request(t, { expiresAt: NOW + 100 });
+        await store.createConfirmation(late, 5);
+        expect(await store.transitionConfirmation({ tenantId: t, requestId: late.requestId, to: "approved", at: NOW + 100, when: "live" })).toBeUndefined();
+        const expired = await store.transitionConfirmation({
+          tenantId: t,
+          requestId: late.requestId,
+          to: "expired",
+          at: NOW + 100,
+          when: "expired",
+          activity: activity(t, { kind: "confirmation", phase: "expire", outcome: "expired" }),
+        });
+        expect(expired).toMatchObject({ status: "expired", decidedAt: NOW + 100 });
+        expect(await store.transitionConfirmation({ tenantId: tenant(), requestId: made.requestId, to: "denied", at: NOW, when: "live" })).toBeUndefined();
+      });
+
+      it("lists pending requests that expired, in any tenant", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const at = 5_000 + Math.floor(Math.random() * 1_000_000);
+        const due = request(t, { createdAt: at - 10, expiresAt: at });
+        const notYet = request(t, { createdAt: at - 10, expiresAt: at + 1 });
+        const decided = request(t, { createdAt: at - 10, expiresAt: at });
+        for (const made of [due, notYet, decided]) await store.createConfirmation(made, 10);
+        await store.transitionConfirmation({ tenantId: t, requestId: decided.requestId, to: "denied", at: at - 5, when: "live" });
+        const listed = (await store.listExpiredConfirmations(at, 1000)).filter((r) => r.tenantId === t);
+        expect(listed.map((r) => r.requestId)).toEqual([due.requestId]);
+      });
+    });
+
+    it("prunes confirmation requests, runs and outbox rows past their retention", async () => {
+      const { store } = await open();
+      const t = tenant();
+      const old = { tenantId: t, callerPluginId: "c", actorUserId: "u", allow: ["*"], createdAt: NOW - 10_000 };
+      await store.insertRun({ ...old, runId: "old", expiresAt: NOW - 5_000 });
+      await store.insertRun({ ...old, runId: "live", expiresAt: NOW + 5_000 });
+      const base = {
+        tenantId: t,
+        tool: "p:t@1",
+        providerPluginId: "p",
+        callerPluginId: "c",
+        actorUserId: "u",
+        digest: "d",
+        digestKid: "k",
+        schemaHash: "s",
+        effect: "write" as const,
+        mode: "platform" as const,
+        status: "pending" as const,
+        createdAt: NOW - 10_000,
+      };
+      await store.createConfirmation({ ...base, requestId: "old", expiresAt: NOW - 5_000 }, 10);
+      await store.createConfirmation({ ...base, requestId: "live", expiresAt: NOW + 5_000 }, 10);
+      const op = operation(t);
+      await store.beginOperation({ operation: op });
+      const row = (id: string, createdAt: number): OutboxRecord => ({
+        tenantId: t,
+        id,
+        operationId: op.operationId,
+        tool: op.tool,
+        hook: "h:h",
+        kind: "k",
+        sealedPayload: new Uint8Array([1]),
+        createdAt,
+        attempts: 0,
+      });
+      await store.settleOperation(settleOf(op, { outbox: [row(uuidv7(NOW - 10_000), NOW - 10_000), row(uuidv7(NOW), NOW)] }));
+      const result = await store.prune({
+        now: NOW,
+        activityBefore: 0,
+        confirmationsExpiredBefore: NOW - 1_000,
+        outboxBefore: NOW - 1_000,
+      });
+      expect(result).toMatchObject({ confirmations: 1, runs: 1, outboxItems: 1 });
+      expect(await store.getRun(t, "old")).toBeUndefined();
+      expect(await store.getRun(t, "live")).toBeDefined();
+      expect(await store.getConfirmation(t, "old")).toBeUndefined();
+      expect(await store.getConfirmation(t, "live")).toBeDefined();
+      expect(await store.claimOutbox(t, 10, NOW, NOW + 1)).toHaveLength(1);
     });
   });
 }

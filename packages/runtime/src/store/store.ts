@@ -14,6 +14,18 @@ export interface TenantConfigRecord {
   readonly plugins: readonly PluginInstallRecord[];
   /** The policy as JSON text, or undefined when none was set. */
   readonly policy?: string;
+  /** The pinned recovery policy as JSON text, or undefined when none was set. */
+  readonly recoveryPolicy?: string;
+  /** Which declared gates, hooks and guards act, per plugin (plugins without an activation are absent). */
+  readonly activations: readonly ActivationRecord[];
+}
+
+/** One plugin's activated gates, hooks and guards for a tenant. */
+export interface ActivationRecord {
+  readonly pluginId: string;
+  readonly gates: readonly string[];
+  readonly hooks: readonly string[];
+  readonly guards: readonly string[];
 }
 
 /** A plugin installed for a tenant. */
@@ -51,6 +63,8 @@ export interface OperationRecord {
   readonly leaseExpiresAt: number;
   /** The input, sealed, kept while running for tools that declare `recovery: "idempotent"`. */
   readonly sealedInput?: Uint8Array;
+  /** How many times recovery took this operation over (0 for a new one). */
+  readonly recoveryAttempts?: number;
 }
 
 /** Who an idempotency key belongs to: (tenant, caller, actor, tool full name, key). */
@@ -119,7 +133,109 @@ export interface OperationSettle {
   readonly errorCode?: string;
   readonly settledAt: number;
   readonly activity: ActivityRecord;
-  readonly idempotency?: { readonly scope: IdempotencyScope; readonly sealedResult?: Uint8Array };
+  /** More events committed with it (hook failures, guard withholds). */
+  readonly extraActivity?: readonly ActivityRecord[];
+  /** Reactions staged by AfterTool hooks, committed with it. */
+  readonly outbox?: readonly OutboxRecord[];
+  /**
+   * The operation's idempotency record takes its outcome; without `scope` (recovery does not know the
+   * key) the record is found by the operation id.
+   */
+  readonly idempotency?: { readonly scope?: IdempotencyScope; readonly sealedResult?: Uint8Array };
+}
+
+/** A staged reaction waiting for delivery. */
+export interface OutboxRecord {
+  readonly tenantId: string;
+  /** UUIDv7. */
+  readonly id: string;
+  readonly operationId: string;
+  readonly tool: string;
+  /** The hook that staged it, `<pluginId>:<name>`. */
+  readonly hook: string;
+  readonly kind: string;
+  /** The payload's JSON, sealed. */
+  readonly sealedPayload: Uint8Array;
+  readonly createdAt: number;
+  /** How many times it was claimed. */
+  readonly attempts: number;
+  /** Until when the last claim holds; absent when never claimed. */
+  readonly claimedUntil?: number;
+}
+
+/** A run: calls passing its id may use only the tools `allow` matches, until it closes or expires. */
+export interface RunRecord {
+  readonly tenantId: string;
+  readonly runId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  readonly allow: readonly string[];
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly closedAt?: number;
+}
+
+/** The states of a platform-mode confirmation request. */
+export type ConfirmationState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+
+/** A platform-mode confirmation request. */
+export interface ConfirmationRecord {
+  readonly tenantId: string;
+  /** Random, unguessable. */
+  readonly requestId: string;
+  /** The tool's full name. */
+  readonly tool: string;
+  readonly providerPluginId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  /** The input digest the token will carry (`dig`), and the kid of the key it was made with. */
+  readonly digest: string;
+  readonly digestKid: string;
+  readonly schemaHash: string;
+  readonly effect: "read" | "write" | "external";
+  readonly mode: "platform";
+  readonly runId?: string;
+  readonly status: ConfirmationState;
+  readonly createdAt: number;
+  /** Until when it may be decided. */
+  readonly expiresAt: number;
+  readonly decidedAt?: number;
+  /** The preview's summary and details, sealed; deleted once the request leaves `pending`. */
+  readonly sealedPreview?: Uint8Array;
+  /** Once approved: the `exp` of its token, Unix ms. */
+  readonly tokenExpiresAt?: number;
+}
+
+/** What `createConfirmation` did: created, or refused because the (tenant, caller, actor) has too many pending. */
+export type ConfirmationCreateResult =
+  | { readonly status: "created" }
+  | { readonly status: "rate-limited"; /** When the oldest pending one expires. */ readonly retryAt: number };
+
+/** A state change of a pending request, applied only while it is pending (and, for `live`, unexpired). */
+export interface ConfirmationTransition {
+  readonly tenantId: string;
+  readonly requestId: string;
+  readonly to: Exclude<ConfirmationState, "pending">;
+  readonly at: number;
+  /**
+   * `live`: only while `expiresAt > at` (approve, deny, cancel); `expired`: only when `expiresAt <= at`
+   * (expiry).
+   */
+  readonly when: "live" | "expired";
+  readonly tokenExpiresAt?: number;
+  /** Recorded in the same transaction, only when the transition happens. */
+  readonly activity?: ActivityRecord;
+}
+
+/** Recovery takes a lease over: a new owner and the next epoch, only if it is still the expired one. */
+export interface LeaseTakeover {
+  readonly tenantId: string;
+  readonly operationId: string;
+  /** The epoch it saw; the takeover fails if another instance got there first. */
+  readonly leaseEpoch: number;
+  readonly owner: string;
+  readonly now: number;
+  readonly expiresAt: number;
 }
 
 /** `settled`, or `lease-lost` when another owner or epoch holds the operation (nothing was written). */
@@ -156,6 +272,10 @@ export interface PruneRequest {
   readonly consumedTokensExpiredBefore?: number;
   /** Activity events at or before this time. */
   readonly activityBefore: number;
+  /** Confirmation requests and runs that expired at or before this time (default: none). */
+  readonly confirmationsExpiredBefore?: number;
+  /** Outbox rows created at or before this time, delivered or not (default: none). */
+  readonly outboxBefore?: number;
 }
 
 /** How many rows `prune` deleted. */
@@ -163,6 +283,9 @@ export interface PruneResult {
   readonly consumedTokens: number;
   readonly idempotencyRecords: number;
   readonly activityEvents: number;
+  readonly confirmations: number;
+  readonly runs: number;
+  readonly outboxItems: number;
 }
 
 /** The storage contract. SQLite implements it today; PostgreSQL runs the same contract suite. */
@@ -178,6 +301,10 @@ export interface Store {
   setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean>;
   /** Replaces the tenant policy and records `activity` in the same transaction. */
   setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void>;
+  /** Replaces one plugin's activation (bumps the config version) and records `activity` with it. */
+  setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void>;
+  /** Replaces the pinned recovery policy (bumps the config version) and records `activity` with it. */
+  setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void>;
 
   insertPluginKey(record: PluginKeyRecord): Promise<void>;
   /** The key with this id, in any tenant (authentication finds the tenant this way). */
@@ -195,6 +322,31 @@ export interface Store {
   /** Extends the leases this owner still holds; returns how many were extended. */
   renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number>;
   getOperation(tenantId: string, operationId: string): Promise<OperationRecord | undefined>;
+  /** Running operations whose lease expired at or before `now`, in any tenant (recovery is a host job), oldest first. */
+  listExpiredLeases(now: number, limit: number): Promise<readonly OperationRecord[]>;
+  /**
+   * Takes an expired lease: new owner, epoch + 1, new expiry, recovery attempts + 1; only while the
+   * operation is running at `leaseEpoch` with a lease expired at `now`. The updated record, or undefined.
+   */
+  takeLease(takeover: LeaseTakeover): Promise<OperationRecord | undefined>;
+
+  insertRun(run: RunRecord): Promise<void>;
+  getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  /** Closes an open run; false when there is none with this id in the tenant or it is already closed. */
+  closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean>;
+
+  /** Creates a pending request unless the (tenant, caller, actor) already has `maxPending` live pending ones. */
+  createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult>;
+  getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined>;
+  /** Applies a transition of a pending request; the updated record, or undefined when it did not apply. */
+  transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined>;
+  /** Pending requests that expired at or before `now`, in any tenant, oldest first. */
+  listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]>;
+
+  /** Claims up to `limit` unclaimed (or claim-expired) outbox rows of a tenant, oldest first, until `claimUntil`. */
+  claimOutbox(tenantId: string, limit: number, now: number, claimUntil: number): Promise<readonly OutboxRecord[]>;
+  /** Deletes delivered outbox rows of a tenant; returns how many. */
+  ackOutbox(tenantId: string, ids: readonly string[]): Promise<number>;
 
   /** The live (unexpired at `now`) record for this scope. */
   findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined>;
