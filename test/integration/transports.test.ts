@@ -12,7 +12,7 @@ import type { ToolTransport } from "../../packages/client/src/index.js";
 import { isToolpactError, type ToolRef } from "../../packages/contract/src/index.js";
 import { createInProcessTransport } from "../../packages/server/src/index.js";
 import { ASSISTANT_ID, NARROW_CALLER_ID, PROVIDER_ID } from "./support/plugins.js";
-import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
+import { configureWorld, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken } from "./support/tokens.js";
 
 const secrets = makeSecrets();
@@ -124,7 +124,7 @@ describe("HTTP and in-process transports", () => {
     await sameFailure(await transports(ASSISTANT_ID, { pluginKey: forged }), (t) => t.execute(ref("echo"), {}), "UNAUTHENTICATED");
   });
 
-  it("send the transport's runId with every call (runs are not open yet: RUN_DENIED)", async () => {
+  it("send the transport's runId with every call (an unknown run: RUN_DENIED)", async () => {
     const pluginKey = keys.t1[ASSISTANT_ID]!.key;
     const actorToken = await mintActorToken(secrets.actorSecret, { sub: "u-run" });
     const pair: Pair = {
@@ -150,9 +150,36 @@ describe("HTTP and in-process transports", () => {
     expect(asked).toBe(2);
   });
 
-  it("say plainly that platform confirmation is not available on this server", async () => {
+  it("refuse a wait on a confirmation request the caller cannot see with the same error", async () => {
     const pair = await transports(ASSISTANT_ID);
-    const missing = await sameFailure(pair, (t) => t.waitForConfirmation("019b0000-0000-7000-8000-000000000000"), "HANDLER_MISSING");
-    expect(missing.message).toMatch(/platform confirmation is not available on this server/);
+    const hidden = await sameFailure(pair, (t) => t.waitForConfirmation("019b0000-0000-7000-8000-000000000000"), "PERMISSION_DENIED");
+    expect(hidden.message).toMatch(/no confirmation request/);
+  });
+
+  it("wait on a platform request the same way: an aborted round rejects with the reason, a decided one gives the token", async () => {
+    await stack.admin("setPolicy", {
+      tenantId: "t1",
+      policy: { rules: [{ tools: "com.test.*", effects: ["write"], decision: "confirm", mode: "platform" }] },
+    });
+    try {
+      const pair = await transports(ASSISTANT_ID, { sub: "u-transport-platform" });
+      const preview = await pair.inProcess.preview(ref("create-note"), { title: "platform" });
+      if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");
+      const { requestId } = preview.confirmation;
+      for (const transport of [pair.http, pair.inProcess]) {
+        const controller = new AbortController();
+        const reason = new Error("the caller stopped waiting");
+        setTimeout(() => controller.abort(reason), 200);
+        const started = Date.now();
+        await expect(transport.waitForConfirmation(requestId, { signal: controller.signal })).rejects.toBe(reason);
+        expect(Date.now() - started).toBeLessThan(3_000);
+      }
+      await stack.runtime.decideConfirmation({ tenantId: "t1", userId: "u-transport-platform" }, requestId, "approve");
+      const [overHttp, inProcess] = [await pair.http.waitForConfirmation(requestId), await pair.inProcess.waitForConfirmation(requestId)];
+      expect(overHttp.status).toBe("approved");
+      expect(inProcess).toEqual(overHttp);
+    } finally {
+      await stack.admin("setPolicy", { tenantId: "t1", policy: TEST_POLICY });
+    }
   });
 });

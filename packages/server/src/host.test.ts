@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HostError, SECRET_ENV_VARS, loadHostConfig, readSecrets, startHost, type HostConfig } from "./host.js";
 
@@ -107,6 +108,25 @@ describe("loadHostConfig", () => {
     expect(error.details.join("\n")).toMatch(/limits\.maxBodyBytes/);
     writeFileSync(path.join(dir, "toolpact.config.json"), "{ not json");
     expect((await hostError(() => loadHostConfig({ cwd: dir }))).message).toMatch(/not valid JSON/);
+  });
+
+  it("reads rate limits, lease and recovery timing and the session TTL, and refuses values out of range", async () => {
+    writeConfig({
+      limits: { leaseMs: 2000, recoveryIntervalMs: 500, sessionTtlSeconds: 300, rateLimits: { previewsPerMinute: 10, pendingConfirmations: 2 } },
+    });
+    expect((await loadHostConfig({ cwd: dir, env: {} })).limits).toEqual({
+      maxBodyBytes: 1024 * 1024,
+      leaseMs: 2000,
+      recoveryIntervalMs: 500,
+      sessionTtlSeconds: 300,
+      rateLimits: { previewsPerMinute: 10, pendingConfirmations: 2 },
+    });
+    writeConfig({ limits: { leaseMs: 10, sessionTtlSeconds: 5, rateLimits: { previewsPerMinute: 0, burst: 3 } } });
+    const details = (await hostError(() => loadHostConfig({ cwd: dir }))).details.join("\n");
+    expect(details).toMatch(/limits\.leaseMs/);
+    expect(details).toMatch(/limits\.sessionTtlSeconds/);
+    expect(details).toMatch(/limits\.rateLimits\.previewsPerMinute/);
+    expect(details).toMatch(/burst/);
   });
 });
 
@@ -239,6 +259,40 @@ describe("startHost", () => {
     const folder = writePlugin("sneaky", providerManifest, 'sdk.tools.provide("undeclared", { execute: () => 1 });');
     const error = await hostError(async () => startHost({ config: await configWith({ plugins: [folder] }), env: goodEnv() }));
     expect(error.message).toMatch(/com\.example\.echo.*activate\(sdk\) failed/);
+  });
+
+  it("accepts a confirmation session on every host sharing the signing key, and on no other", async () => {
+    const env = goodEnv();
+    const actorSecret = Buffer.from(env.TOOLPACT_ACTOR_SECRET!, "base64");
+    const start = async (name: string, secrets: Record<string, string>) =>
+      startHost({ config: await configWith({ database: `./${name}.db`, publicUrl: "https://confirm.example/base" }), env: { ...secrets } });
+    const first = await start("a", env);
+    const second = await start("b", { ...env, TOOLPACT_STORAGE_KEY: b64() });
+    const other = await start("c", { ...env, TOOLPACT_SIGNING_KEYS: `k1:${b64()}` });
+    try {
+      expect(first.publicUrl).toBe("https://confirm.example/base");
+      const presence = await new SignJWT({ tid: "t1" })
+        .setProtectedHeader({ alg: "HS256" })
+        .setIssuer("https://id.example")
+        .setAudience("toolpact-presence")
+        .setSubject("user-1")
+        .setIssuedAt()
+        .setExpirationTime("2m")
+        .sign(actorSecret);
+      const signIn = await fetch(`${first.url}/confirm/session?token=${presence}`);
+      expect(signIn.status).toBe(200);
+      const setCookie = signIn.headers.get("set-cookie")!;
+      expect(setCookie).toMatch(/^__Secure-toolpact-confirm=[^;]+; Path=\/base\/confirm; Max-Age=600; HttpOnly; SameSite=Strict; Secure$/);
+      const cookie = setCookie.split(";")[0]!;
+      const requestId = "019b0000-0000-7000-8000-000000000000";
+      const page = (url: string) => fetch(`${url}/confirm/${requestId}`, { headers: { cookie } });
+      // Signed in on both instances sharing the key (no such request: 403, not the 401 of no session).
+      expect((await page(first.url)).status).toBe(403);
+      expect((await page(second.url)).status).toBe(403);
+      expect((await page(other.url)).status).toBe(401);
+    } finally {
+      await Promise.all([first.close(), second.close(), other.close()]);
+    }
   });
 
   it("requires actorIssuer outside --dev", async () => {

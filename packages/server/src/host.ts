@@ -16,6 +16,7 @@ import {
 } from "@toolpact/runtime";
 import { createToolpactServer, DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, type ToolpactServer } from "./http-server.js";
 import { silentLogger, type Logger } from "./logger.js";
+import { derivePresenceSessionSecret } from "./presence-session.js";
 
 /** A start-up problem: bad config, a missing or weak secret, an invalid plugin. `details` lists each problem. */
 export class HostError extends Error {
@@ -68,6 +69,15 @@ const configSchema = z.strictObject({
       maxInputDepth: z.number().int().min(1).max(1000).optional(),
       confirmationTtlSeconds: z.number().int().min(30).max(900).optional(),
       drainTimeoutMs: z.number().int().min(0).max(600_000).optional(),
+      sessionTtlSeconds: z.number().int().min(60).max(3600).optional(),
+      leaseMs: z.number().int().min(1000).max(600_000).optional(),
+      recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional(),
+      rateLimits: z
+        .strictObject({
+          previewsPerMinute: z.number().int().min(1).max(1_000_000).optional(),
+          pendingConfirmations: z.number().int().min(1).max(100_000).optional(),
+        })
+        .optional(),
     })
     .default({}),
   secrets: secretsSchema.default({}),
@@ -90,6 +100,14 @@ export interface HostConfig {
     readonly maxInputDepth?: number;
     readonly confirmationTtlSeconds?: number;
     readonly drainTimeoutMs?: number;
+    /** How long a confirmation-page session lasts, seconds (60..3600, default 600). */
+    readonly sessionTtlSeconds?: number;
+    /** How long an operation's lease lasts without renewal, ms (the runtime renews it while the provider runs). */
+    readonly leaseMs?: number;
+    /** How often this instance settles expired leases of crashed instances, ms (also once at start-up). */
+    readonly recoveryIntervalMs?: number;
+    /** Per caller and actor: previews per minute, platform confirmation requests pending at once. */
+    readonly rateLimits?: { readonly previewsPerMinute?: number; readonly pendingConfirmations?: number };
   };
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
@@ -147,7 +165,11 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     ...optional("publicUrl", config.publicUrl),
     ...optional("actorIssuer", config.actorIssuer),
     ...optional("actorJwksUrl", config.actorJwksUrl),
-    limits: { maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...withoutUndefined(config.limits) },
+    limits: {
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      ...withoutUndefined({ ...config.limits, rateLimits: undefined }),
+      ...optional("rateLimits", config.limits.rateLimits === undefined ? undefined : withoutUndefined(config.limits.rateLimits)),
+    },
     secrets: withoutUndefined(config.secrets),
   };
 }
@@ -234,6 +256,8 @@ export interface RunningHost {
   readonly generatedSecrets: readonly string[];
   /** The `iss` actor tokens must carry. */
   readonly actorIssuer: string;
+  /** The base URL confirmation links use (config `publicUrl`, else `http://<host>:<port>` for a fixed port). */
+  readonly publicUrl: string | undefined;
   /** Graceful shutdown: stop accepting, drain in-flight calls, close the runtime and store. */
   close(): Promise<void>;
 }
@@ -263,6 +287,14 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   refuseUnsupportedDatabase(config.database);
   const plugins = await loadPlugins(config.plugins);
 
+  const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
+  if (config.publicUrl === undefined) {
+    logger.warn({
+      event: "public_url_not_set",
+      assumed: publicUrl ?? null,
+      effect: "confirmation links (platform mode) use this address: set \"publicUrl\" to the address people's browsers reach this server at",
+    });
+  }
   const store = await openStore(config.database);
   const runtime = await createRuntime({
     store,
@@ -273,8 +305,11 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       ...optional("secret", secrets.actorSecret),
       ...(config.actorJwksUrl === undefined ? {} : { jwks: new URL(config.actorJwksUrl) }),
     },
-    ...optional("publicUrl", config.publicUrl),
+    ...optional("publicUrl", publicUrl),
     ...optional("confirmationTtlSeconds", config.limits.confirmationTtlSeconds),
+    ...optional("leaseMs", config.limits.leaseMs),
+    ...optional("recoveryIntervalMs", config.limits.recoveryIntervalMs),
+    ...optional("rateLimits", config.limits.rateLimits),
     ...inputLimitsOf(config),
     logger,
   }).catch(async (error: unknown) => {
@@ -293,6 +328,12 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       }
     }
     for (const plugin of plugins) await activatePlugin(plugin, runtime);
+    // Operations a crashed instance left running are settled now that every handler is registered;
+    // the runtime's timer repeats this. A failure here is retried by that timer, not fatal.
+    await runtime.settleExpiredLeases().then(
+      (settled) => settled > 0 && logger.info({ event: "expired_leases_settled", settled }),
+      (error: unknown) => logger.error({ event: "settling_expired_leases_failed", errorClass: (error as Error)?.constructor?.name ?? typeof error }),
+    );
     server = createToolpactServer({
       runtime,
       adminKey: secrets.adminKey,
@@ -300,6 +341,10 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       port: config.port,
       maxBodyBytes: config.limits.maxBodyBytes,
       ...optional("drainTimeoutMs", config.limits.drainTimeoutMs),
+      ...optional("publicUrl", publicUrl),
+      // Derived from the first signing key: every instance sharing the keys accepts every session.
+      sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
+      ...optional("sessionTtlSeconds", config.limits.sessionTtlSeconds),
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {
@@ -319,6 +364,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       plugins: plugins.map((plugin) => plugin.manifest),
       generatedSecrets: secrets.generated,
       actorIssuer,
+      publicUrl,
       close: () => running.close(),
     };
   } catch (error) {
@@ -335,6 +381,13 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
 export async function migrateDatabase(database: string): Promise<void> {
   const store = await openStore(database);
   await store.close();
+}
+
+/** `http://<host>:<port>` when the port is fixed; with port 0 the address is not known before listening. */
+function defaultPublicUrl(host: string, port: number): string | undefined {
+  if (port === 0) return undefined;
+  const shown = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  return `http://${shown}:${port}`;
 }
 
 function refuseUnsupportedDatabase(database: string): void {

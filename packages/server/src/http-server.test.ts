@@ -86,4 +86,43 @@ describe("createToolpactServer", () => {
     await createToolpactServer({ runtime: rt, adminKey: undefined }).close();
     expect(await rt.ready()).toBe(false);
   });
+
+  it("serves the confirmation page's routes with its security headers, and only with their methods", async () => {
+    const { url } = await server();
+    const id = "019b0000-0000-7000-8000-000000000000";
+    const answers = [
+      [await fetch(`${url}/confirm/`), 404],
+      [await fetch(`${url}/confirm/${id}/publish`, { method: "POST" }), 404],
+      [await fetch(`${url}/confirm/..%2Ftrpc`), 404],
+      [await fetch(`${url}/confirm/${id}`, { method: "POST" }), 405],
+      [await fetch(`${url}/confirm/${id}/approve`), 405],
+      [await fetch(`${url}/confirm/session`, { method: "PUT" }), 405],
+      [await fetch(`${url}/confirm/${id}`), 401],
+    ] as const;
+    for (const [response, status] of answers) {
+      expect(response.status, response.url).toBe(status);
+      expect(response.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+      expect(response.headers.get("x-frame-options")).toBe("DENY");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+    }
+  });
+
+  it("takes decisions only as small url-encoded forms", async () => {
+    const { url } = await server();
+    const id = "019b0000-0000-7000-8000-000000000000";
+    const json = await fetch(`${url}/confirm/${id}/approve`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(json.status).toBe(400);
+    const large = await fetch(`${url}/confirm/${id}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: `csrf=${"a".repeat(20_000)}`,
+    });
+    expect(large.status).toBe(400);
+    const unsigned = await fetch(`${url}/confirm/${id}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "csrf=x",
+    });
+    expect(unsigned.status).toBe(401);
+  });
 });

@@ -1,11 +1,14 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TRPCError } from "@trpc/server";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import type { Principal, Runtime } from "@toolpact/runtime";
+import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
+import { createPresenceSessions } from "./presence-session.js";
 import { appRouter, type ServerContext } from "./router.js";
 
 /** Options of `createToolpactServer`; every omitted one has a default. */
@@ -22,9 +25,23 @@ export interface ToolpactServerOptions {
   /** How long `close()` waits for in-flight requests before cutting connections; default 15 s. */
   readonly drainTimeoutMs?: number;
   readonly logger?: Logger;
+  /**
+   * The base URL people reach this server at (the runtime's `publicUrl`): an https URL makes the
+   * confirmation session cookie `Secure`, and its path prefix goes into the cookie's `Path`.
+   */
+  readonly publicUrl?: string;
+  /**
+   * At least 32 bytes; confirmation-page sessions and CSRF tokens are signed with keys derived from
+   * it (`derivePresenceSessionSecret(firstSigningKey)` in the host, so every instance accepts every
+   * session). Default: a random per-process secret: sessions then end with the process and work
+   * only on the instance that started them.
+   */
+  readonly sessionSecret?: Uint8Array;
+  /** How long a confirmation-page session lasts, seconds; default 600. */
+  readonly sessionTtlSeconds?: number;
 }
 
-/** A toolpact HTTP server: tRPC at `/trpc`, `GET /healthz`, `GET /readyz`. */
+/** A toolpact HTTP server: tRPC at `/trpc`, the confirmation page at `/confirm/`, `GET /healthz`, `GET /readyz`. */
 export interface ToolpactServer {
   /** The base URL, e.g. `http://127.0.0.1:4400`; available once listening. */
   readonly url: string;
@@ -43,6 +60,8 @@ export const DEFAULT_HOST = "127.0.0.1";
 /** 1 MiB: the largest request body accepted unless configured otherwise. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
+/** Ten minutes: how long a confirmation-page session lasts unless configured otherwise. */
+export const DEFAULT_SESSION_TTL_SECONDS = 600;
 const TRPC_PREFIX = "/trpc/";
 
 /** Creates the HTTP server around a runtime; call `listen()` to start it. */
@@ -54,6 +73,17 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const logger = options.logger ?? silentLogger;
   const isAdminKey = createAdminKeyCheck(options.adminKey);
+  const publicUrl = options.publicUrl === undefined ? undefined : new URL(options.publicUrl);
+  const sessions = createPresenceSessions({
+    secret: options.sessionSecret ?? new Uint8Array(randomBytes(32)),
+    ttlSeconds: options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
+    secure: publicUrl?.protocol === "https:",
+    path: `${publicUrl === undefined ? "" : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
+    clock: Date.now,
+  });
+  const shutdownController = new AbortController();
+  const shutdownSignal = shutdownController.signal;
+  const confirmationPage = createConfirmationPage({ runtime, sessions, logger, shutdown: shutdownSignal });
 
   let url: string | undefined;
   let listening = false;
@@ -80,6 +110,11 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
         });
         return false;
       },
+      presence: async () => {
+        const csrf = req.headers[CSRF_HEADER];
+        return requirePresence(sessions, req.headers, typeof csrf === "string" ? csrf : undefined);
+      },
+      shutdown: shutdownSignal,
     };
   };
 
@@ -112,12 +147,13 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
       if (declared > maxBodyBytes) return refuseLargeBody(res, path.slice(TRPC_PREFIX.length));
       return trpc(req, res);
     }
+    if (path.startsWith(CONFIRM_PREFIX)) return confirmationPage(req, res, path);
     if (path === "/healthz") return plain(req, res, 200, "ok");
     if (path === "/readyz") {
       void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
       return;
     }
-    plain(req, res, 404, "not found: the API is at /trpc, health at /healthz and /readyz");
+    plain(req, res, 404, "not found: the API is at /trpc, the confirmation page at /confirm/, health at /healthz and /readyz");
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
@@ -144,6 +180,7 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
 
   const shutDown = async (): Promise<void> => {
     closing = true;
+    shutdownController.abort(new Error("the server is shutting down"));
     if (listening) {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

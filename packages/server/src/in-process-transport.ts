@@ -13,7 +13,7 @@ import { toToolpactError, type ToolTransport } from "@toolpact/client";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
-import { createRouterCaller } from "./router.js";
+import { createRouterCaller, type ServerContext } from "./router.js";
 
 /** Options of `createInProcessTransport`: credentials verified like HTTP headers, or a principal source. */
 export type InProcessTransportOptions = {
@@ -42,7 +42,20 @@ export function createInProcessTransport(options: InProcessTransportOptions): To
     const credentials = { pluginKey: options.pluginKey, actorToken: options.actorToken };
     authenticate = () => runtime.authenticate(credentials);
   }
-  const caller = createRouterCaller({ runtime, authenticate, authorizeAdmin: () => false });
+  const context: ServerContext = {
+    runtime,
+    authenticate,
+    authorizeAdmin: () => false,
+    presence: () =>
+      Promise.reject(
+        new ToolpactError(
+          "UNAUTHENTICATED",
+          "approve and deny are only for a person on the confirmation page (its session cookie and CSRF token), never for a plugin's transport",
+        ),
+      ),
+    shutdown: new AbortController().signal,
+  };
+  const caller = createRouterCaller(context);
   const defaultRunId = options.runId;
 
   const call = async <T>(invoke: () => Promise<T>): Promise<T> => {
@@ -67,29 +80,16 @@ export function createInProcessTransport(options: InProcessTransportOptions): To
         }),
       ),
     waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }): Promise<ConfirmationStatus> => {
-      // `confirmations.wait` arrives with platform confirmation; until then the router answers NOT_FOUND.
-      const untyped = caller as unknown as {
-        confirmations: { wait(input: { requestId: string }, options?: { signal?: AbortSignal }): Promise<ConfirmationStatus> };
-      };
-      try {
-        return await untyped.confirmations.wait({ requestId }, opts?.signal ? { signal: opts.signal } : undefined);
-      } catch (error) {
-        if (error instanceof TRPCError && error.code === "NOT_FOUND" && !isToolpactError(error.cause)) {
-          throw platformConfirmationUnavailable();
-        }
-        throw toCallerError(error, logger);
-      }
+      const signal = opts?.signal;
+      if (signal === undefined) return call(() => caller.confirmations.wait({ requestId }));
+      signal.throwIfAborted();
+      // The signal reaches the procedure through a caller made for this one wait; the runtime then ends
+      // the round early, and the transport rejects with the signal's reason as the HTTP transport does.
+      const status = await call(() => createRouterCaller(context, { signal }).confirmations.wait({ requestId }));
+      signal.throwIfAborted();
+      return status;
     },
   };
-}
-
-/** The error a transport rejects with when the server has no `confirmations.wait` procedure. */
-function platformConfirmationUnavailable(): ToolpactError {
-  return new ToolpactError(
-    "HANDLER_MISSING",
-    "platform confirmation is not available on this server (it has no confirmations.wait procedure): " +
-      "ask the tenant admin for a token-mode policy naming this caller a trusted confirmation UI, or upgrade the server",
-  );
 }
 
 /**

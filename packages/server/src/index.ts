@@ -4,9 +4,12 @@ export {
   DEFAULT_HOST,
   DEFAULT_PORT,
   DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_SESSION_TTL_SECONDS,
   type ToolpactServer,
   type ToolpactServerOptions,
 } from "./http-server.js";
+export { CONFIRMATION_PAGE_HEADERS, CSRF_HEADER } from "./confirmation-page.js";
+export { derivePresenceSessionSecret, type PresenceSession } from "./presence-session.js";
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process-transport.js";
 export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
 export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";

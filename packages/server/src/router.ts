@@ -9,8 +9,21 @@ import {
   type PreviewOptions,
   type ToolRef,
 } from "@toolpact/contract";
-import type { ActivityQuery, PolicyRule, Principal, Runtime, TenantPolicy } from "@toolpact/runtime";
+import {
+  MAX_CONFIRMATION_WAIT_MS,
+  type Activation,
+  type ActivityQuery,
+  type EffectVerificationLevels,
+  type OutboxClaim,
+  type PolicyRule,
+  type Principal,
+  type RecoveryRule,
+  type RunOptions,
+  type Runtime,
+  type TenantPolicy,
+} from "@toolpact/runtime";
 import { toErrorShape, toPublicError } from "./errors.js";
+import type { PresenceSession } from "./presence-session.js";
 
 /** What every procedure gets: the runtime and the request's (not yet checked) credentials. */
 export interface ServerContext {
@@ -19,6 +32,13 @@ export interface ServerContext {
   readonly authenticate: () => Promise<Principal>;
   /** True only when the request presented the admin key (compared in constant time). */
   readonly authorizeAdmin: () => boolean;
+  /**
+   * The confirmation page's session (approve/deny): a valid session cookie and its CSRF token, and
+   * no plugin key or actor token on the request; rejects with the rule that failed.
+   */
+  readonly presence: () => Promise<PresenceSession>;
+  /** Aborts when the server shuts down: long polls answer early. */
+  readonly shutdown: AbortSignal;
 }
 
 const t = initTRPC.context<ServerContext>().create({
@@ -28,6 +48,12 @@ const t = initTRPC.context<ServerContext>().create({
 
 /** Procedures a caller plugin reaches with its plugin key and an actor token. */
 const callerProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await ctx.authenticate() } }));
+
+/** Procedures only the confirmation page's session reaches (never a plugin key or actor token). */
+const presenceProcedure = t.procedure.use(async ({ ctx, next }) => {
+  const session = await ctx.presence();
+  return next({ ctx: { person: { tenantId: session.tenantId, userId: session.userId } } });
+});
 
 /** Procedures only the admin credential reaches. */
 const adminProcedure = t.procedure.use(({ ctx, next }) => {
@@ -85,15 +111,68 @@ const policySchema = z.strictObject({
     )
     .max(10_000),
   trustedConfirmationUis: names.optional(),
+  minVerificationLevel: z
+    .strictObject({
+      read: z.number().int().min(0).max(3).optional(),
+      write: z.number().int().min(0).max(3).optional(),
+      external: z.number().int().min(0).max(3).optional(),
+    })
+    .optional(),
+  narrow: z.record(z.string().min(1).max(512), names).optional(),
 });
 
-/** Compile-time guard: the body schema names exactly the fields of the runtime's policy types. */
+const requestIdInput = z.strictObject({ requestId: z.string().min(1).max(MAX_ID) });
+
+const waitSchema = z.strictObject({
+  requestId: z.string().min(1).max(MAX_ID),
+  timeoutMs: z.number().int().min(0).max(MAX_CONFIRMATION_WAIT_MS).optional(),
+});
+
+const runOpenSchema = z.strictObject({
+  allow: z.array(z.string().min(1).max(512)).min(1).max(1000),
+  ttlSeconds: z.number().int().min(1).max(7 * 24 * 60 * 60),
+});
+
+const activationNames = z.array(z.string().min(1).max(TOOL_NAME_MAX_LENGTH)).max(1000);
+
+const activationSchema = z.strictObject({
+  tenantId,
+  pluginId,
+  gates: activationNames.optional(),
+  hooks: activationNames.optional(),
+  guards: activationNames.optional(),
+});
+
+const outboxClaimSchema = z.strictObject({
+  tenantId,
+  limit: z.number().int().min(1).max(1000),
+  leaseSeconds: z.number().int().min(1).max(3600),
+});
+
+const recoveryPolicySchema = z.strictObject({
+  rules: z
+    .array(
+      z.strictObject({
+        tools: z.string().min(1).max(512),
+        retry: z.enum(["none", "reinvoke"]),
+        maxAttempts: z.number().int().min(1).max(100).optional(),
+      }),
+    )
+    .max(10_000),
+});
+
+/** Compile-time guard: each body schema names exactly the fields of the runtime type it becomes. */
 type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
-const policyKeysMatch: [
+const bodyKeysMatch: [
   SameKeys<z.output<typeof policySchema>, TenantPolicy>,
   SameKeys<z.output<typeof policySchema>["rules"][number], PolicyRule>,
-] = [true, true];
-void policyKeysMatch;
+  SameKeys<NonNullable<z.output<typeof policySchema>["minVerificationLevel"]>, EffectVerificationLevels>,
+  SameKeys<z.output<typeof runOpenSchema>, RunOptions>,
+  SameKeys<Omit<z.output<typeof activationSchema>, "tenantId" | "pluginId">, Activation>,
+  SameKeys<z.output<typeof recoveryPolicySchema>["rules"][number], RecoveryRule>,
+  SameKeys<Omit<z.output<typeof outboxClaimSchema>, "tenantId">, OutboxClaim>,
+] = [true, true, true, true, true, true, true];
+void bodyKeysMatch;
 
 function toRef(ref: z.output<typeof toolRefSchema>): ToolRef {
   return ref.version === undefined
@@ -109,7 +188,12 @@ function defined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], un
 }
 
 function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
-  return defined({ rules: policy.rules.map((rule) => defined(rule)), trustedConfirmationUis: policy.trustedConfirmationUis });
+  return defined({
+    rules: policy.rules.map((rule) => defined(rule)),
+    trustedConfirmationUis: policy.trustedConfirmationUis,
+    minVerificationLevel: policy.minVerificationLevel === undefined ? undefined : defined(policy.minVerificationLevel),
+    narrow: policy.narrow,
+  });
 }
 
 /** The tRPC router served at `/trpc`: it translates requests into runtime calls; the runtime decides. */
@@ -132,6 +216,27 @@ export const appRouter = t.router({
       .input(z.strictObject({ operationId: z.string().min(1).max(MAX_ID) }))
       .query(({ ctx, input }) => ctx.runtime.getOperation(ctx.principal, input.operationId)),
   }),
+  runs: t.router({
+    open: callerProcedure.input(runOpenSchema).mutation(({ ctx, input }) => ctx.runtime.openRun(ctx.principal, input)),
+    close: callerProcedure
+      .input(z.strictObject({ runId: z.string().min(1).max(MAX_ID) }))
+      .mutation(({ ctx, input }) => ctx.runtime.closeRun(ctx.principal, input.runId)),
+  }),
+  confirmations: t.router({
+    get: callerProcedure.input(requestIdInput).query(({ ctx, input }) => ctx.runtime.getConfirmation(ctx.principal, input.requestId)),
+    /** One long-poll round: the decision as soon as it is made, else `pending` after at most ~25 s. */
+    wait: callerProcedure.input(waitSchema).query(({ ctx, input, signal }) => {
+      const aborted = signal === undefined ? ctx.shutdown : AbortSignal.any([signal, ctx.shutdown]);
+      return ctx.runtime.waitConfirmation(ctx.principal, input.requestId, defined({ timeoutMs: input.timeoutMs, signal: aborted }));
+    }),
+    cancel: callerProcedure.input(requestIdInput).mutation(({ ctx, input }) => ctx.runtime.cancelConfirmation(ctx.principal, input.requestId)),
+    approve: presenceProcedure
+      .input(requestIdInput)
+      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(ctx.person, input.requestId, "approve")),
+    deny: presenceProcedure
+      .input(requestIdInput)
+      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(ctx.person, input.requestId, "deny")),
+  }),
   activity: t.router({
     list: callerProcedure
       .input(z.strictObject(pageSchema).optional())
@@ -153,12 +258,29 @@ export const appRouter = t.router({
     setPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: policySchema }))
       .mutation(({ ctx, input }) => ctx.runtime.admin.setPolicy(input.tenantId, toPolicy(input.policy))),
+    setActivation: adminProcedure.input(activationSchema).mutation(({ ctx, input }) => {
+      const { tenantId: tenant, pluginId: plugin, ...activation } = input;
+      return ctx.runtime.admin.setActivation(tenant, plugin, defined(activation));
+    }),
+    setRecoveryPolicy: adminProcedure
+      .input(z.strictObject({ tenantId, policy: recoveryPolicySchema }))
+      .mutation(({ ctx, input }) =>
+        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, { rules: input.policy.rules.map((rule) => defined(rule)) }),
+      ),
     listActivity: adminProcedure
       .input(z.strictObject({ tenantId, ...pageSchema }))
       .query(({ ctx, input }) => {
         const { tenantId: tenant, ...query } = input;
         return ctx.runtime.admin.listActivity(tenant, defined(query) satisfies ActivityQuery);
       }),
+  }),
+  outbox: t.router({
+    claim: adminProcedure
+      .input(outboxClaimSchema)
+      .mutation(({ ctx, input }) => ctx.runtime.admin.claimOutbox(input.tenantId, { limit: input.limit, leaseSeconds: input.leaseSeconds })),
+    ack: adminProcedure
+      .input(z.strictObject({ tenantId, ids: z.array(z.string().min(1).max(MAX_ID)).min(1).max(1000) }))
+      .mutation(({ ctx, input }) => ctx.runtime.admin.ackOutbox(input.tenantId, input.ids)),
   }),
 });
 

@@ -1,10 +1,13 @@
 /**
- * Third-party modules the integration tests use, resolved from the package that depends on them:
- * the repository root declares no dependencies, so bare imports from test/ do not resolve.
+ * Third-party modules only @toolpact/server depends on (the repository root does not), resolved from
+ * that package so tests under test/ can load them.
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
 const fromServer = createRequire(new URL("../../../packages/server/package.json", import.meta.url));
 
-export const jose = (await import(pathToFileURL(fromServer.resolve("jose")).href)) as typeof import("jose");
+/** Loads playwright-core (a dev dependency of @toolpact/server). */
+export async function loadPlaywright(): Promise<typeof import("playwright-core")> {
+  return (await import(pathToFileURL(fromServer.resolve("playwright-core")).href)) as typeof import("playwright-core");
+}

@@ -1,8 +1,9 @@
 /** A real toolpact stack for integration tests: SQLite file, runtime, HTTP server on 127.0.0.1:0. */
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ToolCallContext, ToolExecuteContext, ToolHandler } from "../../../packages/contract/src/index.js";
-import { createRuntime, createSqliteStore, type ToolpactRuntime } from "../../../packages/runtime/src/index.js";
+import { createRuntime, createSqliteStore, type RuntimeOptions, type ToolpactRuntime } from "../../../packages/runtime/src/index.js";
 import { createToolpactServer, type Logger, type ToolpactServer } from "../../../packages/server/src/index.js";
 import {
   ABSENT_PROVIDER_ID,
@@ -68,6 +69,28 @@ export interface StackOptions {
   readonly variant?: "base" | "changed-schema";
   /** The server's bound on draining in-flight requests at close (default 5 s). */
   readonly drainTimeoutMs?: number;
+  /**
+   * The runtime's and server's `publicUrl`: a URL, or `"self"` for this server's own address (a port is
+   * reserved first), so confirmation links work in a browser. Default `https://toolpact.test.example`.
+   */
+  readonly publicUrl?: string;
+  /** Registers and activates more plugins, after the test world's (before the server starts). */
+  readonly setup?: (runtime: ToolpactRuntime) => void;
+  /** More runtime options (rate limits, lease timing, ...). */
+  readonly runtimeOptions?: Partial<Omit<RuntimeOptions, "store" | "signingKeys" | "storageKey" | "actorTokens" | "logger">>;
+}
+
+/** A free port on 127.0.0.1 (listened on once, then released). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => resolve());
+  });
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
 }
 
 /** Starts a runtime on `dbFile` with the test plugins registered and the provider's handlers activated. */
@@ -79,12 +102,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     error: (entry) => void logs.push(JSON.stringify({ level: "error", ...entry })),
   };
   const { secrets } = options;
+  const port = options.publicUrl === "self" ? await freePort() : 0;
+  const publicUrl = options.publicUrl === "self" ? `http://127.0.0.1:${port}` : (options.publicUrl ?? "https://toolpact.test.example");
   const runtime = await createRuntime({
+    ...options.runtimeOptions,
     store: await createSqliteStore({ path: options.dbFile }),
     signingKeys: secrets.signingKeys,
     storageKey: secrets.storageKey,
     actorTokens: { issuer: ACTOR_ISSUER, secret: secrets.actorSecret },
-    publicUrl: "https://toolpact.test.example",
+    publicUrl,
     logger,
     ...(options.clock ? { clock: options.clock } : {}),
   });
@@ -93,8 +119,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   activateProvider(runtime, probe);
   runtime.sdkFor(PAUSED_PROVIDER_ID).tools.provide("ping", { execute: () => ({ pong: true }) });
   runtime.sdkFor(ABSENT_PROVIDER_ID).tools.provide("ping", { execute: () => ({ pong: true }) });
+  options.setup?.(runtime);
 
-  const server = createToolpactServer({ runtime, adminKey: secrets.adminKey, port: 0, logger, drainTimeoutMs: options.drainTimeoutMs ?? 5_000 });
+  const server = createToolpactServer({
+    runtime,
+    adminKey: secrets.adminKey,
+    port,
+    publicUrl,
+    logger,
+    drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
+  });
   const url = await server.listen();
   const adminHeaders = { authorization: `Bearer ${secrets.adminKey}` };
   return {

@@ -1,4 +1,4 @@
-import { jose } from "./deps.js";
+import * as jose from "jose";
 
 /** Claims and signing choices for a test actor token; every field has a valid default. */
 export interface ActorTokenSpec {
@@ -53,4 +53,27 @@ export function tamperJws(
   const decoded = decodeJws(token);
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
   return `${part({ ...decoded.header, ...change.header })}.${part({ ...decoded.payload, ...change.payload })}.${decoded.signature}`;
+}
+
+/** Claims and signing choices for a presence token (the confirmation page's sign-in); valid defaults. */
+export interface PresenceTokenSpec {
+  readonly sub?: string;
+  readonly tid?: string;
+  readonly iss?: string;
+  readonly aud?: string;
+  /** Seconds from now; negative for an expired token. Default 120. */
+  readonly expiresIn?: number;
+  readonly secret?: Uint8Array;
+}
+
+/** Mints a presence token (aud "toolpact-presence") as the platform identity service would. */
+export async function mintPresenceToken(secret: Uint8Array, spec: PresenceTokenSpec = {}): Promise<string> {
+  return new jose.SignJWT({ tid: spec.tid ?? "t1" })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setIssuer(spec.iss ?? ACTOR_ISSUER)
+    .setAudience(spec.aud ?? "toolpact-presence")
+    .setSubject(spec.sub ?? "user-1")
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + (spec.expiresIn ?? 120))
+    .sign(spec.secret ?? secret);
 }

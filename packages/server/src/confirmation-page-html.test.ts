@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import {
+  escapeHtml,
+  renderConfirmationPage,
+  renderContinuePage,
+  renderMessagePage,
+  type ConfirmationPageView,
+} from "./confirmation-page-html.js";
+
+const hostile = `<script>alert("x")</script>' onmouseover="steal()`;
+
+function view(overrides: Partial<ConfirmationPageView> = {}): ConfirmationPageView {
+  return {
+    requestId: "0193a0c2-aaaa-7bbb-8ccc-000000000001",
+    tool: "com.example.notes:create-note@1",
+    title: "Create note",
+    description: "Creates a note.",
+    effect: "write",
+    summary: 'Create note "Q3 plan"',
+    details: { title: "Q3 plan", nested: { a: [1, 2] } },
+    callerPluginId: "com.example.assistant",
+    status: "pending",
+    expiresAt: "2026-11-30T21:30:00.000Z",
+    createdAt: "2026-11-30T21:25:00.000Z",
+    ...overrides,
+  };
+}
+
+const viewer = { tenantId: "t1", userId: "user-1" };
+
+describe("the confirmation page's HTML", () => {
+  it("escapes every character that could open markup or leave an attribute", () => {
+    expect(escapeHtml(`&<>"'`)).toBe("&amp;&lt;&gt;&quot;&#39;");
+  });
+
+  it("shows tool, effect, summary, pretty details, who asks and expiry, with both buttons posting the CSRF token", () => {
+    const html = renderConfirmationPage(view(), viewer, "csrf-token-value");
+    expect(html).toContain("<h1>Create note</h1>");
+    expect(html).toContain("com.example.notes:create-note@1");
+    expect(html).toContain('class="effect-write">write<');
+    expect(html).toContain("Create note &quot;Q3 plan&quot;");
+    expect(html).toContain(escapeHtml(JSON.stringify(view().details, null, 2)));
+    expect(html).toContain("com.example.assistant");
+    expect(html).toContain("2026-11-30T21:30:00.000Z");
+    expect(html).toContain('<form method="post" action="0193a0c2-aaaa-7bbb-8ccc-000000000001/approve">');
+    expect(html).toContain('<form method="post" action="0193a0c2-aaaa-7bbb-8ccc-000000000001/deny">');
+    expect(html.match(/<input type="hidden" name="csrf" value="csrf-token-value">/g)).toHaveLength(2);
+    expect(html).not.toMatch(/<script/i);
+  });
+
+  it("renders hostile provider, caller and title text as text", () => {
+    const html = renderConfirmationPage(
+      view({ title: hostile, summary: hostile, description: hostile, details: { x: hostile }, callerPluginId: hostile, tool: hostile }),
+      { tenantId: hostile, userId: hostile },
+      `"><script>`,
+    );
+    expect(html).not.toContain("<script>");
+    expect(html).not.toContain(`' onmouseover="steal()`);
+    expect(html).not.toContain(`value=""><script>`);
+    expect(html).toContain("&lt;script&gt;");
+  });
+
+  it("shows a decided or expired request's status without buttons", () => {
+    for (const status of ["approved", "denied", "expired", "cancelled"]) {
+      const html = renderConfirmationPage(view({ status }), viewer, "csrf");
+      expect(html).not.toContain("<form");
+      expect(html).toContain(`data-status="${status}"`);
+    }
+  });
+
+  it("message pages escape their text too", () => {
+    expect(renderMessagePage("Not allowed", hostile)).not.toContain("<script>");
+  });
+
+  it("the page after sign-in refreshes to its target and links to it, escaped", () => {
+    const html = renderContinuePage("abc");
+    expect(html).toContain('<meta http-equiv="refresh" content="0;url=abc">');
+    expect(html).toContain('<a id="continue" href="abc">');
+    expect(renderContinuePage(`x"><script>`)).not.toContain("<script>");
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * The confirmation page's HTML: plain, server-rendered, no script (the page's CSP allows none).
+ * Every value from a request, a provider or a store passes through `escapeHtml`.
+ */
+
+/** What the page shows about one confirmation request (the runtime's view of it). */
+export interface ConfirmationPageView {
+  readonly requestId: string;
+  readonly tool: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly effect: string;
+  readonly summary: string;
+  readonly details: unknown;
+  readonly callerPluginId: string;
+  /** The calling plugin's human name, when its manifest gives one. */
+  readonly callerName?: string;
+  readonly status: string;
+  readonly expiresAt: string;
+  readonly createdAt: string;
+}
+
+/** Who the page is shown to. */
+export interface ConfirmationPageViewer {
+  readonly tenantId: string;
+  readonly userId: string;
+}
+
+/** Longest details text shown; the rest is cut with a note. */
+const MAX_DETAILS_CHARS = 100_000;
+
+const EFFECT_MEANING: Readonly<Record<string, string>> = {
+  read: "reads data; changes nothing",
+  write: "changes data kept by the plugin",
+  external: "acts outside this platform (sends email, calls another service, ...)",
+};
+
+const STATUS_TEXT: Readonly<Record<string, string>> = {
+  approved: "You approved this request. The app that asked can now carry it out.",
+  denied: "You denied this request. Nothing was done.",
+  expired: "This request expired before anyone decided. Nothing was done; the app has to ask again.",
+  cancelled: "The app that asked withdrew this request. Nothing was done.",
+};
+
+const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
+}
+
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
+main{max-width:44rem;margin:2rem auto;background:#fff;border:1px solid #d9dde5;border-radius:8px;padding:1.5rem 2rem}
+h1{font-size:1.4rem;margin:0 0 .25rem}
+code,pre{font:13px/1.45 ui-monospace,monospace}
+pre{background:#f1f3f6;padding:.75rem;border-radius:6px;overflow:auto;max-height:24rem;white-space:pre-wrap;word-break:break-word}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#5a6375}dd{margin:0}
+.effect-write,.effect-external{color:#9a3412;font-weight:600}
+.summary{font-size:1.1rem;font-weight:600}
+.actions{display:flex;gap:1rem;margin-top:1.5rem}.actions form{margin:0}
+button{font:inherit;padding:.5rem 1.5rem;border-radius:6px;border:1px solid #888;cursor:pointer}
+#approve{background:#166534;color:#fff;border-color:#166534}#deny{background:#fff;color:#991b1b;border-color:#991b1b}
+.status{padding:.75rem;border-radius:6px;background:#eef2ff}
+.error{padding:.75rem;border-radius:6px;background:#fef2f2}`;
+
+function layout(title: string, body: string, head = ""): string {
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">${head}` +
+    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
+  );
+}
+
+/**
+ * The page for one request: tool, effect, the provider's preview, who asks, expiry; Approve and
+ * Deny (forms posting the session's CSRF token) only while the request is pending.
+ */
+export function renderConfirmationPage(view: ConfirmationPageView, viewer: ConfirmationPageViewer, csrfToken: string): string {
+  const heading = view.title ?? view.tool;
+  const effectMeaning = EFFECT_MEANING[view.effect];
+  const details = detailsText(view.details);
+  const id = encodeURIComponent(view.requestId);
+  const decision =
+    view.status === "pending"
+      ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly what is shown above, once.</p>` +
+        `<div class="actions">` +
+        decisionForm(`${id}/approve`, "approve", "Approve", csrfToken) +
+        decisionForm(`${id}/deny`, "deny", "Deny", csrfToken) +
+        `</div>`
+      : `<p class="status" id="status" data-status="${escapeHtml(view.status)}">${escapeHtml(STATUS_TEXT[view.status] ?? `This request is ${view.status}.`)}</p>`;
+  const body =
+    `<h1>${escapeHtml(heading)}</h1>` +
+    `<p><code>${escapeHtml(view.tool)}</code> &middot; effect: <span class="effect-${escapeHtml(view.effect)}">${escapeHtml(view.effect)}</span>` +
+    (effectMeaning === undefined ? "" : ` (${escapeHtml(effectMeaning)})`) +
+    `</p>` +
+    (view.description === undefined ? "" : `<p>${escapeHtml(view.description)}</p>`) +
+    `<h2>What will happen</h2><p class="summary" id="summary">${escapeHtml(view.summary)}</p>` +
+    (details === undefined ? "" : `<pre id="details">${escapeHtml(details)}</pre>`) +
+    `<dl>` +
+    `<dt>Asked by</dt><dd id="caller">${view.callerName === undefined ? "" : `${escapeHtml(view.callerName)} `}<code>${escapeHtml(view.callerPluginId)}</code></dd>` +
+    `<dt>Asked at</dt><dd>${escapeHtml(view.createdAt)}</dd>` +
+    `<dt>Expires</dt><dd>${escapeHtml(view.expiresAt)}</dd>` +
+    `<dt>You are</dt><dd>${escapeHtml(viewer.userId)} (tenant ${escapeHtml(viewer.tenantId)})</dd>` +
+    `<dt>Request</dt><dd><code>${escapeHtml(view.requestId)}</code></dd>` +
+    `</dl>` +
+    decision;
+  return layout(`Confirm: ${heading}`, body);
+}
+
+/**
+ * After sign-in: moves on to the request at once (meta refresh, no script) and offers a link for
+ * browsers that do not refresh. `target` is a URL relative to the page, already encoded.
+ */
+export function renderContinuePage(target: string): string {
+  const href = escapeHtml(target);
+  return layout(
+    "Signed in",
+    `<h1>Signed in</h1><p id="message">Opening the request for your confirmation&hellip; ` +
+      `<a id="continue" href="${href}">Continue</a></p>`,
+    `<meta http-equiv="refresh" content="0;url=${href}">`,
+  );
+}
+
+/** A page with a heading and an explanation (errors, sign-in results). */
+export function renderMessagePage(heading: string, message: string): string {
+  return layout(heading, `<h1>${escapeHtml(heading)}</h1><p class="error" id="message">${escapeHtml(message)}</p>`);
+}
+
+function decisionForm(action: string, id: string, label: string, csrfToken: string): string {
+  return (
+    `<form method="post" action="${escapeHtml(action)}">` +
+    `<input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">` +
+    `<button type="submit" id="${id}">${escapeHtml(label)}</button></form>`
+  );
+}
+
+function detailsText(details: unknown): string | undefined {
+  if (details === undefined || details === null) return undefined;
+  let text: string;
+  try {
+    text = typeof details === "string" ? details : (JSON.stringify(details, null, 2) ?? String(details));
+  } catch {
+    text = "(the details could not be shown)";
+  }
+  return text.length > MAX_DETAILS_CHARS ? `${text.slice(0, MAX_DETAILS_CHARS)}\n… (${text.length - MAX_DETAILS_CHARS} more characters not shown)` : text;
+}

@@ -1,0 +1,247 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { ToolpactError } from "@toolpact/contract";
+import type { Runtime } from "@toolpact/runtime";
+import { renderConfirmationPage, renderContinuePage, renderMessagePage } from "./confirmation-page-html.js";
+import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
+import type { Logger } from "./logger.js";
+import type { PresenceSession, PresenceSessions } from "./presence-session.js";
+import { createRouterCaller } from "./router.js";
+
+/** Headers every confirmation-page response carries. */
+export const CONFIRMATION_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+});
+
+/** The header a tRPC `confirmations.approve`/`deny` request carries its CSRF token in. */
+export const CSRF_HEADER = "x-toolpact-csrf";
+
+/** Where the confirmation page lives, below the server's root. */
+export const CONFIRM_PREFIX = "/confirm/";
+
+const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+const MAX_FORM_BYTES = 16 * 1024;
+
+/**
+ * Step 1 of `approve`/`deny`, for the page's form posts and for tRPC alike: the request must carry no
+ * caller credential (plugin key, actor token), must not come from another site, must carry a valid
+ * session cookie, and the session's CSRF token. Throws a ToolpactError saying which rule failed.
+ */
+export function requirePresence(sessions: PresenceSessions, headers: IncomingHttpHeaders, csrfToken: string | undefined): PresenceSession {
+  if (headers.authorization !== undefined) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      "approve and deny are for the person on the confirmation page, not for plugins: this request carries an Authorization header (a plugin key); send it from the page's session without one",
+    );
+  }
+  if (headers["x-toolpact-actor"] !== undefined) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      "approve and deny are for the person on the confirmation page, not for plugins: this request carries an actor token (X-Toolpact-Actor); send it from the page's session without one",
+    );
+  }
+  const site = headers["sec-fetch-site"];
+  if (site === "cross-site" || site === "same-site") {
+    throw new ToolpactError("PERMISSION_DENIED", "approve and deny are accepted only from the confirmation page itself, not from another site");
+  }
+  const session = sessions.read(headers.cookie);
+  if (session === undefined) {
+    throw new ToolpactError(
+      "UNAUTHENTICATED",
+      "no valid confirmation-page session (missing, expired or altered cookie): open the confirmation link from your app again to sign in",
+    );
+  }
+  if (!sessions.csrfMatches(session, csrfToken)) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      "the CSRF token is missing or does not belong to this session: reload the confirmation page and use its buttons",
+    );
+  }
+  return session;
+}
+
+/** Options of `createConfirmationPage`. */
+export interface ConfirmationPageOptions {
+  readonly runtime: Runtime;
+  readonly sessions: PresenceSessions;
+  readonly logger: Logger;
+  /** Aborts when the server shuts down. */
+  readonly shutdown: AbortSignal;
+}
+
+/**
+ * The confirmation page's routes below `/confirm/`:
+ * `GET|POST /confirm/session` (presence token -> session cookie, then on to the request `?next=` names),
+ * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
+ * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
+ */
+export function createConfirmationPage(options: ConfirmationPageOptions): (req: IncomingMessage, res: ServerResponse, path: string) => void {
+  const { runtime, sessions, logger, shutdown } = options;
+
+  const fail = (res: ServerResponse, error: unknown, head = false): void => {
+    const pub = toPublicError(error);
+    if (pub.internal) logger.error({ event: "confirmation_page_failed_unexpectedly", ...describeInternalError(error) });
+    const status = httpStatusOf(pub.trpcCode);
+    sendPage(res, status, renderMessagePage(headingOf(status), pub.message), head);
+  };
+
+  const startSession = async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
+    let token = search.get("token") ?? undefined;
+    let next = search.get("next") ?? undefined;
+    if (req.method === "POST") {
+      const form = await readForm(req);
+      token = form.get("token") ?? token;
+      next = form.get("next") ?? next;
+    }
+    if (req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        "the confirmation page signs in people, not plugins: this request carries a plugin key or an actor token; open the link in a browser",
+      );
+    }
+    if (token === undefined || token.length === 0) {
+      throw new ToolpactError(
+        "UNAUTHENTICATED",
+        "no presence token: open the confirmation link from your app; it signs you in through /confirm/session?token=...",
+      );
+    }
+    if (token.length > 8192) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    const person = await runtime.verifyPresenceToken(token);
+    const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId });
+    res.setHeader("set-cookie", setCookie);
+    const requestId = next === undefined ? undefined : requestIdOfNext(next);
+    if (requestId !== undefined) {
+      // Not a redirect: the identity service's page on another site started this navigation, and a
+      // browser withholds SameSite=Strict cookies along a redirect chain a cross-site page started.
+      // This page's own (same-site) refresh carries the new cookie. Relative: /confirm/<id> under any prefix.
+      sendPage(res, 200, renderContinuePage(encodeURIComponent(requestId)));
+      return;
+    }
+    sendPage(
+      res,
+      200,
+      renderMessagePage("Signed in for confirmations", `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`),
+    );
+  };
+
+  const showRequest = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+    const head = req.method === "HEAD";
+    const session = sessions.read(req.headers.cookie);
+    if (session === undefined) {
+      sendPage(
+        res,
+        401,
+        renderMessagePage(
+          "Sign-in needed",
+          "This page shows a request for your confirmation, and it needs to know who you are. Open the confirmation link from your app: " +
+            "it signs you in (through /confirm/session with a short-lived presence token) and brings you back here.",
+        ),
+        head,
+      );
+      return;
+    }
+    const person = { tenantId: session.tenantId, userId: session.userId };
+    const view = await runtime.describeConfirmation(person, requestId);
+    sendPage(res, 200, renderConfirmationPage(view, person, sessions.csrfTokenOf(session)), head);
+  };
+
+  const decide = async (req: IncomingMessage, res: ServerResponse, requestId: string, decision: "approve" | "deny"): Promise<void> => {
+    const form = await readForm(req);
+    const csrf = form.get("csrf") ?? undefined;
+    const caller = createRouterCaller({
+      runtime,
+      authenticate: () => Promise.reject(new ToolpactError("UNAUTHENTICATED", "the confirmation page has no caller credentials")),
+      authorizeAdmin: () => false,
+      presence: async () => requirePresence(sessions, req.headers, csrf),
+      shutdown,
+    });
+    await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));
+    // Relative to /confirm/<id>/<decision>: back to the request, which now shows its status.
+    res.writeHead(303, { ...CONFIRMATION_PAGE_HEADERS, location: `../${encodeURIComponent(requestId)}` });
+    res.end();
+  };
+
+  return (req, res, path) => {
+    const query = (req.url ?? "").indexOf("?");
+    const search = new URLSearchParams(query < 0 ? "" : (req.url ?? "").slice(query + 1));
+    const rest = path.slice(CONFIRM_PREFIX.length).split("/");
+    let work: Promise<void>;
+    if (rest.length === 1 && rest[0] === "session") {
+      if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed(res, "GET, POST");
+      work = startSession(req, res, search);
+    } else if (rest.length === 1 && REQUEST_ID.test(rest[0] ?? "")) {
+      if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(res, "GET, HEAD");
+      work = showRequest(req, res, rest[0]!);
+    } else if (rest.length === 2 && REQUEST_ID.test(rest[0] ?? "") && (rest[1] === "approve" || rest[1] === "deny")) {
+      if (req.method !== "POST") return methodNotAllowed(res, "POST");
+      work = decide(req, res, rest[0]!, rest[1]);
+    } else {
+      sendPage(res, 404, renderMessagePage("Not found", "There is no such confirmation page: check the link your app gave you."));
+      return;
+    }
+    work.catch((error: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.removeHeader("set-cookie");
+      fail(res, error, req.method === "HEAD");
+    });
+  };
+}
+
+/** The request id a `next` parameter points at: `/confirm/<id>` (under any prefix) or nothing. */
+function requestIdOfNext(next: string): string | undefined {
+  if (!next.startsWith("/") || next.startsWith("//") || next.includes("\\")) return undefined;
+  const match = /\/confirm\/([^/?#]+)$/.exec(next);
+  const id = match?.[1];
+  return id !== undefined && REQUEST_ID.test(id) ? id : undefined;
+}
+
+function headingOf(status: number): string {
+  if (status === 401) return "Sign-in needed";
+  if (status === 403) return "Not allowed";
+  if (status === 404) return "Not found";
+  if (status === 429) return "Too many requests";
+  if (status < 500) return "This did not work";
+  return "Something went wrong";
+}
+
+function sendPage(res: ServerResponse, status: number, html: string, head = false): void {
+  res.writeHead(status, { ...CONFIRMATION_PAGE_HEADERS, "content-type": "text/html; charset=utf-8" });
+  res.end(head ? undefined : html);
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  res.writeHead(405, { ...CONFIRMATION_PAGE_HEADERS, allow, "content-type": "text/html; charset=utf-8" });
+  res.end(renderMessagePage("Method not allowed", `This address answers ${allow} only.`));
+}
+
+/** An `application/x-www-form-urlencoded` body of at most 16 KiB. */
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const type = req.headers["content-type"] ?? "";
+  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+    throw new ToolpactError("INPUT_INVALID", "send the form as application/x-www-form-urlencoded, as the page's buttons do", {
+      issues: [{ path: "", message: "unsupported content type" }],
+    });
+  }
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_FORM_BYTES) throw formTooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > MAX_FORM_BYTES) throw formTooLarge();
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+function formTooLarge(): ToolpactError {
+  return new ToolpactError("INPUT_INVALID", `the form is larger than ${MAX_FORM_BYTES} bytes: send only the page's fields`, {
+    issues: [{ path: "", message: "form too large" }],
+  });
+}

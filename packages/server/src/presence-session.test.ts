@@ -1,0 +1,89 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { createPresenceSessions, derivePresenceSessionSecret, type PresenceSessions } from "./presence-session.js";
+
+const secret = new Uint8Array(randomBytes(32));
+
+function sessions(options: { secure?: boolean; now?: () => number; secret?: Uint8Array } = {}): PresenceSessions {
+  return createPresenceSessions({
+    secret: options.secret ?? secret,
+    ttlSeconds: 600,
+    secure: options.secure ?? false,
+    path: "/confirm",
+    clock: options.now ?? Date.now,
+  });
+}
+
+/** The `name=value` part of a Set-Cookie header, as a browser sends it back. */
+function cookieOf(setCookie: string): string {
+  return setCookie.split(";")[0]!;
+}
+
+describe("presence sessions", () => {
+  it("issue an HttpOnly, SameSite=Strict cookie scoped to the confirmation page, Secure only for https", () => {
+    const { setCookie } = sessions().issue({ tenantId: "t1", userId: "u1" });
+    expect(setCookie).toMatch(/^toolpact-confirm=[^;]+; Path=\/confirm; Max-Age=600; HttpOnly; SameSite=Strict$/);
+    const secure = sessions({ secure: true }).issue({ tenantId: "t1", userId: "u1" }).setCookie;
+    expect(secure).toMatch(/^__Secure-toolpact-confirm=[^;]+; .*; Secure$/);
+  });
+
+  it("read back the session they issued, among other cookies", () => {
+    const codec = sessions();
+    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1" });
+    expect(codec.read(`theme=dark; ${cookieOf(setCookie)}; other=1`)).toEqual(session);
+    expect(session.sessionId).toMatch(/^[A-Za-z0-9_-]{24}$/);
+  });
+
+  it("refuse a tampered payload, a forged signature, another secret's cookie and an expired one", () => {
+    const codec = sessions();
+    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    const [name, value] = cookie.split("=") as [string, string];
+    const [payload, mac] = value.split(".") as [string, string];
+    const fields = JSON.parse(Buffer.from(payload, "base64url").toString()) as unknown[];
+    const otherUser = Buffer.from(JSON.stringify(["t1", "u2", fields[2], fields[3]])).toString("base64url");
+    expect(codec.read(`${name}=${otherUser}.${mac}`)).toBeUndefined();
+    const forged = createHmac("sha256", randomBytes(32)).update(otherUser).digest("base64url");
+    expect(codec.read(`${name}=${otherUser}.${forged}`)).toBeUndefined();
+    expect(codec.read(`${name}=${payload}.`)).toBeUndefined();
+    expect(codec.read(`${name}=${payload}`)).toBeUndefined();
+    expect(sessions({ secret: new Uint8Array(randomBytes(32)) }).read(cookie)).toBeUndefined();
+    expect(sessions({ now: () => Date.now() + 601_000 }).read(cookie)).toBeUndefined();
+  });
+
+  it("refuse a header carrying the cookie twice (a tossed cookie next to the real one)", () => {
+    const codec = sessions();
+    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    expect(codec.read(`${cookie}; ${cookie}`)).toBeUndefined();
+    expect(codec.read(undefined)).toBeUndefined();
+  });
+
+  it("bind CSRF tokens to one session", () => {
+    const codec = sessions();
+    const a = codec.issue({ tenantId: "t1", userId: "u1" }).session;
+    const b = codec.issue({ tenantId: "t1", userId: "u1" }).session;
+    const token = codec.csrfTokenOf(a);
+    expect(codec.csrfMatches(a, token)).toBe(true);
+    expect(codec.csrfMatches(b, token)).toBe(false);
+    expect(codec.csrfMatches(a, undefined)).toBe(false);
+    expect(codec.csrfMatches(a, "")).toBe(false);
+    expect(codec.csrfMatches(a, token.slice(0, -2))).toBe(false);
+    expect(codec.csrfMatches(a, codec.csrfTokenOf(b))).toBe(false);
+    // The CSRF token is not the cookie's MAC and reveals nothing that makes a cookie.
+    expect(token).not.toBe(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie.split(".")[1]);
+  });
+
+  it("derive the same secret on every instance from the same key, and different ones from different keys", () => {
+    const key = new Uint8Array(randomBytes(32));
+    expect(derivePresenceSessionSecret(key)).toEqual(derivePresenceSessionSecret(key));
+    expect(derivePresenceSessionSecret(key)).not.toEqual(key);
+    expect(derivePresenceSessionSecret(key)).not.toEqual(derivePresenceSessionSecret(new Uint8Array(randomBytes(32))));
+    const first = sessions({ secret: derivePresenceSessionSecret(key) });
+    const second = sessions({ secret: derivePresenceSessionSecret(key) });
+    const cookie = cookieOf(first.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    expect(second.read(cookie)?.userId).toBe("u1");
+  });
+
+  it("refuse a short secret", () => {
+    expect(() => sessions({ secret: new Uint8Array(16) })).toThrow(/at least 32 bytes/);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * End to end in headless Chromium (playwright-core, Debian's /usr/bin/chromium): a caller previews in
+ * platform mode through the generated-style client and waits in `confirm()`; the person opens the
+ * confirmation link with a presence session and clicks Approve (or Deny) on the real page.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext } from "playwright-core";
+import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ToolDescriptor } from "@toolpact/client";
+import { loadPlaywright } from "./support/deps.js";
+import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
+import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
+import { mintActorToken, mintPresenceToken } from "./support/tokens.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
+
+const PLATFORM_POLICY = {
+  rules: [
+    { tools: "com.test.*", effects: ["read"], decision: "allow" },
+    { tools: "com.test.*", effects: ["write", "external"], decision: "confirm", mode: "platform" },
+  ],
+} as const;
+
+const descriptor: ToolDescriptor<"com.test.notes:create-note@1"> = {
+  providerId: PROVIDER_ID,
+  name: "create-note",
+  version: 1,
+  fullName: "com.test.notes:create-note@1",
+  effect: "write",
+  requiresConfirmation: true,
+};
+
+interface NoteInput {
+  title: string;
+}
+interface NoteOutput {
+  id: string;
+  title: string;
+}
+
+if (SKIP) {
+  describe("the confirmation page in headless Chromium", () => {
+    it.skip("skipped: /usr/bin/chromium is missing (install Debian's chromium; with CI=true this test fails instead)", () => {});
+  });
+} else {
+  describe("the confirmation page in headless Chromium", () => {
+    let dir: string;
+    let stack: Stack;
+    let keys: WorldKeys;
+    let browser: BrowserContext;
+    const secrets = makeSecrets();
+
+    beforeAll(async () => {
+      dir = mkdtempSync(path.join(tmpdir(), "toolpact-browser-"));
+      stack = await startStack({ dbFile: path.join(dir, "toolpact.db"), secrets, publicUrl: "self" });
+      keys = await configureWorld(stack);
+      await stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
+      const { chromium } = await loadPlaywright();
+      const userDataDir = mkdtempSync(path.join(tmpdir(), "toolpact-chromium-"));
+      browser = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+          "--no-first-run",
+        ],
+      });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await stack?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function client() {
+      const actorToken = await mintActorToken(secrets.actorSecret, { expiresIn: 3600 });
+      const transport = createHttpTransport({ url: stack.url, pluginKey: keys.t1[ASSISTANT_ID]!.key, actorToken });
+      return createConfirmedToolMethod<typeof descriptor.fullName, NoteInput, NoteOutput>(transport, descriptor);
+    }
+
+    /**
+     * Opens the confirmation link the way the platform's identity service sends a browser: a page on
+     * another site (http://identity.example, served by the browser's request routing) links to
+     * /confirm/session with a presence token, which signs the person in and leads on to the request.
+     */
+    async function openConfirmation(confirmUrl: string) {
+      const page = await browser.newPage();
+      const token = await mintPresenceToken(secrets.actorSecret);
+      const next = new URL(confirmUrl).pathname;
+      const signIn = `${stack.url}/confirm/session?token=${encodeURIComponent(token)}&next=${encodeURIComponent(next)}`;
+      await page.route("http://identity.example/**", (route) =>
+        route.fulfill({ status: 200, contentType: "text/html", body: `<a id="continue" href="${signIn.replaceAll("&", "&amp;")}">Continue</a>` }),
+      );
+      await page.goto("http://identity.example/confirm-for-toolpact");
+      await page.click("#continue");
+      await page.waitForURL(confirmUrl);
+      await page.waitForSelector("#summary, #message");
+      return page;
+    }
+
+    it("Approve: the caller's confirm() resolves with a token and execute succeeds", async () => {
+      const tool = await client();
+      const input = { title: "Approved in Chromium" };
+      const preview = await tool.preview(input);
+      if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");
+      expect(preview.confirmation.confirmUrl.startsWith(`${stack.url}/confirm/`)).toBe(true);
+      const confirming = tool.confirm(preview);
+      confirming.catch(() => {}); // awaited below; this only keeps a failed assertion from leaving it unhandled
+
+      const page = await openConfirmation(preview.confirmation.confirmUrl);
+      expect(await page.textContent("#summary")).toBe('Create note "Approved in Chromium"');
+      expect(await page.textContent("#caller")).toContain(ASSISTANT_ID);
+      const cookies = await browser.cookies(preview.confirmation.confirmUrl);
+      expect(cookies).toHaveLength(1);
+      expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/confirm", secure: false });
+
+      await page.click("#approve");
+      await page.waitForSelector('#status[data-status="approved"]');
+      const token = await confirming;
+      const { operationId, result } = await tool.execute(input, { confirmationToken: token });
+      expect(operationId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(result.title).toBe("Approved in Chromium");
+      await page.close();
+    });
+
+    it("Deny: the caller's confirm() rejects with CONFIRMATION_DENIED and nothing runs", async () => {
+      const tool = await client();
+      const input = { title: "Denied in Chromium" };
+      const preview = await tool.preview(input);
+      if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");
+      const confirming = tool.confirm(preview).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      const before = stack.probe.invocations.get("create-note") ?? 0;
+
+      const page = await openConfirmation(preview.confirmation.confirmUrl);
+      await page.click("#deny");
+      await page.waitForSelector('#status[data-status="denied"]');
+      const error = await confirming;
+      expect(isToolpactError(error) && error.code).toBe("CONFIRMATION_DENIED");
+      expect(stack.probe.invocations.get("create-note") ?? 0).toBe(before);
+      await page.close();
+    });
+
+    it("refuses to be framed by another page (frame-ancestors 'none')", async () => {
+      const tool = await client();
+      const preview = await tool.preview({ title: "Framed" });
+      if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");
+      const signedIn = await openConfirmation(preview.confirmation.confirmUrl);
+      await signedIn.close();
+
+      const attacker = await browser.newPage();
+      await attacker.setContent(`<iframe src="${preview.confirmation.confirmUrl}" width="800" height="600"></iframe>`);
+      await attacker.waitForTimeout(1_000);
+      const frame = attacker.frames().find((candidate) => candidate !== attacker.mainFrame());
+      // Rendered, the page would show either its buttons or its sign-in message; blocked, neither.
+      const rendered = frame ? await frame.evaluate(() => document.querySelector("#approve, #message") !== null).catch(() => false) : false;
+      expect(rendered).toBe(false);
+      await attacker.close();
+    });
+  });
+}

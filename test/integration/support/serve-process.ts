@@ -1,0 +1,69 @@
+/** `toolpact serve` as a separate process: spawned from the built CLI, stopped by signal. */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The built binary; `pnpm exec tsc -b packages/cli` makes it. */
+export const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
+
+/** Throws a clear error when the CLI is not built. */
+export function requireBuiltCli(): void {
+  if (!existsSync(CLI_BIN)) {
+    throw new Error("packages/cli/dist/bin.js is not built: run `pnpm build` (or `pnpm exec tsc -b packages/cli`) before these tests");
+  }
+}
+
+/** A running `toolpact serve`. */
+export interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly pid: number;
+  /** Everything it wrote so far (stdout and stderr). */
+  output(): string;
+  /** Resolves with the exit code or signal once it has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Spawns `node packages/cli/dist/bin.js serve ...args` in `cwd` and waits until it prints its URL. */
+export function startServe(options: { cwd: string; args: readonly string[]; env: Record<string, string>; timeoutMs?: number }): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI_BIN, "serve", ...options.args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? "", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`toolpact serve did not start within ${options.timeoutMs ?? 20_000} ms: ${output}`));
+    }, options.timeoutMs ?? 20_000);
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving .* at (http:\/\/\S+)\/trpc/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1]!, pid: child.pid!, output: () => output, exited });
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`toolpact serve exited (${code ?? signal}) before serving: ${output}`));
+    });
+  });
+}
+
+/** Kills a serve process with SIGKILL (no drain, no cleanup) and waits until it is gone. */
+export async function killHard(serve: ServeProcess): Promise<void> {
+  if (serve.child.exitCode === null && serve.child.signalCode === null) serve.child.kill("SIGKILL");
+  await serve.exited;
+}
+
+/** The directory a test plugin folder is written to. */
+export function pluginDir(root: string, name: string): string {
+  return path.join(root, "plugins", name);
+}
