@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { HostError, SECRET_ENV_VARS, loadHostConfig, readSecrets, startHost, type HostConfig } from "./host.js";
+import { createServer } from "node:net";
+import { HostError, SECRET_ENV_VARS, describeDatabase, loadHostConfig, migrateDatabase, readSecrets, startHost, type HostConfig } from "./host.js";
 
 let dir: string;
 const savedEnv = { ...process.env };
@@ -128,6 +129,53 @@ describe("loadHostConfig", () => {
     expect(details).toMatch(/limits\.rateLimits\.previewsPerMinute/);
     expect(details).toMatch(/burst/);
   });
+
+  it("reads PostgreSQL settings and retention, keeps a postgres:// URL as it is, and refuses bad values", async () => {
+    writeConfig({
+      database: "postgres://app:pw@db.internal:5432/toolpact",
+      databaseOptions: { schema: "tenant_a", poolSize: 20, connectionTimeoutMs: 1500, statementTimeoutMs: 3000 },
+      retention: { activityDays: 30, confirmationHours: 12, outboxDays: 3, idempotencyHours: 48, pruneIntervalMs: 600_000 },
+    });
+    const config = await loadHostConfig({ cwd: dir, env: {} });
+    expect(config.database).toBe("postgres://app:pw@db.internal:5432/toolpact");
+    expect(config.databaseOptions).toEqual({ schema: "tenant_a", poolSize: 20, connectionTimeoutMs: 1500, statementTimeoutMs: 3000 });
+    expect(config.retention).toEqual({ activityDays: 30, confirmationHours: 12, outboxDays: 3, idempotencyHours: 48, pruneIntervalMs: 600_000 });
+    expect((await loadHostConfig({ cwd: dir, env: { TOOLPACT_DATABASE_URL: "postgresql://other/db" } })).database).toBe("postgresql://other/db");
+
+    writeConfig({
+      database: "postgres://db.internal/toolpact",
+      databaseOptions: { schema: "Bad-Name; DROP", poolSize: 0, statementTimeoutMs: 5, sslmode: "x" },
+      retention: { activityDays: 0, pruneIntervalMs: 20 },
+    });
+    const details = (await hostError(() => loadHostConfig({ cwd: dir, env: {} }))).details.join("\n");
+    for (const field of ["databaseOptions.schema", "databaseOptions.poolSize", "databaseOptions.statementTimeoutMs", "sslmode", "retention.activityDays"]) {
+      expect(details).toContain(field);
+    }
+    expect(details).toMatch(/retention\.pruneIntervalMs: must be 0 \(pruning off\) or at least 100/);
+  });
+
+  it("refuses PostgreSQL settings when the database is a SQLite file, naming each", async () => {
+    writeConfig({ databaseOptions: { schema: "app", poolSize: 4 } });
+    const error = await hostError(() => loadHostConfig({ cwd: dir, env: {} }));
+    expect(error.message).toMatch(/"databaseOptions" holds PostgreSQL settings, but the database is a SQLite file/);
+    expect(error.details).toEqual([
+      "toolpact.config.json: databaseOptions.schema: applies to PostgreSQL only",
+      "toolpact.config.json: databaseOptions.poolSize: applies to PostgreSQL only",
+    ]);
+    // The same settings are fine once the environment names a PostgreSQL database.
+    const config = await loadHostConfig({ cwd: dir, env: { TOOLPACT_DATABASE_URL: "postgres://db.internal/app" } });
+    expect(config.databaseOptions).toEqual({ schema: "app", poolSize: 4 });
+  });
+});
+
+describe("describeDatabase", () => {
+  it("names the store and never shows a password or URL parameters", () => {
+    expect(describeDatabase("/srv/toolpact.db")).toBe("SQLite /srv/toolpact.db");
+    expect(describeDatabase("postgres://app:s3cret@db:5432/toolpact?sslmode=require&password=also", { schema: "tp" })).toBe(
+      "PostgreSQL postgres://app@db:5432/toolpact (schema tp)",
+    );
+    expect(describeDatabase("postgresql://db/toolpact")).toBe("PostgreSQL postgresql://db/toolpact");
+  });
 });
 
 describe("readSecrets", () => {
@@ -209,7 +257,9 @@ describe("startHost", () => {
     const host = await startHost({ config });
     try {
       const seen = JSON.parse(readFileSync(path.join(folder, "seen-env.json"), "utf8")) as string[];
-      expect(seen).toEqual(["TOOLPACT_VISIBLE"]);
+      // The plugin sees ordinary TOOLPACT_* variables (CI sets TOOLPACT_TEST_PG_URL, say), never a secret.
+      expect(seen).toContain("TOOLPACT_VISIBLE");
+      expect(seen.filter((name) => (SECRET_ENV_VARS as readonly string[]).includes(name))).toEqual([]);
       for (const name of SECRET_ENV_VARS) expect(process.env[name]).toBeUndefined();
       expect(host.plugins.map((plugin) => plugin.id)).toEqual(["com.example.echo"]);
       expect(host.runtime.manifests.has("com.example.echo")).toBe(true);
@@ -233,7 +283,7 @@ describe("startHost", () => {
     expect(readFileSyncOrUndefined(path.join(good, "seen-env.json"))).toBeUndefined();
   });
 
-  it("refuses a plugin without a module or without activate, a duplicate id, and a PostgreSQL URL", async () => {
+  it("refuses a plugin without a module or without activate, and a duplicate id", async () => {
     const noModule = path.join(dir, "plugins", "bare");
     mkdirSync(noModule, { recursive: true });
     writeFileSync(path.join(noModule, "plugin.json"), JSON.stringify(providerManifest));
@@ -250,9 +300,42 @@ describe("startHost", () => {
     expect((await hostError(async () => startHost({ config: await configWith({ plugins: [a, b] }), env: goodEnv() }))).details.join("\n")).toMatch(
       /already loaded/,
     );
-    expect((await hostError(async () => startHost({ config: await configWith({ database: "postgres://db.example/toolpact" }), env: goodEnv() }))).message).toMatch(
-      /PostgreSQL is not supported yet/,
-    );
+  });
+
+  it("an unreachable PostgreSQL database stops start-up and migrate within seconds, naming it without the password", async () => {
+    const database = `postgres://app:pw-${randomBytes(8).toString("hex")}@127.0.0.1:${await closedPort()}/toolpact`;
+    const password = new URL(database).password;
+    const started = performance.now();
+    const error = await hostError(async () => startHost({ config: await configWith({ database }), env: goodEnv() }));
+    expect(performance.now() - started).toBeLessThan(4000);
+    expect(error.message).toMatch(/^the database \(PostgreSQL postgres:\/\/app@127\.0\.0\.1:\d+\/toolpact\) could not be opened: .*unreachable/);
+    expect(error.message).not.toContain(password);
+    const migrate = await hostError(() => migrateDatabase(database, { schema: "app" }));
+    expect(migrate.message).toMatch(/^PostgreSQL postgres:\/\/app@127\.0\.0\.1:\d+\/toolpact \(schema app\) could not be migrated: .*unreachable/);
+    expect(migrate.message).not.toContain(password);
+  });
+
+  it("runs the pruning job with the configured retention (SQLite here; PostgreSQL in test/integration)", async () => {
+    const config = await configWith({ database: "./prune.db", retention: { activityDays: 1 / 86_400, pruneIntervalMs: 100 } });
+    const host = await startHost({ config, env: goodEnv() });
+    try {
+      await host.runtime.admin.setPolicy("t-prune", { rules: [] });
+      expect((await host.runtime.admin.listActivity("t-prune")).events).toHaveLength(1);
+      const deadline = Date.now() + 5000;
+      while ((await host.runtime.admin.listActivity("t-prune")).events.length > 0) {
+        if (Date.now() > deadline) throw new Error("the pruning job did not delete the event within 5 s");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("migrateDatabase creates and migrates a SQLite file, and again changes nothing", async () => {
+    const file = path.join(dir, "data", "migrated.db");
+    expect(await migrateDatabase(file)).toEqual({ database: `SQLite ${file}`, applied: undefined });
+    expect(readFileSyncOrUndefined(file)).toBeDefined();
+    expect(await migrateDatabase(file)).toEqual({ database: `SQLite ${file}`, applied: undefined });
   });
 
   it("refuses a plugin that provides a tool its manifest does not declare", async () => {
@@ -301,6 +384,16 @@ describe("startHost", () => {
     expect((await hostError(() => startHost({ config, env: goodEnv() }))).message).toMatch(/actorIssuer/);
   });
 });
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no address");
+  return address.port;
+}
 
 function readFileSyncOrUndefined(file: string): string | undefined {
   try {
