@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
 import {
   ALLOW_ALL,
@@ -9,7 +9,7 @@ import {
   OTHER_TENANT,
   TENANT,
   configureTenant,
-  createFixture,
+  eachTestFixtureWithAlice,
   notesManifest,
   rejection,
   tool,
@@ -22,13 +22,7 @@ const search = { providerId: NOTES, tool: "search-records" };
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 async function tokenFor(principal: Principal = alice, input: unknown = { title: "Q3 plan" }, ref = create): Promise<string> {
   const preview = await fx.runtime.preview(principal, ref, input);

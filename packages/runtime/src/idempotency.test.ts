@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
-import { ASSISTANT, NOTES, TENANT, createFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
@@ -8,13 +8,7 @@ const explode = { providerId: NOTES, tool: "explode" };
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 describe("idempotency keys", () => {
   it("runs once per key and input, and replays the recorded result", async () => {

@@ -1,17 +1,14 @@
 import { generateKeyPair, exportJWK, SignJWT } from "jose";
 import { randomBytes } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ActorTokenVerifier } from "./actor-token.js";
-import { ASSISTANT, ISSUER, NOTES, OTHER_TENANT, TENANT, createFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, ISSUER, NOTES, OTHER_TENANT, TENANT, eachTestFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
 
 let fx: RuntimeFixture;
 let key: string;
-beforeEach(async () => {
-  fx = await createFixture();
-  key = (await fx.runtime.admin.issuePluginKey(TENANT, ASSISTANT)).key;
-});
-afterEach(async () => {
-  await fx.dispose();
+eachTestFixture(async (made) => {
+  fx = made;
+  key = (await made.runtime.admin.issuePluginKey(TENANT, ASSISTANT)).key;
 });
 
 async function refused(credentials: { pluginKey: string | undefined; actorToken: string | undefined }): Promise<string> {

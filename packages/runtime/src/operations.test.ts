@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
 import {
   ALLOW_ALL,
@@ -8,7 +8,7 @@ import {
   TENANT,
   callerManifest,
   configureTenant,
-  createFixture,
+  eachTestFixtureWithAlice,
   rejection,
   tool,
   type RuntimeFixture,
@@ -19,13 +19,7 @@ const create = { providerId: NOTES, tool: "create-record", version: 1 };
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 async function confirmed(ref: { providerId: string; tool: string; version?: number }, input: unknown) {
   const preview = await fx.runtime.preview(alice, ref, input);

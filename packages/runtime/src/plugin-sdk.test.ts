@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ToolExecuteContext } from "@toolpact/contract";
 import type { PluginSdk } from "./plugin-sdk.js";
 import {
@@ -7,7 +7,7 @@ import {
   OTHER_TENANT,
   TENANT,
   callerManifest,
-  createFixture,
+  eachTestFixture,
   rejection,
   tool,
   type RuntimeFixture,
@@ -17,12 +17,7 @@ const search = { providerId: NOTES, tool: "search-records" };
 const RELAY = "com.example.relay";
 
 let fx: RuntimeFixture;
-beforeEach(async () => {
-  fx = await createFixture();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixture((made) => (fx = made));
 
 function expectUndeclared(run: () => void, message?: string): void {
   try {

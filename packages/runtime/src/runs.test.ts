@@ -1,20 +1,14 @@
 import { decodeJwt } from "jose";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
-import { ASSISTANT, NOTES, TENANT, UNTRUSTED, createFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, NOTES, TENANT, UNTRUSTED, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
 
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
 const search = { providerId: NOTES, tool: "search-records" };
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 async function tokenIn(runId: string | undefined, principal = alice): Promise<string> {
   const preview = await fx.runtime.preview(principal, create, { title: "x" }, runId === undefined ? {} : { runId });

@@ -1,10 +1,10 @@
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { GateDeclaration, GuardDeclaration, HookDeclaration, Manifest } from "@toolpact/contract";
 import type { ActivityEvent, Principal } from "./api.js";
 import type { GateCall, GateDecision, GuardDecision, HookCall, SeamContext, StagedReaction } from "./seams.js";
 import type { PluginSdk } from "./plugin-sdk.js";
-import { ALLOW_ALL, NOTES, TENANT, createFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ALLOW_ALL, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
 
 const GATES = "com.example.gates";
 const MORE_GATES = "com.example.moregates";
@@ -28,13 +28,7 @@ function seamPlugin(
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 /** Registers, installs and activates a seam plugin; returns its SDK. */
 async function addPlugin(manifest: Manifest, activate = true): Promise<PluginSdk> {

@@ -1,19 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
 import { PayloadCipher } from "./payload-cipher.js";
-import { ASSISTANT, NOTES, TENANT, createFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
 
 let fx: RuntimeFixture;
 let alice: Principal;
-beforeEach(async () => {
-  fx = await createFixture();
-  alice = await fx.principal();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
 function databaseBytes(): Buffer {
   const parts = [fx.dbPath, `${fx.dbPath}-wal`, `${fx.dbPath}-shm`].filter((path) => existsSync(path)).map((path) => readFileSync(path));

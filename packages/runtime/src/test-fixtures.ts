@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SignJWT } from "jose";
+import { afterEach, beforeEach } from "vitest";
 import type { Manifest, ToolDeclaration } from "@toolpact/contract";
 import type { Principal, TenantPolicy } from "./api.js";
 import type { RuntimeOptions } from "./options.js";
@@ -295,6 +296,27 @@ export async function createFixture(options: FixtureOptions = {}): Promise<Runti
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Gives each test of the calling file a fresh fixture: made before the test and handed to `use` (which
+ * may prepare more from it), disposed after it. Call once, at the top level of a test file.
+ */
+export function eachTestFixture(use: (fx: RuntimeFixture) => unknown): void {
+  let current: RuntimeFixture | undefined;
+  beforeEach(async () => {
+    current = await createFixture();
+    await use(current);
+  });
+  afterEach(async () => {
+    await current?.dispose();
+    current = undefined;
+  });
+}
+
+/** `eachTestFixture` that also hands over alice: the principal `fx.principal()` gives. */
+export function eachTestFixtureWithAlice(use: (made: { fx: RuntimeFixture; alice: Principal }) => void): void {
+  eachTestFixture(async (fx) => use({ fx, alice: await fx.principal() }));
 }
 
 /** The rejection of `promise`, for inspecting a ToolpactError. */

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ActivityEvent } from "./api.js";
 import {
   ALLOW_ALL,
@@ -10,7 +10,7 @@ import {
   TENANT,
   UNTRUSTED,
   callerManifest,
-  createFixture,
+  eachTestFixture,
   rejection,
   type RuntimeFixture,
 } from "./test-fixtures.js";
@@ -19,12 +19,7 @@ const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
 
 let fx: RuntimeFixture;
-beforeEach(async () => {
-  fx = await createFixture();
-});
-afterEach(async () => {
-  await fx.dispose();
-});
+eachTestFixture((made) => (fx = made));
 
 async function activity(): Promise<readonly ActivityEvent[]> {
   return (await fx.runtime.admin.listActivity(TENANT, { limit: 1000 })).events.filter((event) => event.kind === "call");

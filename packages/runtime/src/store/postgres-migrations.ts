@@ -1,11 +1,8 @@
 import type { ClientBase } from "pg";
+import { pendingMigrations, type SchemaMigration } from "./schema-migration.js";
 
-/** One schema step; applied in order, each at most once, recorded in `toolpact_migrations`. */
-export interface PostgresMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+/** One PostgreSQL schema step, recorded in `toolpact_migrations`. */
+export type PostgresMigration = SchemaMigration;
 
 /**
  * The PostgreSQL schema, as versioned migrations: the same tables and steps as SQLite's, in PostgreSQL
@@ -232,26 +229,17 @@ export async function applyPostgresMigrations(
     );
     const row = (await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM toolpact_migrations"))
       .rows[0];
-    const current = row?.version ?? 0;
-    const latest = migrations.reduce((max, step) => Math.max(max, step.version), 0);
-    if (current > latest) {
-      throw new Error(
-        `the database schema is at version ${current}, newer than this toolpact knows (${latest}): upgrade toolpact`,
-      );
-    }
-    let applied = 0;
-    for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (step.version <= current) continue;
+    const pending = pendingMigrations(migrations, row?.version ?? 0);
+    for (const step of pending) {
       await client.query(step.sql);
       await client.query("INSERT INTO toolpact_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
         step.version,
         step.name,
         Date.now(),
       ]);
-      applied++;
     }
     await client.query("COMMIT");
-    return applied;
+    return pending.length;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;

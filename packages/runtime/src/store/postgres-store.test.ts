@@ -7,9 +7,14 @@ import { describeStoreContract } from "../testing.js";
 import { createStore } from "./create-store.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./postgres-store.js";
+import {
+  NOW,
+  sampleActivity as activity,
+  sampleConfirmation as confirmation,
+  sampleOperation as operation,
+  sampleSettle,
+} from "./sample-records.js";
 import type {
-  ActivityRecord,
-  ConfirmationRecord,
   OperationBegin,
   OperationBeginResult,
   OperationRecord,
@@ -45,38 +50,6 @@ const skipReason =
       ? `PostgreSQL store tests skipped: TOOLPACT_TEST_PG_URL is set but PostgreSQL does not answer (${unreachable}); start it or unset the variable`
       : undefined;
 if (skipReason !== undefined) console.warn(skipReason);
-
-const NOW = 1_750_000_000_000;
-
-function operation(tenantId: string, overrides: Partial<OperationRecord> = {}): OperationRecord {
-  return {
-    tenantId,
-    operationId: uuidv7(NOW),
-    callerPluginId: "com.example.caller",
-    actorUserId: "user-1",
-    providerPluginId: "com.example.notes",
-    tool: "com.example.notes:create-record@1",
-    state: "running",
-    createdAt: NOW,
-    leaseOwner: "instance-a",
-    leaseEpoch: 1,
-    leaseExpiresAt: NOW + 30_000,
-    ...overrides,
-  };
-}
-
-function activity(tenantId: string, overrides: Partial<ActivityRecord> = {}): ActivityRecord {
-  return {
-    id: uuidv7(overrides.at ?? NOW),
-    tenantId,
-    at: NOW,
-    kind: "call",
-    actorUserId: "user-1",
-    phase: "execute",
-    outcome: "succeeded",
-    ...overrides,
-  };
-}
 
 const idempotency = (tenantId: string, key: string, expiresAt = NOW + 86_400_000): NonNullable<OperationBegin["idempotency"]> => ({
   scope: {
@@ -461,16 +434,8 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
   });
 
   describe("recovery, runs, confirmations and the outbox across instances", () => {
-    const settleOf = (op: OperationRecord, overrides: Partial<OperationSettle> = {}): OperationSettle => ({
-      tenantId: op.tenantId,
-      operationId: op.operationId,
-      leaseOwner: op.leaseOwner,
-      leaseEpoch: op.leaseEpoch,
-      state: "succeeded",
-      settledAt: NOW + 10,
-      activity: activity(op.tenantId, { operationId: op.operationId }),
-      ...overrides,
-    });
+    const settleOf = (op: OperationRecord, overrides: Partial<OperationSettle> = {}): OperationSettle =>
+      sampleSettle(op, activity(op.tenantId, { operationId: op.operationId }), overrides);
 
     const outboxItem = (op: OperationRecord, i: number): OutboxRecord => ({
       tenantId: op.tenantId,
@@ -482,25 +447,6 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
       sealedPayload: new Uint8Array(randomBytes(48)),
       createdAt: NOW + i,
       attempts: 0,
-    });
-
-    const confirmation = (tenantId: string, overrides: Partial<ConfirmationRecord> = {}): ConfirmationRecord => ({
-      tenantId,
-      requestId: randomUUID(),
-      tool: "com.example.notes:create-record@1",
-      providerPluginId: "com.example.notes",
-      callerPluginId: "com.example.caller",
-      actorUserId: "user-1",
-      digest: "dig",
-      digestKid: "k1",
-      schemaHash: "sch",
-      effect: "write",
-      mode: "platform",
-      status: "pending",
-      createdAt: NOW,
-      expiresAt: NOW + 300_000,
-      sealedPreview: new Uint8Array([1, 2, 3]),
-      ...overrides,
     });
 
     it("an expired lease is taken over by exactly one of many instances, and the old owner can no longer settle", async () => {

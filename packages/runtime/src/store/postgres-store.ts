@@ -1,9 +1,27 @@
 import { createHash } from "node:crypto";
 import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult } from "pg";
 import { ToolpactError } from "@toolpact/contract";
-import type { ActivityKind, ActivityOutcome, ActivityPhase, OperationState } from "../api.js";
 import { uuidv7Floor } from "../ids.js";
 import { applyPostgresMigrations, REFUSED_SQLSTATE, SCHEMA_NAME } from "./postgres-migrations.js";
+import { checkSettleState, storeClosed, unsettled } from "./refusals.js";
+import {
+  ACTIVITY_COLUMNS,
+  activityFromRow,
+  activityValues,
+  buffer,
+  confirmationFromRow,
+  confirmationValues,
+  idempotencyFromRow,
+  operationFromRow,
+  outboxFromRow,
+  pluginKeyFromRow,
+  runFromRow,
+  scopeValues,
+  settleValues,
+  tenantConfigFromRow,
+  tokenFromRow,
+  type Row,
+} from "./rows.js";
 import {
   CONSUMED_TOKEN_GRACE_MS,
   type ActivationRecord,
@@ -11,7 +29,6 @@ import {
   type ActivityRecord,
   type ConfirmationCreateResult,
   type ConfirmationRecord,
-  type ConfirmationState,
   type ConfirmationTransition,
   type ConsumedTokenRecord,
   type LeaseTakeover,
@@ -242,7 +259,6 @@ function unavailable(settings: Settings, what: string, cause: unknown): Toolpact
 // -------------------------------------------------------------------------------------------------
 // Statements: each built once and run as a named prepared statement (parsed once per connection).
 
-type Row = Record<string, unknown>;
 type Statement = { readonly name: string; readonly text: string };
 
 const statement = (name: string, text: string): Statement => ({ name: `toolpact_${name}`, text });
@@ -252,9 +268,7 @@ function placeholders(start: number, types: readonly string[]): string {
   return types.map((type, index) => `$${start + index}::${type}`).join(", ");
 }
 
-const ACTIVITY_COLUMNS =
-  "tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version, effect, phase, outcome, " +
-  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam";
+/** The PostgreSQL types of ACTIVITY_COLUMNS. */
 const ACTIVITY_TYPES = [
   "text", "text", "int8", "text", "text", "text", "text", "text", "int4", "text", "text", "text",
   "text", "text", "text", "text", "text", "float8", "text", "text",
@@ -427,6 +441,27 @@ const TRANSITION_STATEMENTS: Readonly<Record<`${"live" | "expired"}:${boolean}`,
 
 const TENANT_BUMP = `ON CONFLICT (tenant_id) DO UPDATE SET config_version = tenants.config_version + 1, updated_at = EXCLUDED.updated_at`;
 
+/** Sets one JSON text column of the tenant ($2 at $3), bumping its config version, and records the event ($4..). */
+function setTenantColumn(name: string, column: "policy" | "recovery_policy"): Statement {
+  return statement(
+    name,
+    `WITH bumped AS (
+       INSERT INTO tenants (tenant_id, config_version, ${column}, updated_at) VALUES ($1::text, 1, $2::text, $3::int8)
+       ON CONFLICT (tenant_id) DO UPDATE SET config_version = tenants.config_version + 1, ${column} = EXCLUDED.${column},
+         updated_at = EXCLUDED.updated_at
+       RETURNING 1)
+     INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(4, ACTIVITY_TYPES)} FROM bumped`,
+  );
+}
+
+/** Deletes at most $2 rows of `table` whose `expires_at` is at or before $1 (one chunk of a prune). */
+function pruneExpired(name: string, table: string): Statement {
+  return statement(
+    name,
+    `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${table} WHERE expires_at <= $1::int8 LIMIT $2::int))`,
+  );
+}
+
 const S = {
   /** The configuration in one snapshot; installs and policy only when the version moved from $2. */
   loadTenant: statement(
@@ -459,15 +494,7 @@ const S = {
        RETURNING 1)
      SELECT (SELECT count(*) FROM changed)::int AS changed`,
   ),
-  setPolicy: statement(
-    "set_policy",
-    `WITH bumped AS (
-       INSERT INTO tenants (tenant_id, config_version, policy, updated_at) VALUES ($1::text, 1, $2::text, $3::int8)
-       ON CONFLICT (tenant_id) DO UPDATE SET config_version = tenants.config_version + 1, policy = EXCLUDED.policy,
-         updated_at = EXCLUDED.updated_at
-       RETURNING 1)
-     INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(4, ACTIVITY_TYPES)} FROM bumped`,
-  ),
+  setPolicy: setTenantColumn("set_policy", "policy"),
   setActivation: statement(
     "set_activation",
     `WITH bumped AS (
@@ -481,15 +508,7 @@ const S = {
        RETURNING 1)
      INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(7, ACTIVITY_TYPES)} FROM activated`,
   ),
-  setRecoveryPolicy: statement(
-    "set_recovery_policy",
-    `WITH bumped AS (
-       INSERT INTO tenants (tenant_id, config_version, recovery_policy, updated_at) VALUES ($1::text, 1, $2::text, $3::int8)
-       ON CONFLICT (tenant_id) DO UPDATE SET config_version = tenants.config_version + 1, recovery_policy = EXCLUDED.recovery_policy,
-         updated_at = EXCLUDED.updated_at
-       RETURNING 1)
-     INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(4, ACTIVITY_TYPES)} FROM bumped`,
-  ),
+  setRecoveryPolicy: setTenantColumn("set_recovery_policy", "recovery_policy"),
   insertKey: statement(
     "insert_key",
     `INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at)
@@ -616,16 +635,8 @@ const S = {
     `SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND id < $3::text
      ORDER BY id DESC LIMIT $4::int`,
   ),
-  pruneTokens: statement(
-    "prune_tokens",
-    `DELETE FROM consumed_tokens WHERE ctid = ANY (ARRAY(
-       SELECT ctid FROM consumed_tokens WHERE expires_at <= $1::int8 LIMIT $2::int))`,
-  ),
-  pruneIdempotency: statement(
-    "prune_idempotency",
-    `DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-       SELECT ctid FROM idempotency_keys WHERE expires_at <= $1::int8 LIMIT $2::int))`,
-  ),
+  pruneTokens: pruneExpired("prune_tokens", "consumed_tokens"),
+  pruneIdempotency: pruneExpired("prune_idempotency", "idempotency_keys"),
   /**
    * Activity ids are UUIDv7, so "older than" is a range of the (tenant_id, id) key in each tenant; the
    * tenants are found by skipping through that key (a loose index scan), not by reading every row.
@@ -649,61 +660,13 @@ const S = {
        SELECT ctid FROM confirmation_requests
        WHERE expires_at <= $1::int8 AND (token_expires_at IS NULL OR token_expires_at <= $1::int8) LIMIT $2::int))`,
   ),
-  pruneRuns: statement(
-    "prune_runs",
-    "DELETE FROM runs WHERE ctid = ANY (ARRAY(SELECT ctid FROM runs WHERE expires_at <= $1::int8 LIMIT $2::int))",
-  ),
+  pruneRuns: pruneExpired("prune_runs", "runs"),
   pruneOutbox: statement("prune_outbox", "DELETE FROM outbox WHERE created_at <= $1::int8"),
   ping: statement("ping", "SELECT 1 AS ok"),
 } as const;
 
 // -------------------------------------------------------------------------------------------------
 // Rows
-
-const str = (value: unknown): string | undefined => (value === null || value === undefined ? undefined : String(value));
-const num = (value: unknown): number | undefined => (value === null || value === undefined ? undefined : Number(value));
-const bytes = (value: unknown): Uint8Array | undefined => (value instanceof Uint8Array ? value : undefined);
-/** A byte view as the Buffer `pg` sends as bytea, without copying. */
-const buffer = (value: Uint8Array | undefined): Buffer | null =>
-  value === undefined ? null : Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-
-/** Copies the defined properties of `value` (rows map NULL to absent, as exact optional types want). */
-function defined<T extends object>(value: { [K in keyof T]: T[K] | undefined }): T {
-  const out: Record<string, unknown> = {};
-  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
-  return out as T;
-}
-
-const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
-
-function scopeValues(scope: IdempotencyScope): [string, string, string, string, string] {
-  return [scope.tenantId, scope.callerPluginId, scope.actorUserId, scope.tool, scope.keyHash];
-}
-
-function activityValues(event: ActivityRecord): unknown[] {
-  return [
-    event.tenantId,
-    event.id,
-    event.at,
-    event.kind,
-    event.actorUserId ?? null,
-    event.callerPluginId ?? null,
-    event.providerPluginId ?? null,
-    event.tool ?? null,
-    event.version ?? null,
-    event.effect ?? null,
-    event.phase,
-    event.outcome,
-    event.errorCode ?? null,
-    event.errorClass ?? null,
-    event.operationId ?? null,
-    event.confirmationId ?? null,
-    event.targetId ?? null,
-    event.durationMs ?? null,
-    event.correlationId ?? null,
-    event.seam ?? null,
-  ];
-}
 
 /** An event as one `jsonb_to_recordset` row (see ACTIVITY_RECORD). */
 function activityJson(event: ActivityRecord): Record<string, unknown> {
@@ -747,131 +710,6 @@ function outboxJson(item: OutboxRecord): Record<string, unknown> {
   };
 }
 
-function operationFromRow(row: Row): OperationRecord {
-  return defined<OperationRecord>({
-    tenantId: String(row.tenant_id),
-    operationId: String(row.operation_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    providerPluginId: String(row.provider_plugin_id),
-    tool: String(row.tool),
-    state: String(row.state) as OperationState,
-    errorCode: str(row.error_code),
-    createdAt: Number(row.created_at),
-    settledAt: num(row.settled_at),
-    leaseOwner: String(row.lease_owner),
-    leaseEpoch: Number(row.lease_epoch),
-    leaseExpiresAt: Number(row.lease_expires_at),
-    sealedInput: bytes(row.sealed_input),
-    recoveryAttempts: num(row.recovery_attempts),
-  });
-}
-
-function runFromRow(row: Row): RunRecord {
-  return defined<RunRecord>({
-    tenantId: String(row.tenant_id),
-    runId: String(row.run_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    allow: (row.allow as string[] | null) ?? [],
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-    closedAt: num(row.closed_at),
-  });
-}
-
-function confirmationFromRow(row: Row): ConfirmationRecord {
-  return defined<ConfirmationRecord>({
-    tenantId: String(row.tenant_id),
-    requestId: String(row.request_id),
-    tool: String(row.tool),
-    providerPluginId: String(row.provider_plugin_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    digest: String(row.digest),
-    digestKid: String(row.digest_kid),
-    schemaHash: String(row.schema_hash),
-    effect: String(row.effect) as ConfirmationRecord["effect"],
-    mode: "platform",
-    runId: str(row.run_id),
-    status: String(row.status) as ConfirmationState,
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-    decidedAt: num(row.decided_at),
-    sealedPreview: bytes(row.sealed_preview),
-    tokenExpiresAt: num(row.token_expires_at),
-  });
-}
-
-function outboxFromRow(row: Row): OutboxRecord {
-  return defined<OutboxRecord>({
-    tenantId: String(row.tenant_id),
-    id: String(row.id),
-    operationId: String(row.operation_id),
-    tool: String(row.tool),
-    hook: String(row.hook),
-    kind: String(row.kind),
-    sealedPayload: bytes(row.sealed_payload) ?? new Uint8Array(),
-    createdAt: Number(row.created_at),
-    attempts: Number(row.attempts),
-    claimedUntil: num(row.claimed_until),
-  });
-}
-
-function idempotencyFromRow(row: Row): IdempotencyRecord {
-  return defined<IdempotencyRecord>({
-    tenantId: String(row.tenant_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    tool: String(row.tool),
-    keyHash: String(row.key_hash),
-    inputDigest: String(row.input_digest),
-    operationId: String(row.operation_id),
-    state: String(row.state) as OperationState,
-    errorCode: str(row.error_code),
-    sealedResult: bytes(row.sealed_result),
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-  });
-}
-
-function tokenFromRow(row: Row): ConsumedTokenRecord {
-  return {
-    tenantId: String(row.tenant_id),
-    tokenId: String(row.token_id),
-    operationId: String(row.operation_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    consumedAt: Number(row.consumed_at),
-    expiresAt: Number(row.expires_at),
-  };
-}
-
-function activityFromRow(row: Row): ActivityRecord {
-  return defined<ActivityRecord>({
-    id: String(row.id),
-    tenantId: String(row.tenant_id),
-    at: Number(row.at),
-    kind: String(row.kind) as ActivityKind,
-    actorUserId: str(row.actor_user_id),
-    callerPluginId: str(row.caller_plugin_id),
-    providerPluginId: str(row.provider_plugin_id),
-    tool: str(row.tool),
-    version: num(row.version),
-    effect: str(row.effect) as ActivityRecord["effect"],
-    phase: String(row.phase) as ActivityPhase,
-    outcome: String(row.outcome) as ActivityOutcome,
-    errorCode: str(row.error_code),
-    errorClass: str(row.error_class),
-    operationId: str(row.operation_id),
-    confirmationId: str(row.confirmation_id),
-    targetId: str(row.target_id),
-    durationMs: num(row.duration_ms),
-    correlationId: str(row.correlation_id),
-    seam: str(row.seam),
-  });
-}
-
 interface BeginFlags {
   /** The tenant's config version, when the begin checked it. */
   readonly cfg: number;
@@ -896,7 +734,7 @@ class PostgresStore implements Store {
 
   /** A pooled connection, or STORE_UNAVAILABLE within the connection timeout. */
   async #connect(what: string): Promise<PoolClient> {
-    if (this.#closed) throw closedError();
+    if (this.#closed) throw storeClosed();
     try {
       return await this.#pool.connect();
     } catch (error) {
@@ -967,14 +805,7 @@ class PostgresStore implements Store {
     const activations = ((row?.activations ?? []) as [string, string[], string[], string[]][]).map(
       ([pluginId, gates, hooks, guards]): ActivationRecord => ({ pluginId, gates, hooks, guards }),
     );
-    return defined<TenantConfigRecord>({
-      tenantId,
-      version,
-      plugins,
-      policy: str(row?.policy),
-      recoveryPolicy: str(row?.recovery_policy),
-      activations,
-    });
+    return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
   }
 
   async installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
@@ -1023,15 +854,7 @@ class PostgresStore implements Store {
 
   async findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
     const [row] = await this.#rows("could not look up a plugin key", S.findKey, [keyId]);
-    if (row === undefined) return undefined;
-    return defined<PluginKeyRecord>({
-      keyId: String(row.key_id),
-      tenantId: String(row.tenant_id),
-      pluginId: String(row.plugin_id),
-      keyHash: bytes(row.key_hash) ?? new Uint8Array(),
-      createdAt: Number(row.created_at),
-      revokedAt: num(row.revoked_at),
-    });
+    return row === undefined ? undefined : pluginKeyFromRow(row);
   }
 
   async revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
@@ -1041,7 +864,7 @@ class PostgresStore implements Store {
   async beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
     const op = begin.operation;
     if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
-    if (this.#closed) throw closedError();
+    if (this.#closed) throw storeClosed();
     const values: unknown[] = [
       op.operationId,
       op.tenantId,
@@ -1099,23 +922,8 @@ class PostgresStore implements Store {
   }
 
   async settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
-    if (!SETTLED_STATES.has(settle.state)) {
-      throw new ToolpactError(
-        "OUTCOME_UNKNOWN",
-        `operation ${settle.operationId} cannot become ${String(settle.state)}: running -> succeeded | failed | unknown only`,
-        { operationId: settle.operationId },
-      );
-    }
-    const values: unknown[] = [
-      settle.state,
-      settle.errorCode ?? null,
-      settle.settledAt,
-      settle.operationId,
-      settle.tenantId,
-      settle.leaseOwner,
-      settle.leaseEpoch,
-      ...activityValues(settle.activity),
-    ];
+    checkSettleState(settle);
+    const values = [...settleValues(settle), ...activityValues(settle.activity)];
     const idempotency = settle.idempotency;
     let key: SettleKey = "none";
     if (idempotency !== undefined) {
@@ -1135,19 +943,7 @@ class PostgresStore implements Store {
 
     // Nothing was written; read the operation afresh to say why (another settle may have just committed).
     const [current] = await this.#rows("could not read an operation", S.operationState, [settle.operationId, settle.tenantId]);
-    if (current === undefined) {
-      throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${settle.operationId} does not exist in this tenant`, {
-        operationId: settle.operationId,
-      });
-    }
-    if (current.state !== "running") {
-      throw new ToolpactError(
-        "OUTCOME_UNKNOWN",
-        `operation ${settle.operationId} is already ${String(current.state)}: an operation goes running -> succeeded | failed | unknown once`,
-        { operationId: settle.operationId },
-      );
-    }
-    return "lease-lost";
+    return unsettled(settle.operationId, current === undefined ? undefined : String(current.state));
   }
 
   async renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number> {
@@ -1206,24 +1002,7 @@ class PostgresStore implements Store {
   }
 
   async createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
-    const values = [
-      record.tenantId,
-      record.requestId,
-      record.tool,
-      record.providerPluginId,
-      record.callerPluginId,
-      record.actorUserId,
-      record.digest,
-      record.digestKid,
-      record.schemaHash,
-      record.effect,
-      record.mode,
-      record.runId ?? null,
-      record.createdAt,
-      record.expiresAt,
-      buffer(record.sealedPreview),
-      maxPending,
-    ];
+    const values = [...confirmationValues(record), maxPending];
     // Count and insert must not interleave with another instance's for the same (tenant, caller, actor):
     // a transaction-level advisory lock on that owner orders them, and the count runs after it.
     const lock = `SELECT pg_advisory_xact_lock(${PENDING_LOCK_CLASS}, ${ownerLockKey(record)})`;
@@ -1383,8 +1162,4 @@ function isRetryable(error: unknown): boolean {
 
 function hasCode(error: unknown, code: string): boolean {
   return (error as { code?: unknown } | undefined)?.code === code;
-}
-
-function closedError(): ToolpactError {
-  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
 }

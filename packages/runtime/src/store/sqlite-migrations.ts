@@ -1,9 +1,7 @@
-/** One schema step; applied in order, each at most once, recorded in `schema_migrations`. */
-export interface SqliteMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+import type { SchemaMigration } from "./schema-migration.js";
+
+/** One SQLite schema step, recorded in `schema_migrations`. */
+export type SqliteMigration = SchemaMigration;
 
 /** The SQLite schema, as versioned migrations. Never edit a released step: add one. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [

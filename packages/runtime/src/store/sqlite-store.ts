@@ -4,8 +4,28 @@ import { dirname } from "node:path";
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { ToolpactError } from "@toolpact/contract";
-import type { ActivityKind, ActivityOutcome, ActivityPhase, OperationState } from "../api.js";
 import { uuidv7Floor } from "../ids.js";
+import { checkSettleState, storeClosed, unsettled } from "./refusals.js";
+import {
+  ACTIVITY_COLUMNS,
+  activityFromRow,
+  activityValues,
+  buffer,
+  confirmationFromRow,
+  confirmationValues,
+  idempotencyFromRow,
+  list,
+  operationFromRow,
+  outboxFromRow,
+  pluginKeyFromRow,
+  runFromRow,
+  scopeValues,
+  settleValues,
+  tenantConfigFromRow,
+  tokenFromRow,
+  type Row,
+} from "./rows.js";
+import { pendingMigrations } from "./schema-migration.js";
 import { SQLITE_MIGRATIONS, type SqliteMigration } from "./sqlite-migrations.js";
 import {
   CONSUMED_TOKEN_GRACE_MS,
@@ -14,7 +34,6 @@ import {
   type ActivityRecord,
   type ConfirmationCreateResult,
   type ConfirmationRecord,
-  type ConfirmationState,
   type ConfirmationTransition,
   type ConsumedTokenRecord,
   type LeaseTakeover,
@@ -153,22 +172,13 @@ export function migrate(db: Database.Database, migrations: readonly SqliteMigrat
   );
   const apply = db.transaction(() => {
     const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get() as { version: number | null };
-    const current = row.version ?? 0;
-    const latest = migrations.reduce((max, step) => Math.max(max, step.version), 0);
-    if (current > latest) {
-      throw new Error(
-        `the database schema is at version ${current}, newer than this toolpact knows (${latest}): upgrade toolpact`,
-      );
-    }
-    let applied = 0;
+    const pending = pendingMigrations(migrations, row.version ?? 0);
     const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
-    for (const step of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (step.version <= current) continue;
+    for (const step of pending) {
       db.exec(step.sql);
       record.run(step.version, step.name, Date.now());
-      applied++;
     }
-    return applied;
+    return pending.length;
   });
   return apply.immediate();
 }
@@ -181,25 +191,10 @@ function storeUnavailable(what: string, cause: unknown): ToolpactError {
   });
 }
 
-type Row = Record<string, unknown>;
-
-const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
-
 interface Job {
   readonly work: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
-}
-
-const str = (value: unknown): string | undefined => (value === null || value === undefined ? undefined : String(value));
-const num = (value: unknown): number | undefined => (value === null || value === undefined ? undefined : Number(value));
-const bytes = (value: unknown): Uint8Array | undefined => (value instanceof Uint8Array ? value : undefined);
-
-/** Copies the defined properties of `value` (rows map NULL to absent, as exact optional types want). */
-function defined<T extends object>(value: { [K in keyof T]: T[K] | undefined }): T {
-  const out: Record<string, unknown> = {};
-  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
-  return out as T;
 }
 
 class SqliteStore implements Store {
@@ -328,9 +323,7 @@ class SqliteStore implements Store {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#insertActivity = db.prepare(
-      `INSERT INTO activity (tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version,
-         effect, phase, outcome, error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#listActivity = db.prepare("SELECT * FROM activity WHERE tenant_id = ? ORDER BY id DESC LIMIT ?");
     this.#listActivityBefore = db.prepare(
@@ -424,7 +417,7 @@ class SqliteStore implements Store {
   // a batch that fails can be rolled back and run again, job by job.
 
   #write<T>(work: () => T): Promise<T> {
-    if (this.#closed) return Promise.reject(closedError());
+    if (this.#closed) return Promise.reject(storeClosed());
     if (!this.#groupCommit) {
       try {
         return Promise.resolve(this.#single(work) as T);
@@ -476,7 +469,7 @@ class SqliteStore implements Store {
   };
 
   #read<T>(work: () => T): Promise<T> {
-    if (this.#closed) return Promise.reject(closedError());
+    if (this.#closed) return Promise.reject(storeClosed());
     try {
       return Promise.resolve(work());
     } catch (error) {
@@ -501,20 +494,13 @@ class SqliteStore implements Store {
       const activations = (this.#tenantActivations.all(tenantId) as Row[]).map(
         (activation): ActivationRecord => ({
           pluginId: String(activation.plugin_id),
-          gates: JSON.parse(String(activation.gates)) as string[],
-          hooks: JSON.parse(String(activation.hooks)) as string[],
-          guards: JSON.parse(String(activation.guards)) as string[],
+          gates: list(activation.gates),
+          hooks: list(activation.hooks),
+          guards: list(activation.guards),
         }),
       );
       const version = row === undefined ? 0 : Number(row.config_version);
-      return defined<TenantConfigRecord>({
-        tenantId,
-        version,
-        plugins,
-        policy: str(row?.policy),
-        recoveryPolicy: str(row?.recovery_policy),
-        activations,
-      });
+      return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
     });
   }
 
@@ -565,22 +551,14 @@ class SqliteStore implements Store {
 
   insertPluginKey(record: PluginKeyRecord): Promise<void> {
     return this.#write(() => {
-      this.#insertKey.run(record.keyId, record.tenantId, record.pluginId, Buffer.from(record.keyHash), record.createdAt);
+      this.#insertKey.run(record.keyId, record.tenantId, record.pluginId, buffer(record.keyHash), record.createdAt);
     });
   }
 
   findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
     return this.#read(() => {
       const row = this.#findKey.get(keyId) as Row | undefined;
-      if (row === undefined) return undefined;
-      return defined<PluginKeyRecord>({
-        keyId: String(row.key_id),
-        tenantId: String(row.tenant_id),
-        pluginId: String(row.plugin_id),
-        keyHash: bytes(row.key_hash) ?? new Uint8Array(),
-        createdAt: Number(row.created_at),
-        revokedAt: num(row.revoked_at),
-      });
+      return row === undefined ? undefined : pluginKeyFromRow(row);
     });
   }
 
@@ -598,12 +576,12 @@ class SqliteStore implements Store {
       }
       if (begin.idempotency !== undefined) {
         const scope = begin.idempotency.scope;
-        const existing = this.#findIdempotencyAny.get(...scopeParams(scope)) as Row | undefined;
+        const existing = this.#findIdempotencyAny.get(...scopeValues(scope)) as Row | undefined;
         if (existing !== undefined) {
           if (Number(existing.expires_at) > op.createdAt) {
             return { status: "idempotency-exists", record: idempotencyFromRow(existing) };
           }
-          this.#deleteIdempotency.run(...scopeParams(scope));
+          this.#deleteIdempotency.run(...scopeValues(scope));
         }
       }
       if (begin.consumeToken !== undefined) {
@@ -621,7 +599,7 @@ class SqliteStore implements Store {
       }
       if (begin.idempotency !== undefined) {
         this.#insertIdempotency.run(
-          ...scopeParams(begin.idempotency.scope),
+          ...scopeValues(begin.idempotency.scope),
           begin.idempotency.inputDigest,
           op.operationId,
           op.createdAt,
@@ -642,7 +620,7 @@ class SqliteStore implements Store {
         op.leaseOwner,
         op.leaseEpoch,
         op.leaseExpiresAt,
-        op.sealedInput === undefined ? null : Buffer.from(op.sealedInput),
+        buffer(op.sealedInput),
       );
       return { status: "started" };
     });
@@ -650,37 +628,10 @@ class SqliteStore implements Store {
 
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
     return this.#write((): OperationSettleResult => {
-      if (!SETTLED_STATES.has(settle.state)) {
-        throw new ToolpactError(
-          "OUTCOME_UNKNOWN",
-          `operation ${settle.operationId} cannot become ${String(settle.state)}: running -> succeeded | failed | unknown only`,
-          { operationId: settle.operationId },
-        );
-      }
-      const changes = this.#settleOperation.run(
-        settle.state,
-        settle.errorCode ?? null,
-        settle.settledAt,
-        settle.operationId,
-        settle.tenantId,
-        settle.leaseOwner,
-        settle.leaseEpoch,
-      ).changes;
+      checkSettleState(settle);
+      const changes = this.#settleOperation.run(...settleValues(settle)).changes;
       if (changes === 0) {
-        const state = this.#operationLease.get(settle.operationId, settle.tenantId) as string | undefined;
-        if (state === undefined) {
-          throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${settle.operationId} does not exist in this tenant`, {
-            operationId: settle.operationId,
-          });
-        }
-        if (state !== "running") {
-          throw new ToolpactError(
-            "OUTCOME_UNKNOWN",
-            `operation ${settle.operationId} is already ${state}: an operation goes running -> succeeded | failed | unknown once`,
-            { operationId: settle.operationId },
-          );
-        }
-        return "lease-lost";
+        return unsettled(settle.operationId, this.#operationLease.get(settle.operationId, settle.tenantId) as string | undefined);
       }
       this.#appendActivity(settle.activity);
       if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) this.#appendActivity(event);
@@ -693,20 +644,20 @@ class SqliteStore implements Store {
             item.tool,
             item.hook,
             item.kind,
-            Buffer.from(item.sealedPayload),
+            buffer(item.sealedPayload),
             item.createdAt,
           );
         }
       }
       const idempotency = settle.idempotency;
       if (idempotency !== undefined) {
-        const sealed = idempotency.sealedResult === undefined ? null : Buffer.from(idempotency.sealedResult);
+        const sealed = buffer(idempotency.sealedResult);
         if (idempotency.scope !== undefined) {
           this.#settleIdempotency.run(
             settle.state,
             settle.errorCode ?? null,
             sealed,
-            ...scopeParams(idempotency.scope),
+            ...scopeValues(idempotency.scope),
             settle.operationId,
           );
         } else {
@@ -784,23 +735,7 @@ class SqliteStore implements Store {
       const owner = [record.tenantId, record.callerPluginId, record.actorUserId, record.createdAt] as const;
       const pending = Number(this.#countPending.get(...owner));
       if (pending >= maxPending) return { status: "rate-limited", retryAt: Number(this.#oldestPending.get(...owner)) };
-      this.#insertConfirmation.run(
-        record.tenantId,
-        record.requestId,
-        record.tool,
-        record.providerPluginId,
-        record.callerPluginId,
-        record.actorUserId,
-        record.digest,
-        record.digestKid,
-        record.schemaHash,
-        record.effect,
-        record.mode,
-        record.runId ?? null,
-        record.createdAt,
-        record.expiresAt,
-        record.sealedPreview === undefined ? null : Buffer.from(record.sealedPreview),
-      );
+      this.#insertConfirmation.run(...confirmationValues(record));
       return { status: "created" };
     });
   }
@@ -855,7 +790,7 @@ class SqliteStore implements Store {
 
   findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined> {
     return this.#read(() => {
-      const row = this.#findIdempotency.get(...scopeParams(scope), now) as Row | undefined;
+      const row = this.#findIdempotency.get(...scopeValues(scope), now) as Row | undefined;
       return row === undefined ? undefined : idempotencyFromRow(row);
     });
   }
@@ -872,28 +807,7 @@ class SqliteStore implements Store {
   }
 
   #appendActivity(event: ActivityRecord): void {
-    this.#insertActivity.run(
-      event.tenantId,
-      event.id,
-      event.at,
-      event.kind,
-      event.actorUserId ?? null,
-      event.callerPluginId ?? null,
-      event.providerPluginId ?? null,
-      event.tool ?? null,
-      event.version ?? null,
-      event.effect ?? null,
-      event.phase,
-      event.outcome,
-      event.errorCode ?? null,
-      event.errorClass ?? null,
-      event.operationId ?? null,
-      event.confirmationId ?? null,
-      event.targetId ?? null,
-      event.durationMs ?? null,
-      event.correlationId ?? null,
-      event.seam ?? null,
-    );
+    this.#insertActivity.run(...activityValues(event));
   }
 
   listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
@@ -970,141 +884,8 @@ class SqliteStore implements Store {
   }
 }
 
-function closedError(): ToolpactError {
-  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
-}
-
 function asStoreError(error: unknown): unknown {
   if (error instanceof ToolpactError) return error;
   if (error instanceof TypeError) return error;
   return storeUnavailable("the SQLite store failed", error);
-}
-
-function scopeParams(scope: IdempotencyScope): [string, string, string, string, string] {
-  return [scope.tenantId, scope.callerPluginId, scope.actorUserId, scope.tool, scope.keyHash];
-}
-
-function operationFromRow(row: Row): OperationRecord {
-  return defined<OperationRecord>({
-    tenantId: String(row.tenant_id),
-    operationId: String(row.operation_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    providerPluginId: String(row.provider_plugin_id),
-    tool: String(row.tool),
-    state: String(row.state) as OperationState,
-    errorCode: str(row.error_code),
-    createdAt: Number(row.created_at),
-    settledAt: num(row.settled_at),
-    leaseOwner: String(row.lease_owner),
-    leaseEpoch: Number(row.lease_epoch),
-    leaseExpiresAt: Number(row.lease_expires_at),
-    sealedInput: bytes(row.sealed_input),
-    recoveryAttempts: num(row.recovery_attempts),
-  });
-}
-
-function runFromRow(row: Row): RunRecord {
-  return defined<RunRecord>({
-    tenantId: String(row.tenant_id),
-    runId: String(row.run_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    allow: JSON.parse(String(row.allow)) as string[],
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-    closedAt: num(row.closed_at),
-  });
-}
-
-function confirmationFromRow(row: Row): ConfirmationRecord {
-  return defined<ConfirmationRecord>({
-    tenantId: String(row.tenant_id),
-    requestId: String(row.request_id),
-    tool: String(row.tool),
-    providerPluginId: String(row.provider_plugin_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    digest: String(row.digest),
-    digestKid: String(row.digest_kid),
-    schemaHash: String(row.schema_hash),
-    effect: String(row.effect) as ConfirmationRecord["effect"],
-    mode: "platform",
-    runId: str(row.run_id),
-    status: String(row.status) as ConfirmationState,
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-    decidedAt: num(row.decided_at),
-    sealedPreview: bytes(row.sealed_preview),
-    tokenExpiresAt: num(row.token_expires_at),
-  });
-}
-
-function outboxFromRow(row: Row): OutboxRecord {
-  return defined<OutboxRecord>({
-    tenantId: String(row.tenant_id),
-    id: String(row.id),
-    operationId: String(row.operation_id),
-    tool: String(row.tool),
-    hook: String(row.hook),
-    kind: String(row.kind),
-    sealedPayload: bytes(row.sealed_payload) ?? new Uint8Array(),
-    createdAt: Number(row.created_at),
-    attempts: Number(row.attempts),
-    claimedUntil: num(row.claimed_until),
-  });
-}
-
-function idempotencyFromRow(row: Row): IdempotencyRecord {
-  return defined<IdempotencyRecord>({
-    tenantId: String(row.tenant_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    tool: String(row.tool),
-    keyHash: String(row.key_hash),
-    inputDigest: String(row.input_digest),
-    operationId: String(row.operation_id),
-    state: String(row.state) as OperationState,
-    errorCode: str(row.error_code),
-    sealedResult: bytes(row.sealed_result),
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-  });
-}
-
-function tokenFromRow(row: Row): ConsumedTokenRecord {
-  return {
-    tenantId: String(row.tenant_id),
-    tokenId: String(row.token_id),
-    operationId: String(row.operation_id),
-    callerPluginId: String(row.caller_plugin_id),
-    actorUserId: String(row.actor_user_id),
-    consumedAt: Number(row.consumed_at),
-    expiresAt: Number(row.expires_at),
-  };
-}
-
-function activityFromRow(row: Row): ActivityRecord {
-  return defined<ActivityRecord>({
-    id: String(row.id),
-    tenantId: String(row.tenant_id),
-    at: Number(row.at),
-    kind: String(row.kind) as ActivityKind,
-    actorUserId: str(row.actor_user_id),
-    callerPluginId: str(row.caller_plugin_id),
-    providerPluginId: str(row.provider_plugin_id),
-    tool: str(row.tool),
-    version: num(row.version),
-    effect: str(row.effect) as ActivityRecord["effect"],
-    phase: String(row.phase) as ActivityPhase,
-    outcome: String(row.outcome) as ActivityOutcome,
-    errorCode: str(row.error_code),
-    errorClass: str(row.error_class),
-    operationId: str(row.operation_id),
-    confirmationId: str(row.confirmation_id),
-    targetId: str(row.target_id),
-    durationMs: num(row.duration_ms),
-    correlationId: str(row.correlation_id),
-    seam: str(row.seam),
-  });
 }

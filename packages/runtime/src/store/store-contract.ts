@@ -6,14 +6,21 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type {
   ActivityRecord,
-  ConfirmationRecord,
   IdempotencyScope,
   OperationBegin,
   OperationRecord,
+  OperationSettle,
   OutboxRecord,
   Store,
 } from "./store.js";
 import { uuidv7 } from "../ids.js";
+import {
+  NOW,
+  sampleActivity,
+  sampleConfirmation as request,
+  sampleOperation as operation,
+  sampleSettle,
+} from "./sample-records.js";
 
 /** A store under test, with an optional second connection to the same database (another instance). */
 export interface StoreContractFixture {
@@ -54,25 +61,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       return peer;
     }
 
-    const NOW = 1_750_000_000_000;
-
-    function operation(tenantId: string, overrides: Partial<OperationRecord> = {}): OperationRecord {
-      return {
-        tenantId,
-        operationId: uuidv7(NOW),
-        callerPluginId: "com.example.caller",
-        actorUserId: "user-1",
-        providerPluginId: "com.example.notes",
-        tool: "com.example.notes:create-record@1",
-        state: "running",
-        createdAt: NOW,
-        leaseOwner: "instance-a",
-        leaseEpoch: 1,
-        leaseExpiresAt: NOW + 30_000,
-        ...overrides,
-      };
-    }
-
     function scope(tenantId: string, key = "key-1", overrides: Partial<IdempotencyScope> = {}): IdempotencyScope {
       return {
         tenantId,
@@ -84,35 +72,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       };
     }
 
+    /** A sample call event with its caller, provider, tool, version and effect set. */
     function activity(tenantId: string, overrides: Partial<ActivityRecord> = {}): ActivityRecord {
-      return {
-        id: uuidv7(overrides.at ?? NOW),
-        tenantId,
-        at: NOW,
-        kind: "call",
-        actorUserId: "user-1",
+      return sampleActivity(tenantId, {
         callerPluginId: "com.example.caller",
         providerPluginId: "com.example.notes",
         tool: "com.example.notes:create-record@1",
         version: 1,
         effect: "write",
-        phase: "execute",
-        outcome: "succeeded",
         ...overrides,
-      };
+      });
     }
 
-    function settleOf(op: OperationRecord, overrides: Partial<Parameters<Store["settleOperation"]>[0]> = {}) {
-      return {
-        tenantId: op.tenantId,
-        operationId: op.operationId,
-        leaseOwner: op.leaseOwner,
-        leaseEpoch: op.leaseEpoch,
-        state: "succeeded" as const,
-        settledAt: NOW + 10,
-        activity: activity(op.tenantId, { operationId: op.operationId }),
-        ...overrides,
-      };
+    function settleOf(op: OperationRecord, overrides: Partial<OperationSettle> = {}): OperationSettle {
+      return sampleSettle(op, activity(op.tenantId, { operationId: op.operationId }), overrides);
     }
 
     const tenant = () => `tenant-${randomUUID()}`;
@@ -687,27 +660,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     });
 
     describe("confirmation requests", () => {
-      function request(t: string, overrides: Partial<ConfirmationRecord> = {}): ConfirmationRecord {
-        return {
-          tenantId: t,
-          requestId: randomUUID(),
-          tool: "com.example.notes:create-record@1",
-          providerPluginId: "com.example.notes",
-          callerPluginId: "com.example.caller",
-          actorUserId: "user-1",
-          digest: "dig",
-          digestKid: "k1",
-          schemaHash: "sch",
-          effect: "write",
-          mode: "platform",
-          status: "pending",
-          createdAt: NOW,
-          expiresAt: NOW + 300_000,
-          sealedPreview: new Uint8Array([3, 1, 4]),
-          ...overrides,
-        };
-      }
-
       it("keeps a pending request with its sealed preview, only in its tenant", async () => {
         const { store } = await open();
         const t = tenant();

@@ -1,0 +1,39 @@
+/** The refusals both stores give, in the same words. */
+import { ToolpactError } from "@toolpact/contract";
+import type { OperationSettle } from "./store.js";
+
+const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
+
+/** Work asked of a store after `close`. */
+export function storeClosed(): ToolpactError {
+  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
+}
+
+/** Throws OUTCOME_UNKNOWN unless `settle` moves its operation to a final state. */
+export function checkSettleState(settle: OperationSettle): void {
+  if (!SETTLED_STATES.has(settle.state)) {
+    throw new ToolpactError(
+      "OUTCOME_UNKNOWN",
+      `operation ${settle.operationId} cannot become ${String(settle.state)}: running -> succeeded | failed | unknown only`,
+      { operationId: settle.operationId },
+    );
+  }
+}
+
+/**
+ * Why a lease-guarded settle matched no row, from the operation's current state (undefined when it does
+ * not exist): it throws OUTCOME_UNKNOWN for a missing or already settled operation; otherwise the lease was lost.
+ */
+export function unsettled(operationId: string, state: string | undefined): "lease-lost" {
+  if (state === undefined) {
+    throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${operationId} does not exist in this tenant`, { operationId });
+  }
+  if (state !== "running") {
+    throw new ToolpactError(
+      "OUTCOME_UNKNOWN",
+      `operation ${operationId} is already ${state}: an operation goes running -> succeeded | failed | unknown once`,
+      { operationId },
+    );
+  }
+  return "lease-lost";
+}
