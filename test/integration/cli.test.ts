@@ -162,16 +162,18 @@ describe(`toolpact serve (${BIN_WIRED ? "bin.js" : "command module; bin.js does 
     expect(reused.stderr).not.toContain(shared);
   });
 
-  it("refuses an invalid manifest with file:line:col and a PostgreSQL database for now", async () => {
+  it("refuses an invalid manifest with file:line:col, and an unreachable PostgreSQL database without showing its password", async () => {
     writeConfig({ plugins: [writePlugin("bad", { ...echoManifest, tools: [{ name: "echo", effect: "read", inputSchema: { type: "strnig" } }] })] });
     const invalid = await finished(spawnCli("serve", [], secretsEnv()));
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/plugin\.json:\d+:\d+/);
     expect(invalid.stderr).toMatch(/strnig/);
-    writeConfig({ database: "postgres://db.example/toolpact" });
+    // Port 1 on 127.0.0.1: nothing listens, the connection is refused at once.
+    writeConfig({ database: "postgres://app:hunter2-secret@127.0.0.1:1/toolpact" });
     const postgres = await finished(spawnCli("serve", [], secretsEnv()));
     expect(postgres.code).toBe(1);
-    expect(postgres.stderr).toMatch(/PostgreSQL is not supported yet/);
+    expect(postgres.stderr).toMatch(/the database \(PostgreSQL postgres:\/\/app@127\.0\.0\.1:1\/toolpact\) could not be opened: .*unreachable/);
+    expect(postgres.stderr).not.toContain("hunter2-secret");
   });
 
   it("serves with the plugin activated after the secrets left process.env, and stops cleanly on SIGTERM", async () => {
@@ -218,9 +220,10 @@ describe("toolpact migrate", () => {
     expect(again.code).toBe(0);
   });
 
-  it("refuses a PostgreSQL URL for now", async () => {
-    const result = await finished(spawnCli("migrate", ["--database", "postgres://db.example/toolpact"], {}));
+  it("fails on an unreachable PostgreSQL URL, naming it without the password", async () => {
+    const result = await finished(spawnCli("migrate", ["--database", "postgres://app:hunter2-secret@127.0.0.1:1/toolpact"], {}));
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/PostgreSQL is not supported yet/);
+    expect(result.stderr).toMatch(/PostgreSQL postgres:\/\/app@127\.0\.0\.1:1\/toolpact could not be migrated: .*unreachable/);
+    expect(result.stderr).not.toContain("hunter2-secret");
   });
 });

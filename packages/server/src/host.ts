@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
@@ -8,10 +9,14 @@ import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contrac
 import {
   checkSecrets,
   createRuntime,
-  createSqliteStore,
+  createStore,
+  isPostgresUrl,
+  migratePostgres,
   parseSigningKeys,
   type PluginSdk,
+  type RetentionOptions,
   type SigningKey,
+  type Store,
   type ToolpactRuntime,
 } from "@toolpact/runtime";
 import { createToolpactServer, DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT, type ToolpactServer } from "./http-server.js";
@@ -53,10 +58,38 @@ const secretsSchema = z.strictObject({
   storageKey: z.string().min(1).optional(),
 });
 
+/** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+const databaseOptionsSchema = z.strictObject({
+  schema: z
+    .string()
+    .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
+    .optional(),
+  poolSize: z.number().int().min(1).max(1000).optional(),
+  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional(),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+});
+
+const retentionSchema = z.strictObject({
+  activityDays: z.number().positive().max(36_500).optional(),
+  confirmationHours: z.number().min(0).max(87_600).optional(),
+  outboxDays: z.number().positive().max(36_500).optional(),
+  idempotencyHours: z.number().positive().max(87_600).optional(),
+  pruneIntervalMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 60 * 60 * 1000)
+    .refine((ms) => ms === 0 || ms >= 100, "must be 0 (pruning off) or at least 100")
+    .optional(),
+});
+
 const configSchema = z.strictObject({
   $schema: z.string().optional(),
   plugins: z.array(z.string().min(1)).default([]),
   database: z.string().min(1).optional(),
+  databaseOptions: databaseOptionsSchema.default({}),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65_535).optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),
@@ -80,8 +113,35 @@ const configSchema = z.strictObject({
         .optional(),
     })
     .default({}),
+  retention: retentionSchema.default({}),
   secrets: secretsSchema.default({}),
 });
+
+/** PostgreSQL settings (`databaseOptions` in the config); they apply only when `database` is a `postgres://` URL. */
+export interface DatabaseOptions {
+  /** Keep every table in this schema (created if missing); default: the server's search_path. */
+  readonly schema?: string;
+  /** Connections each instance keeps at most (store default 10). */
+  readonly poolSize?: number;
+  /** Opening a connection, or waiting for a free one, before STORE_UNAVAILABLE, ms (store default 2000). */
+  readonly connectionTimeoutMs?: number;
+  /** How long one statement may run on the server, ms (store default 5000). */
+  readonly statementTimeoutMs?: number;
+}
+
+/** How long kept rows live and how often the pruning job runs (each instance runs it; store defaults apply). */
+export interface HostRetention {
+  /** Activity events older than this are deleted (default 90 days). */
+  readonly activityDays?: number;
+  /** Confirmation requests and runs are deleted this long after they expired (default 24 h). */
+  readonly confirmationHours?: number;
+  /** Outbox rows not acknowledged after this are deleted (default 7 days). */
+  readonly outboxDays?: number;
+  /** How long an idempotency key is remembered (default 24 h). */
+  readonly idempotencyHours?: number;
+  /** How often this instance prunes, ms (default one hour; 0 turns pruning off). */
+  readonly pruneIntervalMs?: number;
+}
 
 /** `toolpact.config.json` with every default filled in and every path absolute. */
 export interface HostConfig {
@@ -89,6 +149,8 @@ export interface HostConfig {
   readonly plugins: readonly string[];
   /** An absolute SQLite file path, or a `postgres://` URL. */
   readonly database: string;
+  /** PostgreSQL settings; empty for SQLite. */
+  readonly databaseOptions: DatabaseOptions;
   readonly host: string;
   readonly port: number;
   readonly publicUrl?: string;
@@ -109,6 +171,8 @@ export interface HostConfig {
     /** Per caller and actor: previews per minute, platform confirmation requests pending at once. */
     readonly rateLimits?: { readonly previewsPerMinute?: number; readonly pendingConfirmations?: number };
   };
+  /** Retention of kept rows and the pruning job's interval. */
+  readonly retention: HostRetention;
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
 }
@@ -157,9 +221,19 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
   const baseDir = path.dirname(file);
   const env = options.env ?? process.env;
   const database = options.database ?? nonEmpty(env.TOOLPACT_DATABASE_URL) ?? config.database ?? DEFAULT_DATABASE;
+  const databaseOptions = withoutUndefined(config.databaseOptions);
+  const postgresOnly = Object.keys(databaseOptions);
+  if (!isPostgresUrl(database) && postgresOnly.length > 0) {
+    throw new HostError(
+      `${shown}: "databaseOptions" holds PostgreSQL settings, but the database is a SQLite file: ` +
+        "remove them, or set \"database\" (or TOOLPACT_DATABASE_URL) to a postgres:// URL",
+      postgresOnly.map((key) => `${shown}: databaseOptions.${key}: applies to PostgreSQL only`),
+    );
+  }
   return {
     plugins: config.plugins.map((dir) => path.resolve(baseDir, dir)),
     database: isPostgresUrl(database) ? database : path.resolve(options.database === undefined ? baseDir : options.cwd, database),
+    databaseOptions,
     host: options.host ?? config.host ?? DEFAULT_HOST,
     port: options.port ?? config.port ?? DEFAULT_PORT,
     ...optional("publicUrl", config.publicUrl),
@@ -170,6 +244,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
       ...withoutUndefined({ ...config.limits, rateLimits: undefined }),
       ...optional("rateLimits", config.limits.rateLimits === undefined ? undefined : withoutUndefined(config.limits.rateLimits)),
     },
+    retention: withoutUndefined(config.retention),
     secrets: withoutUndefined(config.secrets),
   };
 }
@@ -243,6 +318,11 @@ export interface StartHostOptions {
   /** Where secrets are read from and removed; default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   readonly logger?: Logger;
+  /**
+   * Names this instance as lease owner and in PostgreSQL's `pg_stat_activity`; it must differ between
+   * instances sharing a database. Default: `<hostname>/<pid>/<random>`.
+   */
+  readonly instanceId?: string;
 }
 
 /** A started host: runtime with its plugins activated, and its HTTP server listening. */
@@ -258,6 +338,10 @@ export interface RunningHost {
   readonly actorIssuer: string;
   /** The base URL confirmation links use (config `publicUrl`, else `http://<host>:<port>` for a fixed port). */
   readonly publicUrl: string | undefined;
+  /** This instance's lease owner name. */
+  readonly instanceId: string;
+  /** The store it runs on, for people: `SQLite <path>` or `PostgreSQL <url without password> (schema <name>)`. */
+  readonly database: string;
   /** Graceful shutdown: stop accepting, drain in-flight calls, close the runtime and store. */
   close(): Promise<void>;
 }
@@ -284,8 +368,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   if (actorIssuer === undefined) {
     throw new HostError(`"actorIssuer" is not set in ${CONFIG_FILE}: set it to the "iss" claim of your identity service's actor tokens`);
   }
-  refuseUnsupportedDatabase(config.database);
   const plugins = await loadPlugins(config.plugins);
+  const instanceId = options.instanceId ?? defaultInstanceId();
 
   const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
   if (config.publicUrl === undefined) {
@@ -295,9 +379,10 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       effect: "confirmation links (platform mode) use this address: set \"publicUrl\" to the address people's browsers reach this server at",
     });
   }
-  const store = await openStore(config.database);
+  const store = await openStore(config, instanceId);
   const runtime = await createRuntime({
     store,
+    instanceId,
     signingKeys: [...secrets.signingKeys],
     storageKey: secrets.storageKey,
     actorTokens: {
@@ -310,6 +395,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     ...optional("leaseMs", config.limits.leaseMs),
     ...optional("recoveryIntervalMs", config.limits.recoveryIntervalMs),
     ...optional("rateLimits", config.limits.rateLimits),
+    ...retentionOf(config.retention),
     ...inputLimitsOf(config),
     logger,
   }).catch(async (error: unknown) => {
@@ -365,6 +451,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       generatedSecrets: secrets.generated,
       actorIssuer,
       publicUrl,
+      instanceId,
+      database: describeDatabase(config.database, config.databaseOptions),
       close: () => running.close(),
     };
   } catch (error) {
@@ -374,13 +462,43 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   }
 }
 
+/** What `migrateDatabase` did. */
+export interface MigrationResult {
+  /** The database, for people (no password): see `describeDatabase`. */
+  readonly database: string;
+  /** Steps applied now (PostgreSQL); undefined for SQLite, which reports no count. */
+  readonly applied: number | undefined;
+}
+
 /**
- * Applies pending schema migrations to a database and closes it (`toolpact migrate`). Safe while other
- * hosts start on the same file: each migration is applied once, in one immediate transaction.
+ * Applies pending schema migrations to a database (`toolpact migrate`). Safe while other hosts start on
+ * the same database: SQLite applies each step once in an immediate transaction, PostgreSQL under an
+ * advisory lock.
  */
-export async function migrateDatabase(database: string): Promise<void> {
-  const store = await openStore(database);
+export async function migrateDatabase(database: string, options: DatabaseOptions = {}): Promise<MigrationResult> {
+  const described = describeDatabase(database, options);
+  if (isPostgresUrl(database)) {
+    const applied = await migratePostgres(database, options.schema).catch((error: unknown) => {
+      throw new HostError(`${described} could not be migrated: ${(error as Error).message}`, [], { cause: error });
+    });
+    return { database: described, applied };
+  }
+  const store = await openStore({ database, databaseOptions: {} }, undefined);
   await store.close();
+  return { database: described, applied: undefined };
+}
+
+/** A database setting for people: `SQLite <path>`, or `PostgreSQL postgres://user@host:port/db (schema s)` without password or parameters. */
+export function describeDatabase(database: string, options: DatabaseOptions = {}): string {
+  if (!isPostgresUrl(database)) return `SQLite ${database}`;
+  let shown: string;
+  try {
+    const url = new URL(database);
+    shown = `${url.protocol}//${url.username === "" ? "" : `${url.username}@`}${url.host}${url.pathname}`;
+  } catch {
+    shown = "(an unparsable postgres:// URL)";
+  }
+  return `PostgreSQL ${shown}${options.schema === undefined ? "" : ` (schema ${options.schema})`}`;
 }
 
 /** `http://<host>:<port>` when the port is fixed; with port 0 the address is not known before listening. */
@@ -390,21 +508,32 @@ function defaultPublicUrl(host: string, port: number): string | undefined {
   return `http://${shown}:${port}`;
 }
 
-function refuseUnsupportedDatabase(database: string): void {
-  if (isPostgresUrl(database)) {
+/** Unique per process start: two instances on one machine, or one restarted, never share a lease owner. */
+function defaultInstanceId(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
+}
+
+/** Opens (and migrates) the store `database` names; PostgreSQL gets `databaseOptions` and the instance id. */
+async function openStore(config: Pick<HostConfig, "database" | "databaseOptions">, instanceId: string | undefined): Promise<Store> {
+  try {
+    return await createStore(config.database, {
+      postgres: { ...config.databaseOptions, ...optional("instanceId", instanceId) },
+    });
+  } catch (error) {
     throw new HostError(
-      "PostgreSQL is not supported yet by this build: set \"database\" to a SQLite file path (default ./.toolpact/toolpact.db)",
+      `the database (${describeDatabase(config.database, config.databaseOptions)}) could not be opened: ${(error as Error).message}`,
+      [],
+      { cause: error },
     );
   }
 }
 
-async function openStore(database: string) {
-  refuseUnsupportedDatabase(database);
-  try {
-    return await createSqliteStore({ path: database });
-  } catch (error) {
-    throw new HostError(`the database could not be opened: ${(error as Error).message}`, [], { cause: error });
-  }
+function retentionOf(retention: HostRetention): { retention?: RetentionOptions; idempotencyTtlMs?: number } {
+  const { idempotencyHours, ...kept } = retention;
+  return {
+    ...(Object.keys(kept).length === 0 ? {} : { retention: kept }),
+    ...optional("idempotencyTtlMs", idempotencyHours === undefined ? undefined : Math.round(idempotencyHours * 60 * 60 * 1000)),
+  };
 }
 
 async function loadPlugins(dirs: readonly string[]): Promise<LoadedPlugin[]> {
@@ -510,10 +639,6 @@ function decodeBase64(name: string, text: string): Uint8Array {
     throw new HostError(`${name} is not base64: generate one with \`openssl rand -base64 32\``);
   }
   return new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"));
-}
-
-function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

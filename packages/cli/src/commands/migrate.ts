@@ -5,8 +5,10 @@ import type { CliIo } from "../io.js";
 const HELP = `usage: toolpact migrate [--config toolpact.config.json] [--database <path or url>]
 
 Applies pending schema migrations to the database named by --database, TOOLPACT_DATABASE_URL, or the
-config's "database" (default ./.toolpact/toolpact.db). Safe to run while servers start: each migration
-is applied once. Servers also apply migrations at start-up.`;
+config's "database" (default ./.toolpact/toolpact.db): a SQLite file or a postgres:// URL (in the schema
+"databaseOptions.schema" names, created if missing). Safe to run while servers start or while other
+migrate commands run: each migration is applied once (PostgreSQL: under an advisory lock). Servers
+also apply migrations at start-up.`;
 
 /** `toolpact migrate`: 0 when the schema is current, 1 when the database cannot be migrated. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
@@ -35,8 +37,9 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       ...(values.config === undefined ? {} : { file: values.config }),
       ...(values.database === undefined ? {} : { database: values.database }),
     });
-    await migrateDatabase(config.database);
-    io.stdout(`toolpact migrate: ${config.database} is at the latest schema`);
+    const result = await migrateDatabase(config.database, config.databaseOptions);
+    const applied = result.applied === undefined ? "" : ` (${result.applied} step${result.applied === 1 ? "" : "s"} applied now)`;
+    io.stdout(`toolpact migrate: ${result.database} is at the latest schema${applied}`);
     return 0;
   } catch (error) {
     if (error instanceof HostError) {

@@ -6,10 +6,16 @@ const HELP = `usage: toolpact serve [--config toolpact.config.json] [--dev] [--p
 
 Starts the toolpact server: loads the plugins named in the config, settles operations a crashed
 instance left running, then serves the tRPC API at /trpc, the confirmation page at /confirm/ and
-GET /healthz, /readyz. Set "publicUrl" to the address browsers reach it at (confirmation links use it).
+GET /healthz, /readyz (503 while the database is unreachable). Set "publicUrl" to the address browsers
+reach it at (confirmation links use it).
+"database" is a SQLite file (default ./.toolpact/toolpact.db) or a postgres:// URL; TOOLPACT_DATABASE_URL
+overrides it. Several instances may share one PostgreSQL database; "databaseOptions" sets its schema,
+poolSize, connectionTimeoutMs and statementTimeoutMs. Pending migrations are applied at start-up.
 "limits" sets rateLimits (previewsPerMinute, pendingConfirmations), leaseMs, recoveryIntervalMs and
-sessionTtlSeconds (the confirmation page's session). Secrets come from the environment (TOOLPACT_ADMIN_KEY, TOOLPACT_ACTOR_SECRET,
-TOOLPACT_SIGNING_KEYS, TOOLPACT_STORAGE_KEY) or the config's "secrets"; a missing one stops start-up.
+sessionTtlSeconds (the confirmation page's session). "retention" sets activityDays, confirmationHours,
+outboxDays, idempotencyHours and pruneIntervalMs (how often this instance prunes; 0 turns it off).
+Secrets come from the environment (TOOLPACT_ADMIN_KEY, TOOLPACT_ACTOR_SECRET, TOOLPACT_SIGNING_KEYS,
+TOOLPACT_STORAGE_KEY) or the config's "secrets"; a missing one stops start-up.
 --dev generates throwaway secrets for any that are missing and prints them.
 SIGINT or SIGTERM shuts down gracefully: in-flight calls finish first.`;
 
@@ -70,6 +76,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (dev) io.stdout(`--dev: actor tokens are accepted from issuer "${host.actorIssuer}" (HS256 with TOOLPACT_ACTOR_SECRET)`);
   io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
   io.stdout(`confirmation page at ${host.url}/confirm/ (links use ${host.publicUrl ?? host.url})`);
+  io.stdout(`instance ${host.instanceId} on ${host.database}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const stop = (received: NodeJS.Signals) => {
