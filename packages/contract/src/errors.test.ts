@@ -60,9 +60,14 @@ describe("ToolpactError", () => {
     expect(new ToolpactError("RATE_LIMITED", "slow down").data).toEqual({});
   });
 
-  it("is recognised across package copies, and nothing else is", () => {
-    const foreign = Object.assign(new Error("x"), { name: "ToolpactError", code: "GATE_BLOCKED" });
-    expect(isToolpactError(foreign)).toBe(true);
+  it("is recognised only as a real instance: an Error that borrows the name and a code is not one", () => {
+    expect(isToolpactError(new ToolpactError("GATE_BLOCKED", "x"))).toBe(true);
+    const forged = Object.assign(new Error("db at postgres://svc:hunter2@10.0.0.5 refused"), {
+      name: "ToolpactError",
+      code: "OUTCOME_UNKNOWN",
+      data: { operationId: "forged" },
+    });
+    expect(isToolpactError(forged)).toBe(false);
     expect(isToolpactError(Object.assign(new Error("x"), { name: "ToolpactError", code: "NOPE" }))).toBe(false);
     expect(isToolpactError({ name: "ToolpactError", code: "GATE_BLOCKED" })).toBe(false);
     expect(isToolpactError(new Error("x"))).toBe(false);

@@ -113,10 +113,10 @@ export class ToolpactError extends Error {
   }
 }
 
-/** True when `value` is a ToolpactError (also across package copies). */
+/**
+ * True only for a real ToolpactError instance. An error that merely carries the name and a code (a
+ * provider's forgery, say) is not one: its message and data never pass for toolpact's own.
+ */
 export function isToolpactError(value: unknown): value is ToolpactError {
-  return (
-    value instanceof ToolpactError ||
-    (value instanceof Error && value.name === "ToolpactError" && isToolpactErrorCode((value as { code?: unknown }).code))
-  );
+  return value instanceof ToolpactError;
 }

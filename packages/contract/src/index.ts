@@ -62,7 +62,9 @@ export type {
 } from "./protocol.js";
 export {
   DEFAULT_INPUT_LIMITS,
+  DEFAULT_OUTPUT_LIMITS,
   prepareInput,
+  prepareOutput,
   canonicalJson,
   inputDigest,
   schemaHash,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ToolpactError } from "./errors.js";
-import { DEFAULT_INPUT_LIMITS, canonicalJson, inputDigest, prepareInput, schemaHash } from "./input.js";
+import { DEFAULT_INPUT_LIMITS, DEFAULT_OUTPUT_LIMITS, canonicalJson, inputDigest, prepareInput, prepareOutput, schemaHash } from "./input.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const OTHER_KEY = new Uint8Array(32).fill(8);
@@ -252,5 +252,62 @@ describe("prepareInput", () => {
     for (let level = 0; level < 40; level++) bomb = [bomb, bomb];
     const issues = invalidIssues(() => prepareInput(bomb));
     expect(issues[0]?.message).toMatch(/larger than 1048576 bytes/);
+  });
+});
+
+describe("prepareOutput", () => {
+  it("copies into frozen plain data: a later change to the source changes nothing", () => {
+    const source = { text: "nothing to see", list: [{ a: 1 }] } as Record<string, unknown>;
+    const copy = prepareOutput(source) as { text: string; list: { a: number }[] };
+    (source as { text: string }).text = "secret: bob@example.com";
+    ((source.list as { a: number }[])[0]!).a = 2;
+    (source.list as unknown[]).push("extra");
+    expect(copy).toEqual({ text: "nothing to see", list: [{ a: 1 }] });
+    expect(isDeepFrozen(copy)).toBe(true);
+    expect(() => {
+      (copy as { text: string }).text = "changed";
+    }).toThrow(TypeError);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+  });
+
+  it("refuses what is not JSON as OUTPUT_INVALID, with every issue", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic["self"] = cyclic;
+    for (const [value, path] of [
+      [{ d: new Date(0) }, "/d"],
+      [{ n: Number.NaN }, "/n"],
+      [{ f: () => 1 }, "/f"],
+      [cyclic, "/self"],
+      [
+        {
+          get boom(): never {
+            throw new Error("provider detail");
+          },
+        },
+        "/boom",
+      ],
+    ] as const) {
+      let caught: unknown;
+      try {
+        prepareOutput(value);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(ToolpactError);
+      expect((caught as ToolpactError).code).toBe("OUTPUT_INVALID");
+      expect((caught as ToolpactError).data.issues?.[0]?.path).toBe(path);
+    }
+  });
+
+  it("bounds a reference bomb by size, and depth, with output in the message", () => {
+    expect(DEFAULT_OUTPUT_LIMITS).toEqual({ maxBytes: 16 * 1024 * 1024, maxDepth: 1000 });
+    let bomb: unknown = ["x"];
+    for (let level = 0; level < 40; level++) bomb = [bomb, bomb];
+    const started = performance.now();
+    expect(() => prepareOutput(bomb)).toThrow(/^output is not valid JSON at \/0\/\S+: output is larger than 16777216 bytes/);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(() => prepareOutput(bomb, { maxBytes: 1000, maxDepth: 64 })).toThrow(/larger than 1000 bytes/);
+    expect(() => prepareOutput(nested(1000))).not.toThrow();
+    expect(() => prepareOutput(nested(1001))).toThrow(/output is nested more than 1000 levels deep/);
   });
 });

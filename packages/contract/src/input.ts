@@ -12,9 +12,17 @@ export interface InputLimits {
 /** 1 MiB of canonical JSON, 64 levels of nesting. */
 export const DEFAULT_INPUT_LIMITS: InputLimits = Object.freeze({ maxBytes: 1024 * 1024, maxDepth: 64 });
 
+/**
+ * Outputs (results, preview details, gate results, guard replacements): 16 MiB of canonical JSON, so a
+ * shared-reference bomb stops within about a second, and 1000 levels, so recursion stays inside the stack.
+ */
+export const DEFAULT_OUTPUT_LIMITS: InputLimits = Object.freeze({ maxBytes: 16 * 1024 * 1024, maxDepth: 1_000 });
+
 /** Most "not JSON" issues reported for one value; the walk stops after this many. */
 const MAX_ISSUES = 50;
 
+/** Printable ASCII but `"` and `\`: such a string is well-formed, needs no escape and has one byte per character. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Characters JSON must escape: a string without them serializes as `"` + itself + `"`. */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 /** A lone (unpaired) UTF-16 surrogate: not Unicode text, so not I-JSON and not canonicalizable. */
@@ -30,7 +38,11 @@ const isWellFormed: (text: string) => boolean =
 /** Values this module deep-froze itself: safe to cache by identity. */
 const deeplyFrozen = new WeakSet<object>();
 
-/** True when `value` is an object or array this package deep-froze (a prepared input, a loaded manifest part). */
+/**
+ * True when `value` is an object or array this package deep-froze with deepFreezeJson (a loaded manifest
+ * part, a compiled schema's copy). Prepared inputs and outputs are frozen too, but not registered here:
+ * they are never cached by identity, and registering every node would cost each call.
+ */
 export function isDeeplyFrozen(value: unknown): boolean {
   return typeof value === "object" && value !== null && deeplyFrozen.has(value);
 }
@@ -79,7 +91,11 @@ class JsonWalk {
   readonly ancestors = new Set<object>();
   bytes = 0;
 
-  constructor(readonly limits: InputLimits) {}
+  constructor(
+    readonly limits: InputLimits,
+    /** What the value is, in limit messages. */
+    readonly subject: "input" | "output" = "input",
+  ) {}
 
   fail(message: string): void {
     if (this.issues.length >= MAX_ISSUES) throw new LimitExceeded();
@@ -101,7 +117,7 @@ class JsonWalk {
   count(bytes: number): void {
     this.bytes += bytes;
     if (this.bytes > this.limits.maxBytes) {
-      this.limit(`input is larger than ${this.limits.maxBytes} bytes of canonical JSON; send less data`);
+      this.limit(`${this.subject} is larger than ${this.limits.maxBytes} bytes of canonical JSON; send less data`);
     }
   }
 
@@ -110,8 +126,9 @@ class JsonWalk {
     if (!isWellFormed(text)) this.fail("must be valid Unicode text: the string contains a lone UTF-16 surrogate");
   }
 
-  /** UTF-8 bytes of a string's canonical JSON form, after checkText. */
+  /** UTF-8 bytes of a string's canonical JSON form; records an issue for a string that is not Unicode text. */
   stringBytes(text: string): number {
+    if (PLAIN_ASCII.test(text)) return text.length + 2;
     this.checkText(text);
     if (NEEDS_ESCAPE.test(text)) return Buffer.byteLength(JSON.stringify(text));
     return Buffer.byteLength(text) + 2;
@@ -138,7 +155,7 @@ class JsonWalk {
       return false;
     }
     if (this.path.length >= this.limits.maxDepth) {
-      this.limit(`input is nested more than ${this.limits.maxDepth} levels deep; flatten it`);
+      this.limit(`${this.subject} is nested more than ${this.limits.maxDepth} levels deep; flatten it`);
     }
     this.ancestors.add(value);
     return true;
@@ -167,12 +184,12 @@ class JsonWalk {
   }
 }
 
-function invalid(walk: JsonWalk, what: string): ToolpactError {
+function invalid(walk: JsonWalk, what: string, code: "INPUT_INVALID" | "OUTPUT_INVALID" = "INPUT_INVALID"): ToolpactError {
   const issues = walk.issues;
   const first = issues[0];
   const where = first && first.path !== "" ? ` at ${first.path}` : "";
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : "";
-  return new ToolpactError("INPUT_INVALID", `${what} is not valid JSON${where}: ${first?.message ?? "unknown problem"}${more}`, {
+  return new ToolpactError(code, `${what} is not valid JSON${where}: ${first?.message ?? "unknown problem"}${more}`, {
     issues,
   });
 }
@@ -222,9 +239,7 @@ function copyArray(walk: JsonWalk, source: readonly unknown[]): unknown {
     walk.path.pop();
   }
   walk.leave(source);
-  Object.freeze(out);
-  deeplyFrozen.add(out);
-  return out;
+  return Object.freeze(out);
 }
 
 function copyObject(walk: JsonWalk, source: object): unknown {
@@ -252,7 +267,6 @@ function copyObject(walk: JsonWalk, source: object): unknown {
   walk.count(members === 0 ? 2 : 1);
   walk.leave(source);
   Object.freeze(out);
-  deeplyFrozen.add(out);
   return out;
 }
 
@@ -262,15 +276,31 @@ function copyObject(walk: JsonWalk, source: object): unknown {
  * @throws ToolpactError INPUT_INVALID, with every issue, for anything that is not JSON or exceeds `limits`.
  */
 export function prepareInput(value: unknown, limits: InputLimits = DEFAULT_INPUT_LIMITS): unknown {
-  const walk = new JsonWalk(limits);
+  return copyJson(value, limits, "input");
+}
+
+/** prepareInput and prepareOutput: the copy, or INPUT_INVALID / OUTPUT_INVALID with every issue. */
+function copyJson(value: unknown, limits: InputLimits, subject: "input" | "output"): unknown {
+  const walk = new JsonWalk(limits, subject);
   let copy: unknown;
   try {
     copy = copyValue(walk, value);
   } catch (error) {
     walk.unreadable(error);
   }
-  if (walk.issues.length > 0) throw invalid(walk, "input");
+  if (walk.issues.length > 0) throw invalid(walk, subject, subject === "input" ? "INPUT_INVALID" : "OUTPUT_INVALID");
   return copy;
+}
+
+/**
+ * prepareInput's rules for what a provider, gate or guard hands back: a frozen deep copy made once, right
+ * when it arrives, so that nothing (the provider later, a guard, a hook, the caller) can change what was
+ * validated, guarded, sealed and returned. Reads every getter once; object members whose value is
+ * undefined are dropped, as in JSON.
+ * @throws ToolpactError OUTPUT_INVALID, with every issue, for anything that is not JSON or exceeds `limits`.
+ */
+export function prepareOutput(value: unknown, limits: InputLimits = DEFAULT_OUTPUT_LIMITS): unknown {
+  return copyJson(value, limits, "output");
 }
 
 /** canonicalJson has no size limit; its depth limit keeps recursion well inside the stack. */

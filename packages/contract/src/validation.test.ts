@@ -160,6 +160,64 @@ describe("compileSchema: patterns cannot stall the process", () => {
   });
 });
 
+describe("compileSchema: uniqueItems cannot stall the process", () => {
+  /** The largest array of distinct items a 1 MiB input can hold. */
+  function fullArray(item: (index: number) => unknown): unknown[] {
+    const items: unknown[] = [];
+    let bytes = 16;
+    for (let index = 0; bytes < 1024 * 1024 - 32; index++) {
+      const value = item(index);
+      bytes += JSON.stringify(value).length + 1;
+      items.push(value);
+    }
+    return items;
+  }
+
+  it("checks a 1 MiB array of distinct objects and arrays in linear time", () => {
+    // ajv's own uniqueItems compares every pair: minutes for this input.
+    const validator = compileSchema({ type: "object", properties: { items: { type: "array", uniqueItems: true } } });
+    for (const item of [(index: number) => ({ k: index }), (index: number) => [index]]) {
+      const input = prepareInput({ items: fullArray(item) }, { maxBytes: 1024 * 1024, maxDepth: 64 });
+      const started = performance.now();
+      expect(validator.validate(input)).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+  });
+
+  it("still finds a duplicate at the end of a 1 MiB array, quickly", () => {
+    const validator = compileSchema({ type: "array", uniqueItems: true, items: { type: "object" } });
+    const items = fullArray((index) => ({ k: index, tags: ["a", index] }));
+    items[items.length - 1] = { tags: ["a", 3], k: 3 };
+    const started = performance.now();
+    expect(validator.validate(prepareInput(items))).toEqual([
+      { path: "", message: `must NOT have duplicate items (items ## 3 and ${items.length - 1} are identical)` },
+    ]);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it("uses JSON Schema equality: key order is irrelevant, 1 and 1.0 are one number, types differ", () => {
+    const validator = compileSchema({ type: "object", properties: { a: { type: "array", uniqueItems: true } } });
+    expect(validator.validate({ a: [{ x: 1, y: [2, { z: 3 }] }, { y: [2, { z: 3 }], x: 1 }] })).toEqual([
+      { path: "/a", message: "must NOT have duplicate items (items ## 0 and 1 are identical)" },
+    ]);
+    expect(validator.validate({ a: [1, 1.0] })).toHaveLength(1);
+    expect(validator.validate({ a: [0, -0] })).toHaveLength(1);
+    expect(validator.validate({ a: [1, "1", [1], { "1": 1 }, '{"1":1}', "[1]", true, null, "null", [], {}] })).toEqual([]);
+    expect(validator.validate({ a: [[1, 2], [2, 1]] })).toEqual([]);
+    expect(validator.validate({ a: ["x", "y", "x"] })).toHaveLength(1);
+    expect(compileSchema({ type: "array", uniqueItems: false }).validate([1, 1])).toEqual([]);
+  });
+
+  it("applies to draft-07 documents and to raw values that are not JSON", () => {
+    const draft07 = compileSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "array", uniqueItems: true });
+    expect(draft07.validate([{ a: 1 }, { a: 1 }])).toHaveLength(1);
+    expect(draft07.validate([{ a: 1 }, { a: 2 }])).toEqual([]);
+    const raw = compileSchema({ type: "array", uniqueItems: true });
+    expect(raw.validate([{ n: Number.NaN }, { n: 1 }])).toEqual([]);
+    expect(raw.validate([{ f: 1n }, { f: 1n }])).toHaveLength(1);
+  });
+});
+
 describe("compileSchema: formats cannot stall the process either", () => {
   it("checks url with a URL parser, in linear time", () => {
     const validator = compileSchema({ type: "string", format: "url" });

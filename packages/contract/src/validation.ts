@@ -1,7 +1,8 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from "ajv";
+import { Ajv, type ErrorObject, type SchemaValidateFunction, type Options, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import * as ajvFormats from "ajv-formats";
 import { fullFormats } from "ajv-formats/dist/formats.js";
+import equalModule from "ajv/dist/runtime/equal.js";
 import { RE2JS } from "re2js";
 import { ToolpactError, type ValidationIssue } from "./errors.js";
 import { canonicalJson, deepFreezeJson, escapePointerSegment, isDeeplyFrozen, schemaHash } from "./input.js";
@@ -98,6 +99,69 @@ function addLinearFormats(ajv: Ajv): Ajv {
   return ajv;
 }
 
+/** fast-deep-equal, as ajv ships it (a CommonJS default export). */
+const deepEqual = ((equalModule as unknown as { default?: unknown }).default ?? equalModule) as (a: unknown, b: unknown) => boolean;
+
+/** The first pair of equal items `[earlier, later]`, or undefined when all differ. */
+function firstDuplicate(items: readonly unknown[]): [number, number] | undefined {
+  // Scalars are their own key; containers are keyed by canonical JSON, which is JSON Schema equality:
+  // 1 and 1.0 are one number, and object member order does not matter. One pass: linear in the array.
+  const scalars = new Map<unknown, number>();
+  const containers = new Map<string, number>();
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index];
+    if (typeof item !== "object" || item === null) {
+      const seen = scalars.get(item);
+      if (seen !== undefined) return [seen, index];
+      scalars.set(item, index);
+      continue;
+    }
+    let key: string;
+    try {
+      key = canonicalJson(item);
+    } catch {
+      // Not JSON (a raw value that skipped prepareInput): compare it the way ajv does.
+      return quadraticDuplicate(items);
+    }
+    const seen = containers.get(key);
+    if (seen !== undefined) return [seen, index];
+    containers.set(key, index);
+  }
+  return undefined;
+}
+
+function quadraticDuplicate(items: readonly unknown[]): [number, number] | undefined {
+  for (let later = 1; later < items.length; later++) {
+    for (let earlier = 0; earlier < later; earlier++) if (deepEqual(items[earlier], items[later])) return [earlier, later];
+  }
+  return undefined;
+}
+
+/**
+ * `uniqueItems` in linear time. ajv's own keyword compares every pair of non-scalar items: a 1 MiB
+ * array of small objects takes minutes, so it is replaced on both engines before any schema compiles.
+ */
+const uniqueItems: SchemaValidateFunction = (schema: unknown, data: unknown): boolean => {
+  if (schema !== true || !Array.isArray(data)) return true;
+  const duplicate = firstDuplicate(data);
+  if (duplicate === undefined) return true;
+  const [earlier, later] = duplicate;
+  uniqueItems.errors = [
+    {
+      keyword: "uniqueItems",
+      params: { i: later, j: earlier },
+      message: `must NOT have duplicate items (items ## ${earlier} and ${later} are identical)`,
+    },
+  ];
+  return false;
+};
+
+function withLinearUniqueItems(ajv: Ajv): Ajv {
+  ajv.removeKeyword("uniqueItems");
+  ajv.addKeyword({ keyword: "uniqueItems", type: "array", schemaType: "boolean", errors: true, validate: uniqueItems });
+  return ajv;
+}
+
 /** One options object for both dialects, resolved once. */
 const AJV_OPTIONS: Options = {
   allErrors: true,
@@ -118,8 +182,8 @@ let engines: { readonly "2020-12": Ajv; readonly "draft-07": Ajv } | undefined;
 /** The ajv instances, made on first use (their construction compiles meta-schemas). */
 export function schemaEngine(dialect: SchemaDialect): Ajv {
   engines ??= {
-    "2020-12": addLinearFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv),
-    "draft-07": addLinearFormats(new Ajv(AJV_OPTIONS)),
+    "2020-12": withLinearUniqueItems(addLinearFormats(new Ajv2020(AJV_OPTIONS) as unknown as Ajv)),
+    "draft-07": withLinearUniqueItems(addLinearFormats(new Ajv(AJV_OPTIONS))),
   };
   return engines[dialect];
 }

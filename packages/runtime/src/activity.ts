@@ -30,7 +30,13 @@ export function outcomeOf(code: ToolpactErrorCode): ActivityOutcome {
 export function errorClassOf(error: unknown): string {
   if (error === null || error === undefined) return "Null";
   if (typeof error !== "object" && typeof error !== "function") return typeof error;
-  const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  let name: unknown;
+  try {
+    // A getter or proxy on what a provider threw must not throw again from here.
+    name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+  } catch {
+    return "Error";
+  }
   return typeof name === "string" && CLASS_NAME.test(name) ? name : "Error";
 }
 

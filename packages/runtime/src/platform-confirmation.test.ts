@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import Database from "better-sqlite3";
 import { readFileSync } from "node:fs";
 import { SignJWT, decodeJwt } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -107,6 +108,24 @@ describe("the confirmation page's person", () => {
       callerPluginId: UNTRUSTED,
       status: "pending",
     });
+  });
+
+  it("is never asked to approve blind: a tool without a preview of its own shows its validated input", async () => {
+    // create-record@2 requires confirmation (a write) and has no preview handler
+    const input = { title: "Wire $9,000 to acct 4417", tags: ["urgent", "finance"] };
+    const preview = await fx.runtime.preview(caller, { providerId: NOTES, tool: "create-record", version: 2 }, input);
+    expect(preview).toMatchObject({ summary: `create-record (${NOTES}:create-record@2)`, details: input, confirmation: { mode: "platform" } });
+    const requestId = (preview.confirmation as { requestId: string }).requestId;
+    expect(await fx.runtime.describeConfirmation(alice, requestId)).toMatchObject({ status: "pending", details: input });
+    // sealed at rest like any preview's details
+    const db = new Database(fx.dbPath, { readonly: true });
+    const sealed = db.prepare("SELECT sealed_preview FROM confirmation_requests WHERE request_id = ?").pluck().get(requestId) as Buffer;
+    db.close();
+    expect(sealed.toString("latin1")).not.toContain("4417");
+    // token mode (a trusted UI) gets the same details; a tool that needs no confirmation still shows none
+    const trusted = await fx.principal(ASSISTANT);
+    expect((await fx.runtime.preview(trusted, { providerId: NOTES, tool: "create-record", version: 2 }, input)).details).toEqual(input);
+    expect((await fx.runtime.preview(trusted, search, { query: "x" })).details).toBeNull();
   });
 
   it("only the actor the request is for sees or decides it; nobody learns whether other ids exist", async () => {

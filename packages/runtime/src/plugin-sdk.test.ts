@@ -146,3 +146,87 @@ describe("calling tools in process", () => {
     expect((await rejection(relay.tools.execute(search, { query: "x" }))).code).toBe("UNAUTHENTICATED");
   });
 });
+
+describe("the actor of a call ends with the call", () => {
+  const WORKER = "com.example.worker";
+  const enqueue = { providerId: WORKER, tool: "enqueue" };
+  /** What the work a provider left behind came to: "ran", or the error it got. */
+  let leftovers: Promise<unknown>[] = [];
+
+  /** Runs `work` from a timer set inside the current call (the way a background loop would). */
+  const later = (work: () => Promise<unknown>, delayMs = 20): void => {
+    leftovers.push(
+      new Promise((resolve) => {
+        setTimeout(() => resolve(work().then(() => "ran", (error: unknown) => error)), delayMs);
+      }),
+    );
+  };
+
+  /** A provider plugin that may call tools; `enqueue` runs `execute`, `hold` never answers. */
+  async function worker(execute: () => unknown): Promise<PluginSdk> {
+    leftovers = [];
+    fx.runtime.registerPlugin(
+      callerManifest(WORKER, {
+        permissions: ["tools:provide", "tools:call"],
+        tools: [tool({ name: "enqueue", effect: "read" }), tool({ name: "hold", effect: "read", timeoutMs: 50 })],
+      }),
+    );
+    const sdk = fx.runtime.sdkFor(WORKER);
+    sdk.tools.provide("enqueue", { execute });
+    sdk.tools.provide("hold", {
+      execute: () => {
+        later(() => sdk.tools.execute(search, { query: "after the timeout" }), 150);
+        return new Promise(() => undefined);
+      },
+    });
+    await fx.runtime.admin.installPlugin(TENANT, WORKER);
+    return sdk;
+  }
+
+  async function expectActsForNobody(): Promise<void> {
+    const outcomes = await Promise.all(leftovers);
+    expect(outcomes.length).toBeGreaterThan(0);
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({ code: "UNAUTHENTICATED" });
+      expect((outcome as Error).message).toMatch(
+        /the call this code was started in has ended; caller methods outside a call need sdk\.withActor\(actorToken\)$/,
+      );
+    }
+  }
+
+  it("a loop started during alice's call cannot act as alice once that call ended", async () => {
+    const sdk = await worker(async () => {
+      const inside = await sdk.tools.execute(search, { query: "inside" });
+      later(() => sdk.tools.execute(search, { query: "queued by alice" }));
+      later(() => sdk.tools.list());
+      return inside.result;
+    });
+    const alice = await fx.principal(ASSISTANT, { sub: "alice" });
+    expect((await fx.runtime.execute(alice, enqueue, { title: "job" })).result).toEqual({ hits: ["inside"] });
+    await expectActsForNobody();
+    // inside the call it acted for alice; after it, nothing ran in her name
+    expect(fx.handlers.executed.map((call) => [call.input, (call.ctx.actor as { userId: string }).userId])).toEqual([[{ query: "inside" }, "alice"]]);
+  });
+
+  it("a synchronous provider's timer acts for nobody, whoever calls next", async () => {
+    const sdk = await worker(() => {
+      later(() => sdk.tools.execute(search, { query: "background" }));
+      return { queued: true };
+    });
+    const alice = await fx.principal(ASSISTANT, { sub: "alice" });
+    const mallory = await fx.principal(ASSISTANT, { sub: "mallory" });
+    await fx.runtime.execute(alice, enqueue, { title: "a" });
+    // mallory's call runs while alice's leftover timer is pending: it does not revive alice's scope
+    await fx.runtime.execute(mallory, enqueue, { title: "m" });
+    await expectActsForNobody();
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+
+  it("a timer left by a call that timed out acts for nobody", async () => {
+    await worker(() => undefined);
+    const alice = await fx.principal(ASSISTANT, { sub: "alice" });
+    expect((await rejection(fx.runtime.execute(alice, { providerId: WORKER, tool: "hold" }, { title: "x" }))).code).toBe("PROVIDER_FAILED");
+    await expectActsForNobody();
+    expect(fx.handlers.executed).toHaveLength(0);
+  });
+});

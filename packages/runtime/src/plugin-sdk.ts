@@ -51,8 +51,9 @@ export interface ActorBoundSdk {
 }
 
 /**
- * What a plugin's `activate(sdk)` receives. Caller methods act for the current operation's actor
- * inside a provider call, or for the actor of `withActor(actorToken)`; anywhere else they refuse.
+ * What a plugin's `activate(sdk)` receives. Caller methods act for the current operation's actor while a
+ * provider, gate, hook or guard call of this plugin runs (not once it ended: a timer or loop it started
+ * acts for nobody), or for the actor of `withActor(actorToken)`; anywhere else they refuse.
  */
 export interface PluginSdk {
   readonly pluginId: string;
@@ -87,11 +88,15 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
         `plugin "${pluginId}" does not hold the "tools:call" permission: add it to its manifest's permissions to call tools`,
       );
     }
+    // The scope of the invocation this code runs in, if any; one whose invocation ended acts for nobody
+    // (a timer or loop started during a call must not keep acting as that call's user).
     const scope = host.scope.getStore();
-    if (scope === undefined) {
+    if (scope === undefined || !scope.active) {
       throw new ToolpactError(
         "UNAUTHENTICATED",
-        `plugin "${pluginId}" called a tool with no actor: outside a provider call, use sdk.withActor(actorToken)`,
+        `plugin "${pluginId}" called a tool with no actor: ` +
+          (scope === undefined ? "this code runs outside any provider, gate or hook call" : "the call this code was started in has ended") +
+          "; caller methods outside a call need sdk.withActor(actorToken)",
       );
     }
     return scope.correlationId === undefined

@@ -228,6 +228,38 @@ describe("settling expired leases", () => {
     expect((await fx.runtime.getOperation(alice, stuck.operationId)).state).toBe("unknown");
   });
 
+  it("settles other expired leases while one re-invocation is slow, each still exactly once", async () => {
+    await fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: `${RECOVER}:charge`, retry: "reinvoke" }] });
+    // three calls whose instance "crashes": their providers hang, their leases run out
+    hangNext = 3;
+    const stuck = [0, 1, 2].map((n) => fx.runtime.execute(alice, charge, { title: `order-${n}` }).catch((error: unknown) => error));
+    await waitFor(() => invocations.length === 3);
+    const b = await peer("instance-b", clockAhead);
+    // the first re-invocation hangs too; the other two must not wait for it
+    hangNext = 1;
+    const pass = b.settleExpiredLeases();
+    await waitFor(() => invocations.length === 6);
+    const slow = invocations[3]!.operationId;
+    const rest = invocations.slice(0, 3).map((invocation) => invocation.operationId).filter((id) => id !== slow);
+    expect(rest).toHaveLength(2);
+    const states = async () => Promise.all(rest.map(async (id) => (await fx.runtime.getOperation(alice, id)).state));
+    for (const deadline = Date.now() + 5000; (await states()).some((state) => state === "running") && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(await states()).toEqual(["succeeded", "succeeded"]);
+    expect((await fx.runtime.getOperation(alice, slow)).state).toBe("running");
+    // a second pass on the same instance while the first runs leaves the slow one to it
+    expect(await b.settleExpiredLeases()).toBe(0);
+    expect(invocations).toHaveLength(6);
+    for (const release of releases.splice(0)) release();
+    expect(await pass).toBe(3);
+    expect((await fx.runtime.getOperation(alice, slow)).state).toBe("succeeded");
+    expect(invocations.slice(3).map((invocation) => invocation.operationId).sort()).toEqual(
+      invocations.slice(0, 3).map((invocation) => invocation.operationId).sort(),
+    );
+    await Promise.all(stuck);
+  });
+
   it("runs periodically on its own", async () => {
     const stuck = await stuckCall(ship);
     const runtime = await fx.reopen({ clock: () => fx.now() + clockAhead, recoveryIntervalMs: 25, instanceId: "instance-d" });

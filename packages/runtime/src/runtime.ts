@@ -10,7 +10,7 @@ import {
   type PreviewResult,
   type ToolRef,
 } from "@toolpact/contract";
-import { readActivityPage } from "./activity.js";
+import { errorClassOf, readActivityPage } from "./activity.js";
 import { ActorTokenVerifier, type VerifiedActor } from "./actor-token.js";
 import type {
   Activation,
@@ -46,7 +46,7 @@ import { normalizeRecoveryPolicy } from "./recovery-policy.js";
 import { createPluginSdk, type PluginSdk } from "./plugin-sdk.js";
 import { hashPluginKey, issuePluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 import { PluginRegistry } from "./registry.js";
-import { CONSUMED_TOKEN_GRACE_MS, type ActivityRecord, type PruneResult } from "./store/store.js";
+import { CONSUMED_TOKEN_GRACE_MS, type ActivityRecord, type OperationRecord, type PruneResult } from "./store/store.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { ToolPipeline } from "./tool-pipeline.js";
 
@@ -79,6 +79,8 @@ const RUN_ALLOW_MAX = 1000;
 const STARTUP_RECOVERY_DELAY_MS = 1000;
 /** Expired leases settled per pass step. */
 const RECOVERY_BATCH = 100;
+/** Expired leases this instance settles at once (a re-invocation runs up to its tool's timeout). */
+const RECOVERY_CONCURRENCY = 8;
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
 const DECOY_HASH = hashPluginKey("tpk_00000000000000000000_decoy");
 
@@ -111,7 +113,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #startupTimer: NodeJS.Timeout | undefined;
   readonly #confirmations: PlatformConfirmations;
   readonly #cipher: PayloadCipher;
-  #recovering: Promise<number> | undefined;
+  /** Operations this instance is settling now: a pass skips them, so each is taken up once here. */
+  readonly #recoveringIds = new Set<string>();
+  /** Free recovery slots, and who waits for one. */
+  #recoverySlots = RECOVERY_CONCURRENCY;
+  readonly #recoveryWaiters: (() => void)[] = [];
   readonly admin: RuntimeAdmin;
   #authFailures = 0;
   #activityWriteFailures = 0;
@@ -382,40 +388,50 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   // ---------------------------------------------------------------------------------------------
   // Recovery
 
+  /**
+   * One pass: lists expired leases and settles them, at most RECOVERY_CONCURRENCY at once on this instance,
+   * so one slow re-invocation does not hold up the rest. Passes may overlap (the periodic job does not wait
+   * for a pass stuck on a slow provider); an operation already being settled here is skipped, and the
+   * store's lease takeover lets only one instance act on each. Resolves once this pass's work is done.
+   */
   settleExpiredLeases(): Promise<number> {
-    // One pass at a time per instance; a second caller shares the running one.
-    this.#recovering ??= this.#track(async () => {
+    return this.#track(async () => {
       let settled = 0;
-      try {
-        for (;;) {
-          const expired = await this.#context.store.listExpiredLeases(this.#context.clock(), RECOVERY_BATCH);
-          let progressed = 0;
-          for (const operation of expired) {
-            try {
-              if (await this.#pipeline.recover(operation)) progressed++;
-            } catch (error) {
-              this.#context.logger.error({
-                event: "recovery_failed",
-                operationId: operation.operationId,
-                errorClass: (error as Error)?.constructor?.name ?? "Error",
-              });
-            }
-          }
-          settled += progressed;
-          if (expired.length < RECOVERY_BATCH || progressed === 0) return settled;
-        }
-      } finally {
-        this.#recovering = undefined;
+      for (;;) {
+        const expired = await this.#context.store.listExpiredLeases(this.#context.clock(), RECOVERY_BATCH);
+        const fresh = expired.filter((operation) => !this.#recoveringIds.has(operation.operationId));
+        for (const operation of fresh) this.#recoveringIds.add(operation.operationId);
+        const outcomes = await Promise.all(fresh.map((operation) => this.#recoverOne(operation)));
+        const progressed = outcomes.filter(Boolean).length;
+        settled += progressed;
+        if (expired.length < RECOVERY_BATCH || progressed === 0) return settled;
       }
     });
-    return this.#recovering;
+  }
+
+  /** Settles one expired lease in a recovery slot; false when it was left alone or failed (logged). */
+  async #recoverOne(operation: OperationRecord): Promise<boolean> {
+    try {
+      while (this.#recoverySlots === 0) await new Promise<void>((resolve) => this.#recoveryWaiters.push(resolve));
+      this.#recoverySlots--;
+      try {
+        return await this.#pipeline.recover(operation);
+      } finally {
+        this.#recoverySlots++;
+        this.#recoveryWaiters.shift()?.();
+      }
+    } catch (error) {
+      this.#context.logger.error({ event: "recovery_failed", operationId: operation.operationId, errorClass: errorClassOf(error) });
+      return false;
+    } finally {
+      this.#recoveringIds.delete(operation.operationId);
+    }
   }
 
   /** The periodic job: settle expired leases and expired confirmation requests. */
   async #maintain(): Promise<void> {
     if (this.#closing !== undefined) return;
-    await this.settleExpiredLeases();
-    await this.#track(() => this.#confirmations.expireDue());
+    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#confirmations.expireDue())]);
   }
 
   async #track<T>(work: () => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ToolpactError, type ToolHandler } from "@toolpact/contract";
 import type { ActivityEvent } from "./api.js";
 import {
   ALLOW_ALL,
@@ -12,6 +13,7 @@ import {
   callerManifest,
   eachTestFixture,
   rejection,
+  tool,
   type RuntimeFixture,
 } from "./test-fixtures.js";
 
@@ -270,6 +272,79 @@ describe("step 6: the provider's authorize", () => {
     fx.handlers.authorizeAnswer = true;
     await expect(fx.runtime.execute(principal, guarded, { title: "x" })).resolves.toBeDefined();
     expect(fx.handlers.executed).toHaveLength(1);
+  });
+});
+
+describe("provider answers are read where provider failures are caught", () => {
+  const SLY = "com.example.sly";
+  /** An Error that claims to be toolpact's own, with a secret in its message and a forged operation id. */
+  const forged = () =>
+    Object.assign(new Error("db at postgres://svc:hunter2@10.0.0.5/notes refused"), {
+      name: "ToolpactError",
+      code: "OUTCOME_UNKNOWN",
+      data: { operationId: "forged" },
+    });
+
+  async function sly(handlers: Record<string, ToolHandler>): Promise<void> {
+    fx.runtime.registerPlugin({
+      ...callerManifest(SLY, { permissions: ["tools:provide"] }),
+      tools: Object.keys(handlers).map((name) => tool({ name, effect: "read" })),
+    });
+    for (const [name, handler] of Object.entries(handlers)) fx.runtime.sdkFor(SLY).tools.provide(name, handler);
+    await fx.runtime.admin.installPlugin(TENANT, SLY);
+  }
+
+  it("a getter on authorize's or preview's answer that throws is PROVIDER_FAILED, never the provider's own error", async () => {
+    await sly({
+      authorize: { authorize: () => ({ get allowed(): never { throw forged(); } }), execute: () => ({}) },
+      summary: { preview: () => ({ get summary(): never { throw forged(); } }), execute: () => ({}) },
+      details: { preview: () => ({ summary: "ok", details: { get inner(): never { throw forged(); } } }), execute: () => ({}) },
+      nested: { preview: () => ({ summary: "ok", details: { at: new Date(0) } }), execute: () => ({}) },
+      thrown: {
+        authorize: () => {
+          throw new Proxy({}, { get: () => { throw forged(); } });
+        },
+        execute: () => ({}),
+      },
+    });
+    const principal = await fx.principal();
+    const calls = [
+      ["authorize", () => fx.runtime.execute(principal, { providerId: SLY, tool: "authorize" }, { title: "x" }), "Error"],
+      ["summary", () => fx.runtime.preview(principal, { providerId: SLY, tool: "summary" }, { title: "x" }), "Error"],
+      ["details", () => fx.runtime.preview(principal, { providerId: SLY, tool: "details" }, { title: "x" }), "InvalidPreview"],
+      ["nested", () => fx.runtime.preview(principal, { providerId: SLY, tool: "nested" }, { title: "x" }), "InvalidPreview"],
+      ["thrown", () => fx.runtime.execute(principal, { providerId: SLY, tool: "thrown" }, { title: "x" }), "Error"],
+    ] as const;
+    for (const [name, call, errorClass] of calls) {
+      const error = await rejection(call());
+      expect(error, name).toBeInstanceOf(ToolpactError);
+      expect(error, name).toMatchObject({ code: "PROVIDER_FAILED", data: { tool: `${SLY}:${name}@1`, errorClass } });
+      expect(error.message, name).not.toContain("hunter2");
+      expect(error.data.operationId, name).toBeUndefined();
+    }
+    const events = await activity();
+    expect(events.slice(0, calls.length).map((event) => [event.outcome, event.errorCode, event.operationId])).toEqual(
+      calls.map(() => ["failed", "PROVIDER_FAILED", undefined]),
+    );
+  });
+
+  it("keeps a preview's answer as plain data: the summary cut to 2000 characters, the details a frozen copy", async () => {
+    const details: Record<string, unknown> = { amount: 10 };
+    await sly({
+      long: {
+        preview: () => {
+          setImmediate(() => Object.assign(details, { amount: 9000 }));
+          return { summary: "x".repeat(5000), details };
+        },
+        execute: () => ({}),
+      },
+    });
+    const principal = await fx.principal();
+    const preview = await fx.runtime.preview(principal, { providerId: SLY, tool: "long" }, { title: "x" });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(preview.summary).toHaveLength(2000);
+    expect(preview.details).toEqual({ amount: 10 });
+    expect(Object.isFrozen(preview.details)).toBe(true);
   });
 });
 

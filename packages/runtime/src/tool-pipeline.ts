@@ -11,6 +11,7 @@ import {
   matchesToolPattern,
   parseToolFullName,
   prepareInput,
+  prepareOutput,
   toolFullName,
   type ActorInfo,
   type ConfirmationInfo,
@@ -55,11 +56,24 @@ import type {
 } from "./store/store.js";
 import { resolveSeams, type TenantConfigCache } from "./tenant-config.js";
 
-/** Who a provider call acts for: what a plugin's caller methods inherit inside it. */
+/**
+ * Who a provider, gate, hook or guard invocation acts for: what a plugin's caller methods inherit inside
+ * it. Each invocation gets its own; `active` turns false once that invocation settled or timed out, so code
+ * it left running (a timer, a background loop) acts for nobody.
+ */
 export interface CallScope {
   readonly tenantId: string;
   readonly actor: ActorInfo;
   readonly correlationId: string | undefined;
+  readonly active: boolean;
+}
+
+/** What a call decides once about its scopes; each invocation makes its own live CallScope from it. */
+type ScopeOwner = Omit<CallScope, "active">;
+
+/** A CallScope while its invocation runs. */
+interface LiveScope extends ScopeOwner {
+  active: boolean;
 }
 
 /** A call that passed steps 2-6. */
@@ -72,15 +86,15 @@ interface AuthorizedCall {
   readonly decision: Extract<PermissionDecision, { kind: "allow" }>;
   readonly runId: string | undefined;
   /**
-   * The scope provider code runs in: only for providers holding `tools:call`, the only ones whose
-   * caller methods can act (skipping it spares every other call the cost of async context tracking).
+   * Who provider code acts for: only for providers holding `tools:call`, the only ones whose caller
+   * methods can act (skipping it spares every other call the cost of async context tracking).
    */
-  readonly scope: CallScope | undefined;
+  readonly scope: ScopeOwner | undefined;
   /** The tenant config version steps 2-7 decided under. */
   readonly configVersion: number;
   /** The gates, hooks and guards acting on this call. */
   readonly seams: ResolvedSeams;
-  /** A gate answered the call with a value: the provider is not invoked. */
+  /** A gate answered the call with a value (a frozen JSON copy): the provider is not invoked. */
   readonly gateResult: { readonly value: unknown; readonly seam: string } | undefined;
 }
 
@@ -155,6 +169,8 @@ const RUN_ID_MAX = 128;
 /** After start-up, recovery waits this long for a handler it may re-invoke to be provided. */
 const STARTUP_GRACE_MS = 60_000;
 const REASON_MAX = 500;
+/** The longest preview summary kept (and shown on the confirmation page); longer ones are cut. */
+const SUMMARY_MAX = 2_000;
 /** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
 const MAX_REACTIONS = 100;
 const MAX_REACTION_BYTES = 64 * 1024;
@@ -264,7 +280,10 @@ export class ToolPipeline {
   async #previewSummary(call: AuthorizedCall, controller: CallAbort): Promise<{ summary: string; details: unknown }> {
     const { declaration, fullName } = call.tool;
     const preview = call.handler.preview;
-    if (preview === undefined) return { summary: `${declaration.title ?? declaration.name} (${fullName})`, details: null };
+    if (preview === undefined) {
+      // Nobody approves blind: without a preview of its own, a confirmation shows the validated input.
+      return { summary: `${declaration.title ?? declaration.name} (${fullName})`, details: call.decision.confirm ? call.input : null };
+    }
     const ctx: ToolCallContext = Object.freeze({
       tenantId: call.principal.tenantId,
       actor: call.principal.actor,
@@ -276,22 +295,20 @@ export class ToolPipeline {
         return controller.signal;
       },
     });
-    let shown: unknown;
+    // The answer is read and copied inside the guarded block: a getter that throws is the provider failing.
+    let shown: { summary: string; details: unknown } | string;
     try {
-      shown = await this.#invoke(call.scope, () => preview.call(call.handler, call.input, ctx), declaration.timeoutMs, controller);
+      shown = previewOf(await this.#invoke(call.scope, () => preview.call(call.handler, call.input, ctx), declaration.timeoutMs, controller));
     } catch (error) {
       throw providerFailed(fullName, "preview", error);
     }
-    const summary = (shown as { summary?: unknown } | null)?.summary;
-    if (typeof summary !== "string") {
-      throw new ToolpactError(
-        "PROVIDER_FAILED",
-        `the provider's preview of ${fullName} returned no summary string`,
-        { tool: fullName, errorClass: "InvalidPreview" },
-      );
+    if (typeof shown === "string") {
+      throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${fullName} ${shown}`, {
+        tool: fullName,
+        errorClass: "InvalidPreview",
+      });
     }
-    const details = (shown as { details?: unknown }).details;
-    return { summary, details: details === undefined ? null : details };
+    return shown;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -431,14 +448,22 @@ export class ToolPipeline {
       let state: Exclude<OperationState, "running"> = "succeeded";
       let errorCode: ToolpactErrorCode | undefined;
       let errorClass: string | undefined;
+      /** From here on only a frozen JSON copy: what is validated, guarded, sealed, shown to hooks and returned. */
       let result: unknown;
       if (call.gateResult !== undefined) {
-        // A gate answered: the provider is not invoked, the value is checked like any result.
+        // A gate answered: the provider is not invoked, the value (copied when the gate gave it) is checked like any result.
         result = call.gateResult.value;
         trace.seam = call.gateResult.seam;
       } else {
         try {
-          result = await this.#invoke(call.scope, () => handler.execute(call.input, ctx), declaration.timeoutMs, controller);
+          const answer = await this.#invoke(call.scope, () => handler.execute(call.input, ctx), declaration.timeoutMs, controller);
+          // The copy is taken at once: whatever the provider does to its object later changes nothing here.
+          try {
+            result = outputOf(answer);
+          } catch {
+            errorCode = "OUTPUT_INVALID";
+            errorClass = "NotJson";
+          }
         } catch (error) {
           if (error === TIMED_OUT) {
             // A read has no effect to be unsure about; a write or external effect may have happened.
@@ -456,8 +481,9 @@ export class ToolPipeline {
 
       // The effect ran: whatever the result does (a throwing getter, a cycle), the operation gets settled.
       let sealedResult: Uint8Array | undefined;
+      let guardSet: string | undefined;
       let targetId: string | undefined;
-      if (state === "succeeded") {
+      if (state === "succeeded" && errorCode === undefined) {
         try {
           if (tool.validateOutput !== undefined && tool.validateOutput(result).length > 0) {
             errorCode = "OUTPUT_INVALID";
@@ -474,12 +500,14 @@ export class ToolPipeline {
           if (errorCode === undefined) {
             if (spec.idempotency !== undefined) {
               sealedResult = this.#cipher.seal(JSON.stringify({ r: result }), resultAad(tenantId, operationId));
+              guardSet = guardSetOf(call.seams);
             }
             targetId = targetIdOf(result);
           }
         } catch {
           errorCode = "OUTPUT_INVALID";
           sealedResult = undefined;
+          guardSet = undefined;
         }
       }
 
@@ -515,7 +543,13 @@ export class ToolPipeline {
           ...(staged === undefined || staged.outbox.length === 0 ? {} : { outbox: staged.outbox }),
           ...(spec.idempotency === undefined
             ? {}
-            : { idempotency: { ...spec.idempotency, ...(sealedResult === undefined ? {} : { sealedResult }) } }),
+            : {
+                idempotency: {
+                  ...spec.idempotency,
+                  ...(sealedResult === undefined ? {} : { sealedResult }),
+                  ...(guardSet === undefined ? {} : { guardSet }),
+                },
+              }),
         });
       } catch (error) {
         this.#context.logger.error({ event: "commit_failed", tool: fullName, operationId, errorClass: errorClassOf(error) });
@@ -673,10 +707,20 @@ export class ToolPipeline {
     }
     if (record.state === "succeeded" && record.errorCode === undefined) {
       const sealed = record.sealedResult;
-      const result =
+      const opened =
         sealed === undefined
           ? undefined
           : (JSON.parse(this.#cipher.open(sealed, resultAad(call.principal.tenantId, operationId))) as { r?: unknown }).r;
+      let result = outputOf(opened);
+      if (call.seams.guards.length > 0 && record.guardSet !== guardSetOf(call.seams)) {
+        // Guards were activated, removed or reordered since the result was recorded: today's guards decide.
+        const guarded = await this.#guard(call, result, operationId);
+        if (!guarded.ok) {
+          trace.seam = guarded.seam;
+          throw outcomeError(guarded.errorCode, fullName, operationId, guarded.errorClass);
+        }
+        result = guarded.output;
+      }
       await this.#record(trace, "succeeded", { operationId });
       return { operationId, result };
     }
@@ -817,7 +861,7 @@ export class ToolPipeline {
       );
     }
 
-    const scope: CallScope | undefined = provider.canCall
+    const scope: ScopeOwner | undefined = provider.canCall
       ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
       : undefined;
     const seams = resolveSeams(tenant, this.#registry, tool);
@@ -848,13 +892,14 @@ export class ToolPipeline {
           return controller.signal;
         },
       });
-      let answer: unknown;
+      // The answer is read inside the guarded block: a getter that throws is the provider failing.
+      let allowed: boolean;
       try {
-        answer = await this.#invoke(scope, () => authorize.call(handler, input, ctx), tool.declaration.timeoutMs, controller);
+        const answer = await this.#invoke(scope, () => authorize.call(handler, input, ctx), tool.declaration.timeoutMs, controller);
+        allowed = answer === true || (typeof answer === "object" && answer !== null && (answer as { allowed?: unknown }).allowed === true);
       } catch (error) {
         throw providerFailed(tool.fullName, "authorize", error);
       }
-      const allowed = answer === true || (typeof answer === "object" && answer !== null && (answer as { allowed?: unknown }).allowed === true);
       if (!allowed) {
         throw new ToolpactError("PERMISSION_DENIED", `the provider of ${tool.fullName} refused this call for this user`, {
           tool: tool.fullName,
@@ -908,18 +953,18 @@ export class ToolPipeline {
     let winner: { decision: GateDecision; seam: string } | undefined;
     for (const gate of call.seams.gates) {
       const handler = gate.handler;
-      let answer: unknown;
+      let decision: GateDecision | undefined;
       let failure: string | undefined;
       if (handler === undefined) {
         failure = "HandlerMissing";
       } else {
         try {
-          answer = await this.#invokeSeam(gate, call, phase, undefined, (ctx) => handler(gateCall, ctx));
+          // Read (and a result value copied) inside the guarded block: a getter that throws is the gate failing.
+          decision = gateDecisionOf(await this.#invokeSeam(gate, call, phase, undefined, (ctx) => handler(gateCall, ctx)));
         } catch (error) {
           failure = error === TIMED_OUT ? "TimeoutError" : errorClassOf(error);
         }
       }
-      const decision = failure === undefined ? gateDecisionOf(answer) : undefined;
       if (decision === undefined || decision.decision === "block") {
         trace.seam = gate.key;
         const why =
@@ -964,9 +1009,7 @@ export class ToolPipeline {
   ): Promise<{ ok: true; output: unknown } | { ok: false; errorCode: "GUARD_REJECTED" | "OUTPUT_INVALID"; errorClass?: string; seam: string }> {
     const { principal, tool } = call;
     let current = output;
-    let last = "";
     for (const guard of call.seams.guards) {
-      last = guard.key;
       const handler = guard.handler;
       if (handler === undefined) return { ok: false, errorCode: "GUARD_REJECTED", errorClass: "HandlerMissing", seam: guard.key };
       const guardCall: GuardCall = Object.freeze({
@@ -980,27 +1023,30 @@ export class ToolPipeline {
         callerPluginId: principal.callerPluginId,
         actor: principal.actor,
       });
-      let answer: unknown;
+      let decision: GuardAnswer;
       try {
-        answer = await this.#invokeSeam(guard, call, "execute", operationId, (ctx) => handler(guardCall, ctx));
+        // Read (and a replacement copied) inside the guarded block: a getter that throws is the guard failing.
+        decision = guardAnswerOf(await this.#invokeSeam(guard, call, "execute", operationId, (ctx) => handler(guardCall, ctx)));
       } catch (error) {
         return { ok: false, errorCode: "GUARD_REJECTED", errorClass: error === TIMED_OUT ? "TimeoutError" : errorClassOf(error), seam: guard.key };
       }
-      const decision = (answer as { decision?: unknown } | null | undefined)?.decision;
-      if (decision === "pass") continue;
-      if (decision === "withhold") return { ok: false, errorCode: "GUARD_REJECTED", seam: guard.key };
-      if (decision === "replace" && typeof answer === "object" && answer !== null && "output" in answer) {
-        current = (answer as { output: unknown }).output;
-        if (tool.validateOutput !== undefined && tool.validateOutput(current).length > 0) {
+      switch (decision.kind) {
+        case "pass":
+          continue;
+        case "withhold":
+          return { ok: false, errorCode: "GUARD_REJECTED", seam: guard.key };
+        case "replace":
+          // The replacement is a frozen copy too: no later guard, hook or caller can change it in place.
+          current = decision.output;
+          if (tool.validateOutput !== undefined && tool.validateOutput(current).length > 0) {
+            return { ok: false, errorCode: "OUTPUT_INVALID", errorClass: "InvalidReplacement", seam: guard.key };
+          }
+          continue;
+        case "not-json":
           return { ok: false, errorCode: "OUTPUT_INVALID", errorClass: "InvalidReplacement", seam: guard.key };
-        }
-        continue;
+        default:
+          return { ok: false, errorCode: "GUARD_REJECTED", errorClass: "InvalidGuardDecision", seam: guard.key };
       }
-      return { ok: false, errorCode: "GUARD_REJECTED", errorClass: "InvalidGuardDecision", seam: guard.key };
-    }
-    // A guard may have changed the output in place: what leaves is checked against outputSchema once more.
-    if (tool.validateOutput !== undefined && tool.validateOutput(current).length > 0) {
-      return { ok: false, errorCode: "OUTPUT_INVALID", errorClass: "InvalidReplacement", seam: last };
     }
     return { ok: true, output: current };
   }
@@ -1094,14 +1140,10 @@ export class ToolPipeline {
         return controller.signal;
       },
     });
-    const scope: CallScope | undefined = seam.canCall
+    const scope: ScopeOwner | undefined = seam.canCall
       ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
       : undefined;
-    try {
-      return this.#invoke(scope, () => run(ctx), seam.timeoutMs, controller);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return this.#invoke(scope, () => run(ctx), seam.timeoutMs, controller);
   }
 
   #checkCaller(caller: RegisteredPlugin, tool: RegisteredTool): void {
@@ -1139,31 +1181,52 @@ export class ToolPipeline {
   }
 
   /**
-   * Runs provider code inside the call's scope under the tool's timeout. A synchronous answer costs no
-   * timer; a pending one races the timer, which aborts `signal` when it fires.
+   * Runs provider code under the tool's timeout, in a scope of its own (when `owner` is given) that
+   * ends with it: settled, thrown or timed out, the scope turns inactive. A synchronous answer costs no
+   * timer; a pending one races the timer, which aborts `signal` when it fires. Never throws: a
+   * synchronous throw becomes a rejection.
    */
-  #invoke<T>(scope: CallScope | undefined, run: () => T | Promise<T>, timeoutMs: number, controller: CallAbort): Promise<T> {
-    const pending = scope === undefined ? run() : this.scope.run(scope, run);
-    if (!isThenable(pending)) return Promise.resolve(pending);
+  #invoke<T>(owner: ScopeOwner | undefined, run: () => T | Promise<T>, timeoutMs: number, controller: CallAbort): Promise<T> {
+    const scope: LiveScope | undefined =
+      owner === undefined ? undefined : { tenantId: owner.tenantId, actor: owner.actor, correlationId: owner.correlationId, active: true };
+    let pending: T | Promise<T>;
+    try {
+      pending = scope === undefined ? run() : this.scope.run(scope, run);
+      if (!isThenable(pending)) {
+        if (scope !== undefined) scope.active = false;
+        return Promise.resolve(pending);
+      }
+    } catch (error) {
+      if (scope !== undefined) scope.active = false;
+      return Promise.reject(error);
+    }
     this.running.add(controller);
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const end = (): void => {
+        clearTimeout(timer);
         this.running.delete(controller);
+        if (scope !== undefined) scope.active = false;
+      };
+      const timer = setTimeout(() => {
+        end();
         controller.abort(TIMEOUT_REASON(timeoutMs));
         reject(TIMED_OUT);
       }, timeoutMs);
-      pending.then(
-        (value: T) => {
-          clearTimeout(timer);
-          this.running.delete(controller);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          this.running.delete(controller);
-          reject(error);
-        },
-      );
+      try {
+        pending.then(
+          (value: T) => {
+            end();
+            resolve(value);
+          },
+          (error: unknown) => {
+            end();
+            reject(error);
+          },
+        );
+      } catch (error) {
+        end();
+        reject(error);
+      }
     });
   }
 
@@ -1413,11 +1476,67 @@ function gateDecisionOf(answer: unknown): GateDecision | undefined {
       };
     case "requireConfirmation":
       return typeof reason === "string" ? { decision: "requireConfirmation", reason: reason.slice(0, REASON_MAX) } : { decision: "requireConfirmation" };
-    case "result":
-      return "value" in (answer as object) ? { decision: "result", value } : undefined;
+    case "result": {
+      if (!("value" in (answer as object))) return undefined;
+      let copy: unknown;
+      try {
+        copy = outputOf(value);
+      } catch {
+        return undefined; // not JSON: no valid decision (fail closed)
+      }
+      return { decision: "result", value: copy };
+    }
     default:
       return undefined;
   }
+}
+
+/**
+ * What a provider, gate or guard handed back, as the frozen JSON copy the pipeline works on from then on
+ * (undefined, a provider that answers nothing, stays undefined).
+ * @throws ToolpactError OUTPUT_INVALID when it is not JSON.
+ */
+function outputOf(value: unknown): unknown {
+  return value === undefined ? undefined : prepareOutput(value);
+}
+
+/** A preview answer as plain data (summary cut to SUMMARY_MAX, details a frozen JSON copy), or what is wrong with it. */
+function previewOf(answer: unknown): { summary: string; details: unknown } | string {
+  if (typeof answer !== "object" || answer === null) return "returned no summary string";
+  const { summary, details } = answer as { summary?: unknown; details?: unknown };
+  if (typeof summary !== "string") return "returned no summary string";
+  let copy: unknown = null;
+  if (details !== undefined) {
+    try {
+      copy = prepareOutput(details);
+    } catch {
+      return "has details that are not JSON";
+    }
+  }
+  return { summary: summary.length > SUMMARY_MAX ? summary.slice(0, SUMMARY_MAX) : summary, details: copy };
+}
+
+/** A guard's answer, read once; a replacement already copied. */
+type GuardAnswer =
+  | { readonly kind: "pass" | "withhold" | "not-json" | "invalid" }
+  | { readonly kind: "replace"; readonly output: unknown };
+
+function guardAnswerOf(answer: unknown): GuardAnswer {
+  if (typeof answer !== "object" || answer === null) return { kind: "invalid" };
+  const decision = (answer as { decision?: unknown }).decision;
+  if (decision === "pass" || decision === "withhold") return { kind: decision };
+  if (decision !== "replace" || !("output" in answer)) return { kind: "invalid" };
+  const output = (answer as { output: unknown }).output;
+  try {
+    return { kind: "replace", output: outputOf(output) };
+  } catch {
+    return { kind: "not-json" };
+  }
+}
+
+/** The guards acting on a call, in order: kept with an idempotency record, compared on replay. */
+function guardSetOf(seams: ResolvedSeams): string {
+  return seams.guards.map((guard) => guard.key).join("\n");
 }
 
 /** A hook's answer as checked reactions with their payload JSON, or the reason it is not one. */

@@ -27,6 +27,19 @@ describe("toPublicError", () => {
     }
   });
 
+  it("does not take an Error that borrows ToolpactError's name and a code for one: it stays internal", () => {
+    const forged = Object.assign(new Error("db at postgres://svc:hunter2@10.0.0.5/notes refused"), {
+      name: "ToolpactError",
+      code: "OUTCOME_UNKNOWN",
+      data: { operationId: "forged" },
+    });
+    for (const thrown of [forged, new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: forged })]) {
+      const pub = toPublicError(thrown);
+      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, internal: true });
+      expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toMatch(/hunter2|forged|OUTCOME_UNKNOWN/);
+    }
+  });
+
   it("reports a body that fails the procedure's schema as INPUT_INVALID with JSON Pointer issues", () => {
     const schema = z.strictObject({ ref: z.strictObject({ providerId: z.string() }), input: z.unknown() });
     const parsed = schema.safeParse({ ref: { providerId: 7 }, input: 1, actor: "someone-else" });

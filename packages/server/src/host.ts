@@ -379,7 +379,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       effect: "confirmation links (platform mode) use this address: set \"publicUrl\" to the address people's browsers reach this server at",
     });
   }
-  const store = await openStore(config, instanceId);
+  const store = await openStore(config, { instanceId, logger });
   const runtime = await createRuntime({
     store,
     instanceId,
@@ -483,7 +483,7 @@ export async function migrateDatabase(database: string, options: DatabaseOptions
     });
     return { database: described, applied };
   }
-  const store = await openStore({ database, databaseOptions: {} }, undefined);
+  const store = await openStore({ database, databaseOptions: {} }, {});
   await store.close();
   return { database: described, applied: undefined };
 }
@@ -513,11 +513,17 @@ function defaultInstanceId(): string {
   return `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
 }
 
-/** Opens (and migrates) the store `database` names; PostgreSQL gets `databaseOptions` and the instance id. */
-async function openStore(config: Pick<HostConfig, "database" | "databaseOptions">, instanceId: string | undefined): Promise<Store> {
+/**
+ * Opens (and migrates) the store `database` names; PostgreSQL gets `databaseOptions`, the instance id and
+ * the logger (the details of a failed call go there; callers get a generic message).
+ */
+async function openStore(
+  config: Pick<HostConfig, "database" | "databaseOptions">,
+  extra: { readonly instanceId?: string; readonly logger?: Logger },
+): Promise<Store> {
   try {
     return await createStore(config.database, {
-      postgres: { ...config.databaseOptions, ...optional("instanceId", instanceId) },
+      postgres: { ...config.databaseOptions, ...optional("instanceId", extra.instanceId), ...optional("logger", extra.logger) },
     });
   } catch (error) {
     throw new HostError(

@@ -69,6 +69,35 @@ describe("createToolpactServer", () => {
     expect(body.error.data).toMatchObject({ code: "PAYLOAD_TOO_LARGE", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
   });
 
+  it("refuses a batched request before any of its calls runs", async () => {
+    const rt = await runtime();
+    const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });
+    opened.push({ server: created });
+    const url = await created.listen();
+    const calls = ["tools.execute", "tools.execute", "tools.execute"];
+    const batched = await fetch(`${url}/trpc/${calls.join(",")}?batch=1`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer tpk_nope", "x-toolpact-actor": "nope" },
+      body: JSON.stringify(Object.fromEntries(calls.map((_, i) => [i, { ref: { providerId: "a.b", tool: "c" }, input: {} }]))),
+    });
+    expect(batched.status).toBe(400);
+    const body = (await batched.json()) as { error: { message: string; data: Record<string, unknown> } };
+    expect(body.error.message).toMatch(/^batched requests are not accepted: send one call per request/);
+    expect(body.error.data).toMatchObject({ code: "BAD_REQUEST", toolpactCode: "INPUT_INVALID" });
+    // Long polls cannot be bundled either, by GET or by any spelling of the flag.
+    const polls = Array.from({ length: 8 }, () => "confirmations.wait").join(",");
+    const input = encodeURIComponent(JSON.stringify(Object.fromEntries(Array.from({ length: 8 }, (_, i) => [i, { requestId: "r" }]))));
+    for (const flag of ["batch=1", "batch=true", "batch"]) {
+      expect((await fetch(`${url}/trpc/${polls}?${flag}&input=${input}`)).status).toBe(400);
+    }
+    // Nothing reached the runtime: no call even got as far as authentication.
+    expect(rt.metrics.authFailures).toBe(0);
+    // One call per request still works (and here fails authentication, as it should).
+    const single = await fetch(`${url}/trpc/tools.list`, { headers: { authorization: "Bearer tpk_nope", "x-toolpact-actor": "nope" } });
+    expect(single.status).toBe(401);
+    expect(rt.metrics.authFailures).toBe(1);
+  });
+
   it("closes once: close is idempotent, closes the runtime, and the server cannot listen again", async () => {
     const rt = await runtime();
     const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });

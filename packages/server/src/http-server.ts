@@ -122,6 +122,8 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
     router: appRouter,
     basePath: TRPC_PREFIX,
     maxBodySize: maxBodyBytes,
+    // One call per request: a batch would hold many 25 s long polls, or bundle calls past per-request limits.
+    allowBatching: false,
     createContext,
     onError: ({ error, path }) => {
       if (toPublicError(error).internal) logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
@@ -143,6 +145,9 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
     const query = target.indexOf("?");
     const path = query < 0 ? target : target.slice(0, query);
     if (path.startsWith(TRPC_PREFIX)) {
+      if (query >= 0 && new URLSearchParams(target.slice(query + 1)).has("batch")) {
+        return refuseBatch(res, path.slice(TRPC_PREFIX.length));
+      }
       const declared = Number(req.headers["content-length"] ?? 0);
       if (declared > maxBodyBytes) return refuseLargeBody(res, path.slice(TRPC_PREFIX.length));
       return trpc(req, res);
@@ -227,6 +232,17 @@ function plain(req: IncomingMessage, res: ServerResponse, status: number, text: 
   }
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
   res.end(req.method === "HEAD" ? undefined : text);
+}
+
+/** Answers 400 to a batched request (`?batch=...`) before reading its body or running any of its calls. */
+function refuseBatch(res: ServerResponse, procedures: string): void {
+  const message = "batched requests are not accepted: send one call per request (tRPC's httpLink, not httpBatchLink)";
+  const shape = toErrorShape(
+    { trpcCode: "BAD_REQUEST", message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
+    procedures.slice(0, 200),
+  );
+  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ error: shape }));
 }
 
 /** Answers 413 from the declared length alone, without reading the body, and closes the connection. */

@@ -194,6 +194,13 @@ CREATE TABLE outbox (
 );
 `,
   },
+  {
+    version: 3,
+    name: "the guards that passed an idempotency record's result",
+    sql: `
+ALTER TABLE idempotency_keys ADD COLUMN guard_set text;
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere. */

@@ -6,7 +6,7 @@ import { uuidv7 } from "../ids.js";
 import { describeStoreContract } from "../testing.js";
 import { createStore } from "./create-store.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import { createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./postgres-store.js";
+import { STORE_UNAVAILABLE_MESSAGE, createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./postgres-store.js";
 import {
   NOW,
   sampleActivity as activity,
@@ -658,12 +658,26 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
   });
 
   describe("outages", () => {
+    /** What the store logged: the details callers never see. */
+    let logged: Record<string, unknown>[] = [];
+    const logger = { error: (entry: Readonly<Record<string, unknown>>) => void logged.push({ ...entry }) };
+    /** The password of every proxied URL: it must never reach a caller or the log. */
+    const PASSWORD = `pw-${randomBytes(6).toString("hex")}`;
+
     async function proxied(options: Omit<PostgresStoreOptions, "url"> = {}): Promise<{ proxy: TcpProxy; store: Store }> {
+      logged = [];
       const target = new URL(url);
       const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port || 5432) });
       proxies.push(proxy);
-      const store = await open({ schema: freshSchema(), ...options, url: urlVia(proxy.port) });
+      const store = await open({ schema: freshSchema(), logger, ...options, url: urlVia(proxy.port, PASSWORD) });
       return { proxy, store };
+    }
+
+    /** A caller's view of a failure: the generic message, nothing about the database. */
+    function expectGeneric(error: { code?: string; message: string }): void {
+      expect(error.code).toBe("STORE_UNAVAILABLE");
+      expect(error.message).toBe(STORE_UNAVAILABLE_MESSAGE);
+      expect(JSON.stringify(error)).not.toMatch(/127\.0\.0\.1|postgres:|SQLSTATE|ECONN/);
     }
 
     it("a cut link fails every call with STORE_UNAVAILABLE within 2 s, and the same store recovers", async () => {
@@ -692,10 +706,16 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
       ];
       const failures = await Promise.all(calls.map(rejection));
       for (const { error, ms } of failures) {
-        expect(error.code).toBe("STORE_UNAVAILABLE");
-        expect(error.message).toMatch(/the database is unreachable \((ECONNRESET|ECONNREFUSED|EPIPE|Connection terminated[^)]*)\)/);
+        expectGeneric(error);
         expect(ms).toBeLessThan(2000);
       }
+      // the operator's log has what happened and where, but not the password
+      expect(logged.length).toBeGreaterThanOrEqual(calls.length);
+      for (const entry of logged) {
+        expect(entry).toMatchObject({ event: "store_unavailable", store: "postgres", reason: "unreachable" });
+        expect(entry.detail).toMatch(/^PostgreSQL at postgres:\/\/\S+@127\.0\.0\.1:\d+\/\S* could not .*: the database is unreachable \((ECONNRESET|ECONNREFUSED|EPIPE|Connection terminated[^)]*)\)/);
+      }
+      expect(JSON.stringify(logged)).not.toContain(PASSWORD);
       const pingStart = performance.now();
       expect(await store.ping()).toBe(false);
       expect(elapsedSince(pingStart)).toBeLessThan(2000);
@@ -737,8 +757,8 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
 
       proxy.stall();
       const onIdleConnection = await rejection(store.listActivity(t, { limit: 5 }));
-      expect(onIdleConnection.error.code).toBe("STORE_UNAVAILABLE");
-      expect(onIdleConnection.error.message).toContain("Query read timeout");
+      expectGeneric(onIdleConnection.error);
+      expect(logged[0]).toMatchObject({ reason: "unreachable", detail: expect.stringContaining("Query read timeout") });
       expect(onIdleConnection.ms).toBeLessThan(2000);
       const many = await Promise.all(Array.from({ length: 12 }, () => rejection(store.getOperation(t, randomUUID()))));
       for (const { error, ms } of many) {
@@ -762,7 +782,8 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
 
     it("a held row lock fails a settle at the statement timeout, and the connection stays usable", async () => {
       const schema = freshSchema();
-      const store = await open({ schema, statementTimeoutMs: 400, poolSize: 1 });
+      logged = [];
+      const store = await open({ schema, statementTimeoutMs: 400, poolSize: 1, logger });
       const t = tenant();
       const op = operation(t);
       await store.beginOperation({ operation: op });
@@ -781,14 +802,50 @@ describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
           activity: activity(t),
         };
         const { error, ms } = await rejection(store.settleOperation(settle));
-        expect(error.code).toBe("STORE_UNAVAILABLE");
-        expect(error.message).toContain("ran past the 400 ms statement timeout");
+        expectGeneric(error);
+        expect(logged).toEqual([
+          expect.objectContaining({ reason: "statement_timeout", code: "57014", detail: expect.stringContaining("ran past its statement timeout") }),
+        ]);
         expect(ms).toBeLessThan(1500);
         await locker.query("ROLLBACK");
         expect(await store.settleOperation(settle)).toBe("settled");
       } finally {
         await locker.end();
       }
+    });
+
+    it("with default timeouts, a database that stops answering fails a call within about two seconds", async () => {
+      const { proxy, store } = await proxied();
+      const t = tenant();
+      await store.appendActivity(activity(t));
+      proxy.stall();
+      const stalled = await Promise.all([
+        rejection(store.getOperation(t, randomUUID())),
+        rejection(store.beginOperation({ operation: operation(t) })),
+        rejection(store.loadTenantConfig(t)),
+      ]);
+      for (const { error, ms } of stalled) {
+        expectGeneric(error);
+        expect(ms).toBeLessThan(2500);
+      }
+      proxy.restore();
+    });
+
+    it("answers a statement the server refused with the generic message; the driver's message goes to the log", async () => {
+      const { store } = await proxied();
+      const key = { keyId: `key-${randomUUID()}`, tenantId: tenant(), pluginId: "p", keyHash: new Uint8Array(32), createdAt: NOW };
+      await store.insertPluginKey(key);
+      const { error } = await rejection(store.insertPluginKey(key));
+      expectGeneric(error);
+      expect(logged).toEqual([
+        expect.objectContaining({
+          event: "store_unavailable",
+          reason: "error",
+          code: "23505",
+          detail: expect.stringMatching(/could not store a plugin key: duplicate key value .* \(SQLSTATE 23505\); the row conflicts/),
+        }),
+      ]);
+      expect(JSON.stringify(logged)).not.toContain(PASSWORD);
     });
 
     it("an unreachable or silent database fails at open within the connection timeout, without the password", async () => {

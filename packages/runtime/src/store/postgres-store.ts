@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult } from "pg";
 import { ToolpactError } from "@toolpact/contract";
 import { uuidv7Floor } from "../ids.js";
+import type { RuntimeLogger } from "../options.js";
 import { applyPostgresMigrations, REFUSED_SQLSTATE, SCHEMA_NAME } from "./postgres-migrations.js";
 import { checkSettleState, storeClosed, unsettled } from "./refusals.js";
 import {
@@ -59,11 +60,23 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number;
   /** How long opening a connection, or waiting for a free one, may take before STORE_UNAVAILABLE (default 2000 ms). */
   readonly connectionTimeoutMs?: number;
-  /** How long one statement may run on the server; the client gives up 500 ms later (default 5000 ms). */
+  /**
+   * How long one call's statement may run on the server; the client gives up 500 ms later, so a database
+   * that stopped answering fails a call within about two seconds by default (default 1500 ms). Pruning
+   * and migrations have longer timeouts of their own.
+   */
   readonly statementTimeoutMs?: number;
   /** Names this instance's connections in `pg_stat_activity` (application_name `toolpact/<instanceId>`). */
   readonly instanceId?: string;
+  /**
+   * Where the details of a failure go (address, SQLSTATE, the driver's message; never the password).
+   * Callers only ever get "the store is unavailable; try again shortly". Default: nowhere.
+   */
+  readonly logger?: Pick<RuntimeLogger, "error">;
 }
+
+/** What a caller learns when the database fails a call; the details go to the store's logger. */
+export const STORE_UNAVAILABLE_MESSAGE = "the store is unavailable; try again shortly";
 
 /**
  * The distributed store: PostgreSQL through a `pg` pool shared by this instance. Several instances may
@@ -99,9 +112,14 @@ interface Settings {
   readonly connectionTimeoutMs: number;
   readonly statementTimeoutMs: number;
   readonly applicationName: string;
+  /** The URL's password, to scrub from anything logged (undefined when it has none). */
+  readonly password: string | undefined;
+  readonly logger: Pick<RuntimeLogger, "error"> | undefined;
 }
 
 const MIGRATION_QUERY_TIMEOUT_MS = 60_000;
+/** How long one prune statement may run: it deletes up to PRUNE_CHUNK rows, off the hot path. */
+const PRUNE_STATEMENT_TIMEOUT_MS = 30_000;
 /** The client-side margin over the server's statement timeout, for a server that stopped answering. */
 const QUERY_TIMEOUT_MARGIN_MS = 500;
 /** The largest page `listActivity` asks for (PostgreSQL's LIMIT is a 32-bit integer here). */
@@ -130,9 +148,20 @@ function resolveSettings(options: PostgresStoreOptions): Settings {
     schema: options.schema,
     poolSize: positive("poolSize", options.poolSize, 10),
     connectionTimeoutMs: positive("connectionTimeoutMs", options.connectionTimeoutMs, 2000),
-    statementTimeoutMs: positive("statementTimeoutMs", options.statementTimeoutMs, 5000),
+    statementTimeoutMs: positive("statementTimeoutMs", options.statementTimeoutMs, 1500),
     applicationName: `toolpact${instance}`.slice(0, 63),
+    password: passwordOf(options.url),
+    logger: options.logger,
   };
+}
+
+function passwordOf(url: string): string | undefined {
+  try {
+    const password = new URL(url).password;
+    return password === "" ? undefined : password;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `postgres://user@host:port/db`: the URL without password or parameters. */
@@ -161,6 +190,7 @@ function clientConfig(settings: Settings, queryTimeoutMs: number): PoolConfig {
   };
 }
 
+/** Hot-path statements: the client waits the server's statement timeout plus a margin, then gives up. */
 function poolConfig(settings: Settings): PoolConfig {
   return {
     ...clientConfig(settings, settings.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS),
@@ -224,36 +254,48 @@ function isConnectionError(error: unknown): boolean {
 /** SQLSTATEs after which a statement can simply run again: nothing of it was kept. */
 const RETRYABLE = new Set(["40001", "40P01"]);
 
-function unavailable(settings: Settings, what: string, cause: unknown): ToolpactError {
+/**
+ * The operator's account of a failure: where, what, why and what to check; never the password. Start-up
+ * (open, migrate) throws it as it is; a call's failure goes to the log (see `failedCall`).
+ */
+function describeFailure(settings: Settings, what: string, cause: unknown): string {
   const code = (cause as { code?: unknown } | undefined)?.code;
   const detail = typeof code === "string" ? code : cause instanceof Error ? cause.message : String(cause);
+  let text: string;
   if (isConnectionError(cause)) {
-    return new ToolpactError(
-      "STORE_UNAVAILABLE",
-      `PostgreSQL at ${settings.where} ${what}: the database is unreachable (${detail}); check that it runs and that this host can reach it`,
-      {},
-      { cause },
-    );
+    text = `PostgreSQL at ${settings.where} ${what}: the database is unreachable (${detail}); check that it runs and that this host can reach it`;
+  } else if (code === "57014") {
+    text = `PostgreSQL at ${settings.where} ${what}: a statement ran past its statement timeout; the database is overloaded or a lock is held`;
+  } else {
+    const message = cause instanceof Error && typeof code === "string" ? `${cause.message} (SQLSTATE ${code})` : detail;
+    const hint =
+      typeof code === "string" && code.startsWith("23")
+        ? "the row conflicts with one already stored"
+        : "check the database's logs and that every instance runs the same toolpact version";
+    text = `PostgreSQL at ${settings.where} ${what}: ${message}; ${hint}`;
   }
-  if (code === "57014") {
-    return new ToolpactError(
-      "STORE_UNAVAILABLE",
-      `PostgreSQL at ${settings.where} ${what}: a statement ran past the ${settings.statementTimeoutMs} ms statement timeout; the database is overloaded or a lock is held`,
-      {},
-      { cause },
-    );
-  }
-  const message = cause instanceof Error && typeof code === "string" ? `${cause.message} (SQLSTATE ${code})` : detail;
-  const hint =
-    typeof code === "string" && code.startsWith("23")
-      ? "the row conflicts with one already stored"
-      : "check the database's logs and that every instance runs the same toolpact version";
-  return new ToolpactError(
-    "STORE_UNAVAILABLE",
-    `PostgreSQL at ${settings.where} ${what}: ${message}; ${hint}`,
-    {},
-    { cause },
-  );
+  return settings.password === undefined ? text : text.replaceAll(settings.password, "***");
+}
+
+/** A start-up failure (open, migrate): the operator reads it, so it says everything but the password. */
+function unavailable(settings: Settings, what: string, cause: unknown): ToolpactError {
+  return new ToolpactError("STORE_UNAVAILABLE", describeFailure(settings, what, cause), {}, { cause });
+}
+
+/**
+ * A call's failure: the caller gets STORE_UNAVAILABLE_MESSAGE and nothing about the database; the
+ * details go to the store's logger.
+ */
+function failedCall(settings: Settings, what: string, cause: unknown): ToolpactError {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  settings.logger?.error({
+    event: "store_unavailable",
+    store: "postgres",
+    reason: isConnectionError(cause) ? "unreachable" : code === "57014" ? "statement_timeout" : "error",
+    ...(typeof code === "string" ? { code } : {}),
+    detail: describeFailure(settings, what, cause),
+  });
+  return new ToolpactError("STORE_UNAVAILABLE", STORE_UNAVAILABLE_MESSAGE);
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -326,7 +368,8 @@ function beginStatement(shape: BeginShape): Statement {
       INSERT INTO idempotency_keys (${IDEMPOTENCY_SCOPE}, input_digest, operation_id, state, created_at, expires_at)
       ${from(`${placeholders(key, ["text", "text", "text", "text", "text", "text"])}, $1::text, 'running', $8::int8, $${key + 6}::int8`)}
       ON CONFLICT (${IDEMPOTENCY_SCOPE}) DO UPDATE SET input_digest = EXCLUDED.input_digest, operation_id = EXCLUDED.operation_id,
-        state = 'running', error_code = NULL, sealed_result = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        state = 'running', error_code = NULL, sealed_result = NULL, guard_set = NULL, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at
       WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
       RETURNING 1)`);
     previous = "idem";
@@ -366,8 +409,8 @@ type SettleKey = "none" | "scope" | "operation";
 /**
  * One settle as one statement: the lease-guarded update, then (only if it matched) the activity event,
  * the extra events and outbox rows (as JSON lists) and the idempotency outcome, all or nothing.
- * Parameters: $1..$7 the settle, $8..$27 the event, then the key's (sealed result, and scope), then
- * the extra events' and outbox rows' JSON.
+ * Parameters: $1..$7 the settle, $8..$27 the event, then the key's (sealed result, guard set, and scope),
+ * then the extra events' and outbox rows' JSON.
  */
 function settleStatement(key: SettleKey, extras: boolean): Statement {
   const steps = [
@@ -381,13 +424,14 @@ function settleStatement(key: SettleKey, extras: boolean): Statement {
   if (key !== "none") {
     const match =
       key === "scope"
-        ? `(${IDEMPOTENCY_SCOPE}) = (${placeholders(next + 1, ["text", "text", "text", "text", "text"])}) AND operation_id = $4::text`
+        ? `(${IDEMPOTENCY_SCOPE}) = (${placeholders(next + 2, ["text", "text", "text", "text", "text"])}) AND operation_id = $4::text`
         : "tenant_id = $5::text AND operation_id = $4::text";
     steps.push(`remembered AS (
-      UPDATE idempotency_keys SET state = $1::text, error_code = $2::text, sealed_result = $${next}::bytea
+      UPDATE idempotency_keys SET state = $1::text, error_code = $2::text, sealed_result = $${next}::bytea,
+        guard_set = $${next + 1}::text
       WHERE ${match} AND EXISTS (SELECT 1 FROM settled)
       RETURNING 1)`);
-    next += key === "scope" ? 6 : 1;
+    next += key === "scope" ? 7 : 2;
   }
   if (extras) {
     steps.push(
@@ -738,7 +782,7 @@ class PostgresStore implements Store {
     try {
       return await this.#pool.connect();
     } catch (error) {
-      throw unavailable(this.#settings, what, error);
+      throw failedCall(this.#settings, what, error);
     }
   }
 
@@ -750,7 +794,8 @@ class PostgresStore implements Store {
 
   /**
    * Runs one statement (itself a transaction), retrying once or twice when the server asks to.
-   * `queryTimeoutMs` overrides how long the client waits for the answer.
+   * `queryTimeoutMs` overrides how long the client waits for the answer. A `toolpact_refuse` abort
+   * (REFUSED_SQLSTATE) is rethrown as it is, for the caller that asked for it.
    */
   async #query(what: string, query: Statement, values: readonly unknown[], queryTimeoutMs?: number): Promise<QueryResult<Row>> {
     for (let attempt = 0; ; attempt++) {
@@ -762,9 +807,19 @@ class PostgresStore implements Store {
       } catch (error) {
         this.#release(client, error);
         if (attempt < 2 && isRetryable(error)) continue;
-        throw unavailable(this.#settings, what, error);
+        if (hasCode(error, REFUSED_SQLSTATE)) throw error;
+        throw failedCall(this.#settings, what, error);
       }
     }
+  }
+
+  /** One prune chunk: off the hot path, so under PRUNE_STATEMENT_TIMEOUT_MS instead of the call timeout. */
+  async #pruneChunk(query: Statement, values: readonly unknown[]): Promise<number> {
+    const result = await this.#transaction("could not prune expired rows", async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
+      return client.query<Row>(config(query, values, PRUNE_STATEMENT_TIMEOUT_MS + QUERY_TIMEOUT_MARGIN_MS));
+    });
+    return result.rowCount ?? 0;
   }
 
   async #rows(what: string, query: Statement, values: readonly unknown[]): Promise<Row[]> {
@@ -786,7 +841,7 @@ class PostgresStore implements Store {
         if (hasSqlState(error)) await client.query("ROLLBACK").catch(ignore);
         this.#release(client, error);
         if (attempt < 2 && isRetryable(error)) continue;
-        throw unavailable(this.#settings, what, error);
+        throw failedCall(this.#settings, what, error);
       }
     }
   }
@@ -916,7 +971,7 @@ class PostgresStore implements Store {
       return flagsOf((await this.#rows("could not begin an operation", query, values))[0]);
     } catch (error) {
       // The key was free but the token used: the statement undid itself (see `beginStatement`).
-      if (error instanceof ToolpactError && hasCode(error.cause, REFUSED_SQLSTATE)) return { cfg: configVersion, idem: 1, tok: 0, op: 0 };
+      if (hasCode(error, REFUSED_SQLSTATE)) return { cfg: configVersion, idem: 1, tok: 0, op: 0 };
       throw error;
     }
   }
@@ -927,7 +982,7 @@ class PostgresStore implements Store {
     const idempotency = settle.idempotency;
     let key: SettleKey = "none";
     if (idempotency !== undefined) {
-      values.push(buffer(idempotency.sealedResult));
+      values.push(buffer(idempotency.sealedResult), idempotency.guardSet ?? null);
       if (idempotency.scope === undefined) key = "operation";
       else {
         key = "scope";
@@ -1084,7 +1139,7 @@ class PostgresStore implements Store {
     const drain = async (query: Statement, cutoff: unknown): Promise<number> => {
       let total = 0;
       for (;;) {
-        const deleted = (await this.#query("could not prune expired rows", query, [cutoff, PRUNE_CHUNK])).rowCount ?? 0;
+        const deleted = await this.#pruneChunk(query, [cutoff, PRUNE_CHUNK]);
         total += deleted;
         if (deleted < PRUNE_CHUNK) return total;
       }
@@ -1096,9 +1151,7 @@ class PostgresStore implements Store {
     const confirmations = expiredBefore === undefined ? 0 : await drain(S.pruneConfirmations, expiredBefore);
     const runs = expiredBefore === undefined ? 0 : await drain(S.pruneRuns, expiredBefore);
     const outboxItems =
-      request.outboxBefore === undefined
-        ? 0
-        : ((await this.#query("could not prune the outbox", S.pruneOutbox, [request.outboxBefore])).rowCount ?? 0);
+      request.outboxBefore === undefined ? 0 : await this.#pruneChunk(S.pruneOutbox, [request.outboxBefore]);
     return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems };
   }
 

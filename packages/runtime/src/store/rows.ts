@@ -230,6 +230,7 @@ export function idempotencyFromRow(row: Row): IdempotencyRecord {
     state: String(row.state) as OperationState,
     errorCode: str(row.error_code),
     sealedResult: bytes(row.sealed_result),
+    guardSet: str(row.guard_set),
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
   });

@@ -181,4 +181,11 @@ CREATE TABLE outbox (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 3,
+    name: "the guards that passed an idempotency record's result",
+    sql: `
+ALTER TABLE idempotency_keys ADD COLUMN guard_set TEXT;
+`,
+  },
 ];

@@ -314,7 +314,7 @@ class SqliteStore implements Store {
        VALUES (?, ?, ?, ?, ?, ?, ?, 'running', NULL, NULL, ?, ?)`,
     );
     this.#settleIdempotency = db.prepare(
-      `UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ?
+      `UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ?, guard_set = ?
        WHERE ${idempotencyKey} AND operation_id = ?`,
     );
     this.#findToken = db.prepare("SELECT * FROM consumed_tokens WHERE tenant_id = ? AND token_id = ?");
@@ -354,7 +354,7 @@ class SqliteStore implements Store {
        WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_epoch = ? AND lease_expires_at <= ?`,
     );
     this.#settleIdempotencyByOperation = db.prepare(
-      "UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ? WHERE tenant_id = ? AND operation_id = ?",
+      "UPDATE idempotency_keys SET state = ?, error_code = ?, sealed_result = ?, guard_set = ? WHERE tenant_id = ? AND operation_id = ?",
     );
     this.#insertRun = db.prepare(
       `INSERT INTO runs (tenant_id, run_id, caller_plugin_id, actor_user_id, allow, created_at, expires_at, closed_at)
@@ -652,16 +652,25 @@ class SqliteStore implements Store {
       const idempotency = settle.idempotency;
       if (idempotency !== undefined) {
         const sealed = buffer(idempotency.sealedResult);
+        const guardSet = idempotency.guardSet ?? null;
         if (idempotency.scope !== undefined) {
           this.#settleIdempotency.run(
             settle.state,
             settle.errorCode ?? null,
             sealed,
+            guardSet,
             ...scopeValues(idempotency.scope),
             settle.operationId,
           );
         } else {
-          this.#settleIdempotencyByOperation.run(settle.state, settle.errorCode ?? null, sealed, settle.tenantId, settle.operationId);
+          this.#settleIdempotencyByOperation.run(
+            settle.state,
+            settle.errorCode ?? null,
+            sealed,
+            guardSet,
+            settle.tenantId,
+            settle.operationId,
+          );
         }
       }
       return "settled";

@@ -338,6 +338,32 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const record = await store.findIdempotency(scope(t, "k"), NOW + 1);
         expect(record).toMatchObject({ state: "succeeded", operationId: op.operationId, inputDigest: "digest-1" });
         expect([...(record?.sealedResult ?? [])]).toEqual([4, 5, 6]);
+        // no guard set given: not known, so a replay runs whatever guards act then
+        expect(record?.guardSet).toBeUndefined();
+      });
+
+      it("keeps the guards that passed the result with it, the empty set too, by key and by operation id", async () => {
+        const { store } = await open();
+        const t = tenant();
+        const [byKey, none, byOperation] = [operation(t), operation(t), operation(t)];
+        await store.beginOperation({ operation: byKey, ...withKey(t, "g1") });
+        await store.beginOperation({ operation: none, ...withKey(t, "g2") });
+        await store.beginOperation({ operation: byOperation, ...withKey(t, "g3") });
+        const guardSet = "com.example.dlp:redact\ncom.example.dlp:withhold-pii";
+        await store.settleOperation(settleOf(byKey, { idempotency: { scope: scope(t, "g1"), sealedResult: new Uint8Array([1]), guardSet } }));
+        await store.settleOperation(settleOf(none, { idempotency: { scope: scope(t, "g2"), sealedResult: new Uint8Array([2]), guardSet: "" } }));
+        await store.settleOperation(settleOf(byOperation, { idempotency: { sealedResult: new Uint8Array([3]), guardSet: "a:b" } }));
+        expect(await store.findIdempotency(scope(t, "g1"), NOW)).toMatchObject({ state: "succeeded", guardSet });
+        expect(await store.findIdempotency(scope(t, "g2"), NOW)).toMatchObject({ state: "succeeded", guardSet: "" });
+        expect(await store.findIdempotency(scope(t, "g3"), NOW)).toMatchObject({ state: "succeeded", guardSet: "a:b" });
+        // an expired key taken again starts without the old guard set
+        await store.beginOperation({
+          operation: operation(t, { createdAt: NOW + 48 * 3600_000 }),
+          idempotency: { scope: scope(t, "g1"), inputDigest: "digest-1", expiresAt: NOW + 72 * 3600_000 },
+        });
+        const retaken = await store.findIdempotency(scope(t, "g1"), NOW + 48 * 3600_000);
+        expect(retaken).toMatchObject({ state: "running" });
+        expect(retaken?.guardSet).toBeUndefined();
       });
 
       it("scopes keys by tenant, caller, actor and tool", async () => {

@@ -85,6 +85,11 @@ export interface IdempotencyRecord extends IdempotencyScope {
   readonly errorCode?: string;
   /** The recorded result, sealed; only for `succeeded` without an error code. */
   readonly sealedResult?: Uint8Array;
+  /**
+   * The guards that passed the recorded result, `<pluginId>:<name>` in order, one per line ("" for none);
+   * absent when not known (records older than this field). A replay under other guards runs today's.
+   */
+  readonly guardSet?: string;
   readonly createdAt: number;
   readonly expiresAt: number;
 }
@@ -141,7 +146,7 @@ export interface OperationSettle {
    * The operation's idempotency record takes its outcome; without `scope` (recovery does not know the
    * key) the record is found by the operation id.
    */
-  readonly idempotency?: { readonly scope?: IdempotencyScope; readonly sealedResult?: Uint8Array };
+  readonly idempotency?: { readonly scope?: IdempotencyScope; readonly sealedResult?: Uint8Array; readonly guardSet?: string };
 }
 
 /** A staged reaction waiting for delivery. */
