@@ -1,0 +1,150 @@
+// Group "overhead": the same no-op tool (small object in, small object out) through each system people
+// would pick, servers and load client in separate processes, interleaved rounds. Ratios against bare tRPC.
+import { fileURLToPath } from "node:url";
+import { checkLedger, countLedger } from "../lib/ledger.mjs";
+import { startJsonServer, startWorker, stopChild } from "../lib/processes.mjs";
+import { measureInterleaved, pairedRatios } from "../lib/rounds.mjs";
+import { formatMs, formatRate, formatRatio, markdownTable } from "../lib/stats.mjs";
+import { startToolpactHosts } from "../lib/toolpact-host.mjs";
+
+const here = (file) => fileURLToPath(new URL(file, import.meta.url));
+
+/** The compared systems, in table order. `base` names the system the tRPC baseline is. */
+/** @type {{ name: string, label: string, how: string, driver: "load" | "inProcess", kind: string, server?: string }[]} */
+const SYSTEMS = [
+  { name: "node-http", label: "bare `node:http` JSON (the floor)", how: "HTTP, fetch", driver: "load", kind: "bare-http", server: "bare-http" },
+  { name: "trpc", label: "bare tRPC v11 mutation (standalone adapter + zod)", how: "HTTP, httpLink", driver: "load", kind: "trpc", server: "bare-trpc" },
+  { name: "toolpact-read", label: "toolpact read-tool execute (`toolpact serve`, SQLite ledger)", how: "HTTP, createHttpTransport", driver: "load", kind: "toolpact-read", server: "toolpact" },
+  { name: "toolpact-write", label: "toolpact confirmed write: preview + execute, token mode (2 round trips)", how: "HTTP, createHttpTransport", driver: "load", kind: "toolpact-write", server: "toolpact" },
+  { name: "mcp-stateless", label: "MCP SDK `tools/call`, Streamable HTTP, stateless", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-stateless" },
+  { name: "mcp-session", label: "MCP SDK `tools/call`, Streamable HTTP, session", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-session" },
+  { name: "toolpact-in-process", label: "toolpact `runtime.execute` in process (SQLite ledger)", how: "in process", driver: "inProcess", kind: "toolpact-runtime" },
+  { name: "toolpact-in-process-transport", label: "toolpact in-process transport (createCaller, authenticates each call)", how: "in process", driver: "inProcess", kind: "toolpact-transport" },
+  { name: "trpc-caller", label: "bare tRPC `createCaller` in process", how: "in process", driver: "inProcess", kind: "trpc-caller" },
+];
+
+async function startServers() {
+  const started = await Promise.allSettled([
+    startJsonServer(here("./servers/bare-http.mjs")),
+    startJsonServer(here("./servers/bare-trpc.mjs")),
+    startJsonServer(here("./servers/mcp.mjs"), { args: ["stateless"] }),
+    startJsonServer(here("./servers/mcp.mjs"), { args: ["session"] }),
+    startToolpactHosts(),
+  ]);
+  const failed = started.find((result) => result.status === "rejected");
+  if (failed !== undefined) {
+    // The toolpact host owns a temp dir: stop it properly; the other children go with the group.
+    const host = started[4];
+    if (host.status === "fulfilled") await host.value.stop();
+    throw failed.reason;
+  }
+  const [bareHttp, bareTrpc, mcpStateless, mcpSession, toolpact] = /** @type {[any, any, any, any, any]} */ (
+    started.map((result) => /** @type {PromiseFulfilledResult<any>} */ (result).value)
+  );
+  return {
+    "bare-http": { url: bareHttp.url, stop: () => stopChild(bareHttp.child) },
+    "bare-trpc": { url: bareTrpc.url, stop: () => stopChild(bareTrpc.child) },
+    "mcp-stateless": { url: mcpStateless.url, stop: () => stopChild(mcpStateless.child) },
+    "mcp-session": { url: mcpSession.url, stop: () => stopChild(mcpSession.child) },
+    toolpact: { urls: toolpact.urls, pluginKey: toolpact.pluginKey, actorToken: toolpact.actorToken, sqliteFile: toolpact.sqliteFile, stop: toolpact.stop },
+  };
+}
+
+/** Runs the group; answers its markdown, its target checks and the figures other groups compare with. */
+export async function runOverhead(settings, log) {
+  const servers = {};
+  const drivers = {};
+  try {
+    log("starting servers and load workers");
+    Object.assign(servers, await startServers());
+    drivers.load = startWorker(fileURLToPath(new URL("../lib/load-driver.mjs", import.meta.url)));
+    drivers.inProcess = startWorker(fileURLToPath(new URL("../lib/in-process-driver.mjs", import.meta.url)));
+    const systems = [];
+    const infos = new Map();
+    for (const system of SYSTEMS) {
+      const server = system.server === undefined ? {} : servers[system.server];
+      const spec = { name: system.name, kind: system.kind, url: server.url, urls: server.urls, pluginKey: server.pluginKey, actorToken: server.actorToken };
+      infos.set(system.name, await drivers[system.driver].request("setup", { spec }));
+      systems.push({ ...system, driver: drivers[system.driver] });
+    }
+
+    const results = await measureInterleaved(systems, settings, (line) => log(line));
+
+    // Every toolpact read call left one operation and one activity row in its store.
+    const toolpactRead = results.get("toolpact-read");
+    checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), toolpactRead.calls, "toolpact serve (SQLite), read execute");
+    for (const name of ["toolpact-in-process", "toolpact-in-process-transport"]) {
+      checkLedger(await countLedger({ sqliteFile: infos.get(name).sqliteFile }), results.get(name).calls, `${name} (SQLite)`);
+    }
+    return report(results, settings);
+  } finally {
+    await Promise.all(Object.values(drivers).map((driver) => driver.request("close").catch(() => {}).then(() => driver.stop())));
+    await Promise.all(Object.values(servers).map((server) => server.stop()));
+  }
+}
+
+/** Three decimals, so a ratio next to its target shows on which side it fell. */
+const targetRatio = (/** @type {number} */ value) => `${value.toFixed(3)}x`;
+
+function report(results, settings) {
+  const base = results.get("trpc");
+  const ratioMap = new Map(SYSTEMS.map((system) => [system.name, pairedRatios(results.get(system.name), base)]));
+  const ratios = { get: (/** @type {string} */ name) => /** @type {{ p50: number, throughput: number }} */ (ratioMap.get(name)) };
+  const rows = SYSTEMS.map((system) => {
+    const { latency, rate } = results.get(system.name);
+    const ratio = ratios.get(system.name);
+    return [
+      system.label,
+      system.how,
+      formatMs(latency.p50),
+      formatMs(latency.p99),
+      formatRatio(ratio.p50),
+      formatRate(rate),
+      formatRatio(ratio.throughput),
+    ];
+  });
+  const table = markdownTable(
+    ["system", "client", "p50 ms", "p99 ms", "p50 ÷ tRPC p50", `calls/s at ${settings.inFlight} in flight (range over rounds)`, "tRPC calls/s ÷ calls/s"],
+    rows,
+    ["l", "l", "r", "r", "r", "r", "r"],
+  );
+  const read = ratios.get("toolpact-read");
+  const write = ratios.get("toolpact-write");
+  const inProcess = results.get("toolpact-in-process");
+  const targets = [
+    { target: "read-tool execute over HTTP: p50 within 1.15x of a bare tRPC mutation", measured: targetRatio(read.p50), met: read.p50 <= 1.15 },
+    {
+      target: "read-tool execute over HTTP: throughput within 1.15x of a bare tRPC mutation",
+      measured: targetRatio(read.throughput),
+      met: read.throughput <= 1.15,
+    },
+    {
+      target: "confirmed write (preview + execute) p50: at most 2.3x one bare tRPC mutation",
+      measured: targetRatio(write.p50),
+      met: write.p50 <= 2.3,
+    },
+    {
+      target: `in-process durable execute on SQLite: at least 20,000 calls/s (${settings.inFlight} in flight)`,
+      measured: `${formatRate({ ...inProcess.rate, rounds: 1 })} calls/s`,
+      met: inProcess.rate.median >= 20_000,
+    },
+  ];
+  const markdown = [
+    table,
+    "",
+    `Sequential: ${results.get("toolpact-read").latency.n.toLocaleString("en-US")} calls per system in ${settings.rounds} interleaved rounds; ` +
+      `p50/p99 pooled over the rounds. Throughput: ${settings.throughputRounds} interleaved rounds of ${settings.throughputSeconds} s per system ` +
+      `at ${settings.inFlight} calls in flight, median round shown with the range, after a warm-up of ${settings.warmupCalls} sequential calls ` +
+      `and ${settings.warmupSeconds} s at full concurrency. Ratios are paired: each round's figure against bare tRPC's in the same round, ` +
+      "then the median over rounds (above 1.00x = slower than bare tRPC; the confirmed write counts one write as one call). " +
+      "Each HTTP server runs in its own process and the HTTP load client in another; the in-process rows run in a third. " +
+      "Every call checks the answer it got; every toolpact call is durable, and its operation and activity row were counted in the database afterwards. " +
+      `In process, bare tRPC \`createCaller\` does ${formatRatio(pairedRatios(inProcess, results.get("trpc-caller")).throughput)} ` +
+      "the calls per second of toolpact's durable `runtime.execute` (paired the same way).",
+  ].join("\n");
+  return {
+    markdown,
+    targets,
+    figures: { trpcP50Ms: base.latency.p50 },
+  };
+}
