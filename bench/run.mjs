@@ -118,7 +118,14 @@ async function writeDoc(results) {
 }
 
 async function main() {
-  const options = parseOptions();
+  let options;
+  try {
+    options = parseOptions();
+  } catch (error) {
+    console.error(`bench: ${error.message}`);
+    process.exitCode = 2;
+    return;
+  }
   const log = (group) => (line) => process.stderr.write(`[bench ${group}] ${line}\n`);
   const started = new Date();
   const loadAtStart = loadAverage();
