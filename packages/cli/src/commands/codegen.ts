@@ -1,9 +1,9 @@
 import { watch, type FSWatcher } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { checkGeneratedFiles, generateClients, writeGeneratedFiles, type GeneratedFile } from "@toolpact/codegen";
 import { formatDiagnostic, isToolpactError, loadManifest, type Manifest } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
+import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact codegen --out <dir> [--check | --watch] <manifest...>
 
@@ -31,26 +31,18 @@ interface Options {
 
 /** `toolpact codegen --out <dir> [--check | --watch] <manifest...>` */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      options: {
-        out: { type: "string", short: "o" },
-        check: { type: "boolean" },
-        watch: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    return usage(io, (error as Error).message);
-  }
+  const parsed = parseCommandArgs({ name: "codegen", help: HELP }, io, {
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      out: { type: "string", short: "o" },
+      check: { type: "boolean" },
+      watch: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
   if (values.out === undefined || values.out === "") return usage(io, "say where to write with --out <dir>");
   if (positionals.length === 0) return usage(io, "name at least one manifest file");
   if (values.check && values.watch) return usage(io, "--check and --watch do not go together");

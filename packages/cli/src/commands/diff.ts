@@ -1,8 +1,8 @@
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { diffManifests } from "@toolpact/codegen";
 import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
+import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact diff <old-manifest> <new-manifest>
 
@@ -16,16 +16,12 @@ manifest is invalid, 2 on usage errors.`;
 
 /** `toolpact diff <old-manifest> <new-manifest>` */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
-  } catch (error) {
-    return usage(io, (error as Error).message);
-  }
-  if (parsed.values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs({ name: "diff", help: HELP }, io, {
+    args: [...args],
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" } },
+  });
+  if (typeof parsed === "number") return parsed;
   if (parsed.positionals.length !== 2) return usage(io, `name exactly two manifests, the old and the new one; got ${parsed.positionals.length}`);
 
   const before = await load(parsed.positionals[0]!, io);

@@ -1,6 +1,6 @@
-import { parseArgs } from "node:util";
 import { HostError, loadHostConfig, migrateDatabase } from "@toolpact/server";
 import type { CliIo } from "../io.js";
+import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact migrate [--config toolpact.config.json] [--database <path or url>]
 
@@ -12,24 +12,16 @@ also apply migrations at start-up.`;
 
 /** `toolpact migrate`: 0 when the schema is current, 1 when the database cannot be migrated. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        config: { type: "string", short: "c" },
-        database: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    io.stderr(`toolpact migrate: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs({ name: "migrate", help: HELP }, io, {
+    args: [...args],
+    options: {
+      config: { type: "string", short: "c" },
+      database: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
   try {
     const config = await loadHostConfig({
       cwd: io.cwd,

@@ -1,6 +1,6 @@
-import { parseArgs } from "node:util";
 import { HostError, loadHostConfig, startHost, type Logger } from "@toolpact/server";
 import type { CliIo } from "../io.js";
+import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact serve [--config toolpact.config.json] [--dev] [--port n] [--host h]
 
@@ -21,26 +21,18 @@ SIGINT or SIGTERM shuts down gracefully: in-flight calls finish first.`;
 
 /** `toolpact serve`: starts a host and runs until SIGINT or SIGTERM; 0 after a clean shutdown, 1 on start-up errors. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      options: {
-        config: { type: "string", short: "c" },
-        dev: { type: "boolean" },
-        port: { type: "string", short: "p" },
-        host: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    io.stderr(`toolpact serve: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs({ name: "serve", help: HELP }, io, {
+    args: [...args],
+    options: {
+      config: { type: "string", short: "c" },
+      dev: { type: "boolean" },
+      port: { type: "string", short: "p" },
+      host: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (typeof parsed === "number") return parsed;
+  const { values } = parsed;
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
     io.stderr(`toolpact serve: --port must be an integer from 0 to 65535, got "${values.port}"`);

@@ -1,7 +1,7 @@
-import { parseArgs } from "node:util";
 import path from "node:path";
 import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
+import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact validate <manifest...>
 
@@ -10,17 +10,12 @@ Exit 0 when every manifest is valid (warnings are printed), 1 when any is invali
 
 /** `toolpact validate <manifest...>` */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], allowPositionals: true, options: { help: { type: "boolean", short: "h" } } });
-  } catch (error) {
-    io.stderr(`toolpact validate: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  if (parsed.values.help) {
-    io.stdout(HELP);
-    return 0;
-  }
+  const parsed = parseCommandArgs({ name: "validate", help: HELP }, io, {
+    args: [...args],
+    allowPositionals: true,
+    options: { help: { type: "boolean", short: "h" } },
+  });
+  if (typeof parsed === "number") return parsed;
   if (parsed.positionals.length === 0) {
     io.stderr(`toolpact validate: name at least one manifest file\n\n${HELP}`);
     return 2;
