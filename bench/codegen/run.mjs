@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { generateClients } from "@toolpact/codegen";
+import { generateClients, JSON_SCHEMA_TO_TYPESCRIPT_OPTIONS as JSTT_OPTIONS } from "@toolpact/codegen";
 import { formatDiagnostic, parseManifest } from "@toolpact/contract";
 import { compile } from "json-schema-to-typescript";
 import { clientName, createToolSet, inputLiteral, methodName, zodSource } from "./tool-set.mjs";
@@ -26,20 +26,6 @@ const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : args.includes("--full") 
 const PROVIDERS = 100;
 const TOOLS_EACH = 20;
 
-/** The options codegen gives json-schema-to-typescript, so both sides do the same work per schema. */
-const JSTT_OPTIONS = {
-  additionalProperties: false,
-  bannerComment: "",
-  declareExternallyReferenced: true,
-  enableConstEnums: false,
-  format: false,
-  ignoreMinAndMaxItems: true,
-  inferStringEnumKeysFromValues: false,
-  strictIndexSignatures: true,
-  unknownAny: true,
-  unreachableDefinitions: false,
-  $refOptions: { resolve: { external: false } },
-};
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${Math.round(value).toLocaleString("en-US")} ms`;

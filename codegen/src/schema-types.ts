@@ -10,7 +10,8 @@ import { prepareSchema } from "./schema-prepare.js";
  * or a schema in the manifest gives an index signature. Item counts are constraints, checked at
  * run time like `minLength`, not tuple types.
  */
-const OPTIONS: Partial<Options> = {
+/** The json-schema-to-typescript options codegen uses (the codegen benchmark compares against them). */
+export const JSON_SCHEMA_TO_TYPESCRIPT_OPTIONS: Readonly<Partial<Options>> = {
   additionalProperties: false,
   bannerComment: "",
   declareExternallyReferenced: true,
@@ -37,7 +38,7 @@ export async function compileSchemaTypes(schema: unknown, rootName: string, wher
   let code: string;
   try {
     code = await compile(prepared, rootName, {
-      ...OPTIONS,
+      ...JSON_SCHEMA_TO_TYPESCRIPT_OPTIONS,
       customName: (part, keyName) => {
         const name = part.title ?? part.$id ?? keyName;
         if (name === undefined || name === rootName) return undefined;
