@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { postgresTestGate } from "@toolpact/runtime/testing";
 
 /** The part of `pg.Client` these tests use (the root package has no `pg` types to import). */
 interface PgClient {
@@ -21,46 +22,13 @@ const pg = ((await import(pathToFileURL(fromRuntime.resolve("pg")).href)) as { d
 
 /** The database the PostgreSQL tests use, when set. */
 export const PG_URL = process.env.TOOLPACT_TEST_PG_URL;
-const IN_CI = process.env.CI === "true";
-
-/** Why PostgreSQL does not answer at `url`, or undefined when it does. */
-async function probe(url: string): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code ?? (error as Error).message;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /**
  * Why a file's PostgreSQL tests are skipped (printed as one line), or undefined to run them. Under
  * CI=true nothing is skipped: an unset variable or an unreachable server makes the tests fail.
  */
 export async function postgresSkipReason(what: string): Promise<string | undefined> {
-  let problem: string | undefined;
-  if (PG_URL === undefined) problem = "TOOLPACT_TEST_PG_URL is not set";
-  else {
-    const unreachable = await probe(PG_URL);
-    if (unreachable !== undefined) problem = `PostgreSQL at TOOLPACT_TEST_PG_URL does not answer (${unreachable})`;
-  }
-  if (problem === undefined) return undefined;
-  if (IN_CI) {
-    // Not a skip: the suite runs and fails on its first connection; this line says why.
-    console.error(`${what} run and fail under CI=true: ${problem}`);
-    return undefined;
-  }
-  const reason =
-    PG_URL === undefined
-      ? `${what} skipped: set TOOLPACT_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test to run them`
-      : `${what} skipped: ${problem}; start it or unset the variable`;
-  console.warn(reason);
-  return reason;
+  return (await postgresTestGate(what)).skip;
 }
 
 /** A direct connection for checks, and the schemas of this run (each dropped by `close`). */

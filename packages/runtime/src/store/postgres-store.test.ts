@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { Client } from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../ids.js";
-import { describeStoreContract } from "../testing.js";
+import { describeStoreContract, postgresTestGate } from "../testing.js";
 import { createStore } from "./create-store.js";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
 import { STORE_UNAVAILABLE_MESSAGE, createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./postgres-store.js";
@@ -24,32 +24,8 @@ import type {
 } from "./store.js";
 import { createTcpProxy, type TcpProxy } from "./tcp-proxy.js";
 
-const PG_URL = process.env.TOOLPACT_TEST_PG_URL;
-
-/** Why the database cannot be used, or undefined when it answers. */
-async function probe(url: string): Promise<string | undefined> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  client.on("error", () => undefined);
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return undefined;
-  } catch (error) {
-    return (error as { code?: string }).code ?? (error as Error).message;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const unreachable = PG_URL === undefined ? undefined : await probe(PG_URL);
-const inCi = process.env.CI === "true";
-const skipReason =
-  PG_URL === undefined
-    ? "PostgreSQL store tests skipped: set TOOLPACT_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test to run them"
-    : unreachable !== undefined && !inCi
-      ? `PostgreSQL store tests skipped: TOOLPACT_TEST_PG_URL is set but PostgreSQL does not answer (${unreachable}); start it or unset the variable`
-      : undefined;
-if (skipReason !== undefined) console.warn(skipReason);
+const gate = await postgresTestGate("PostgreSQL store tests");
+const PG_URL = gate.url;
 
 const idempotency = (tenantId: string, key: string, expiresAt = NOW + 86_400_000): NonNullable<OperationBegin["idempotency"]> => ({
   scope: {
@@ -122,15 +98,13 @@ describe("createStore", () => {
   });
 });
 
-describe.skipIf(skipReason !== undefined)("PostgreSQL store", () => {
+describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
   const url = PG_URL!;
   const schemas = new Set<string>();
   let admin: Client;
 
   beforeAll(async () => {
-    if (unreachable !== undefined) {
-      throw new Error(`CI=true and TOOLPACT_TEST_PG_URL is set, but PostgreSQL does not answer (${unreachable}): start it`);
-    }
+    if (gate.problem !== undefined) throw new Error(`CI=true, but PostgreSQL cannot be used: ${gate.problem}`);
     admin = new Client({ connectionString: url });
     admin.on("error", () => undefined);
     await admin.connect();
