@@ -8,14 +8,15 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ASSISTANT_ID, OTHER_CALLER_ID, PROVIDER_ID } from "./support/plugins.js";
-import { configureWorld, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
+import { callerHeadersOf, configureWorld, type CallerHeaders, type Tenant, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
 import { fetchPage, postDecision, signIn, type PageSession } from "./support/confirm-page.js";
-import { decodeJws, mintActorToken, mintPresenceToken, type ActorTokenSpec } from "./support/tokens.js";
-import { callerHeaders, mutate, ok, query, type WireResponse } from "./support/wire.js";
+import { decodeJws, mintActorToken, mintPresenceToken } from "./support/tokens.js";
+import { mutate, ok, query, type WireResponse } from "./support/wire.js";
 
 let dir: string;
 let stack: Stack;
 let keys: WorldKeys;
+let as: CallerHeaders;
 const secrets = makeSecrets();
 /** Moves the runtime's clock (ms); the server's session clock stays real. */
 let clockOffset = 0;
@@ -32,6 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "toolpact-confirm-"));
   stack = await startStack({ dbFile: path.join(dir, "toolpact.db"), secrets, clock: () => Date.now() + clockOffset });
   keys = await configureWorld(stack);
+  as = callerHeadersOf(keys, secrets.actorSecret);
 });
 
 beforeEach(async () => {
@@ -43,14 +45,6 @@ afterAll(async () => {
   await stack?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-type Tenant = "t1" | "t2";
-
-async function as(caller: string, spec: ActorTokenSpec = {}, tenant: Tenant = "t1"): Promise<Record<string, string>> {
-  const key = keys[tenant][caller];
-  if (!key) throw new Error(`no key for ${caller} in ${tenant}`);
-  return callerHeaders(key.key, await mintActorToken(secrets.actorSecret, { tid: tenant, expiresIn: 3600, ...spec }));
-}
 
 const createNote = { providerId: PROVIDER_ID, tool: "create-note" };
 

@@ -19,8 +19,8 @@ import {
   PAUSED_PROVIDER_ID,
   PROVIDER_ID,
 } from "./support/plugins.js";
-import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
-import { mintActorToken, tamperJws, unsignedToken, decodeJws, type ActorTokenSpec } from "./support/tokens.js";
+import { callerHeadersOf, configureWorld, type CallerHeaders, type Tenant, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
+import { mintActorToken, tamperJws, unsignedToken, decodeJws } from "./support/tokens.js";
 import { callerHeaders, mutate, mutateText, ok, query, type WireResponse } from "./support/wire.js";
 
 const CANARY = `canary-${randomBytes(6).toString("hex")}`;
@@ -28,6 +28,7 @@ const CANARY = `canary-${randomBytes(6).toString("hex")}`;
 let dir: string;
 let stack: Stack;
 let keys: WorldKeys;
+let as: CallerHeaders;
 const secrets = makeSecrets();
 /** Moves the runtime's clock (ms). */
 let clockOffset = 0;
@@ -38,21 +39,13 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "toolpact-http-"));
   stack = await startStack({ dbFile: path.join(dir, "toolpact.db"), secrets, clock: () => Date.now() + clockOffset });
   keys = await configureWorld(stack);
+  as = callerHeadersOf(keys, secrets.actorSecret);
 });
 
 afterAll(async () => {
   await stack?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-type Tenant = "t1" | "t2";
-
-/** A caller's headers: its plugin key in `tenant` and a fresh actor token (user `sub`, default "user-1"). */
-async function as(caller: string, spec: ActorTokenSpec = {}, tenant: Tenant = "t1"): Promise<Record<string, string>> {
-  const key = keys[tenant][caller];
-  if (!key) throw new Error(`no key for ${caller} in ${tenant}`);
-  return callerHeaders(key.key, await mintActorToken(secrets.actorSecret, { tid: tenant, expiresIn: 3600, ...spec }));
-}
 
 function ref(tool: string, version?: number) {
   return version === undefined ? { providerId: PROVIDER_ID, tool } : { providerId: PROVIDER_ID, tool, version };

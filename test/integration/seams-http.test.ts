@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ASSISTANT_ID, manifest, OTHER_CALLER_ID, PROVIDER_ID } from "./support/plugins.js";
-import { configureWorld, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
+import { callerHeadersOf, configureWorld, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
 import { decodeJws, mintActorToken, type ActorTokenSpec } from "./support/tokens.js";
-import { callerHeaders, mutate, ok, query, type WireResponse } from "./support/wire.js";
+import { mutate, ok, query, type WireResponse } from "./support/wire.js";
 
 const SEAMS_ID = "com.test.seams";
 /** Previews one caller and actor may make per window before RATE_LIMITED. */
@@ -59,9 +59,7 @@ afterAll(async () => {
 });
 
 /** A caller's headers; each test uses its own user so rate limits of one do not touch another. */
-async function as(caller: string, spec: ActorTokenSpec = {}): Promise<Record<string, string>> {
-  return callerHeaders(keys.t1[caller]!.key, await mintActorToken(secrets.actorSecret, { expiresIn: 3600, ...spec }));
-}
+const as = (caller: string, spec: ActorTokenSpec = {}) => callerHeadersOf(keys, secrets.actorSecret)(caller, spec);
 
 const ref = (tool: string) => ({ providerId: PROVIDER_ID, tool });
 

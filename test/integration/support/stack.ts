@@ -16,8 +16,8 @@ import {
   PROVIDER_ID,
   testManifests,
 } from "./plugins.js";
-import { ACTOR_ISSUER } from "./tokens.js";
-import { mutate, ok, query } from "./wire.js";
+import { ACTOR_ISSUER, mintActorToken, type ActorTokenSpec } from "./tokens.js";
+import { callerHeaders, mutate, ok, query } from "./wire.js";
 
 /** The secrets one test world runs with (kept across restarts of that world). */
 export interface StackSecrets {
@@ -254,6 +254,21 @@ function activateProvider(runtime: ToolpactRuntime, probe: ProviderProbe): void 
 export interface WorldKeys {
   readonly t1: Record<string, { keyId: string; key: string }>;
   readonly t2: Record<string, { keyId: string; key: string }>;
+}
+
+/** A tenant of the test world. */
+export type Tenant = keyof WorldKeys;
+
+/** Request headers for a caller of the test world: its plugin key in a tenant and a fresh actor token. */
+export type CallerHeaders = (caller: string, spec?: ActorTokenSpec, tenant?: Tenant) => Promise<Record<string, string>>;
+
+/** Headers as `caller` in `tenant` (default "t1"), acting for the actor `spec` describes (user "user-1" unless it says). */
+export function callerHeadersOf(keys: WorldKeys, actorSecret: Uint8Array): CallerHeaders {
+  return async (caller, spec = {}, tenant = "t1") => {
+    const key = keys[tenant][caller];
+    if (!key) throw new Error(`no key for ${caller} in ${tenant}`);
+    return callerHeaders(key.key, await mintActorToken(actorSecret, { tid: tenant, expiresIn: 3600, ...spec }));
+  };
 }
 
 /** The tenant policy of the test world: reads allowed, writes confirmed in token mode by trusted UIs. */
