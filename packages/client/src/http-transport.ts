@@ -1,6 +1,5 @@
-import { TRPCClientError, createTRPCUntypedClient, httpLink, type HTTPHeaders } from "@trpc/client";
+import { createTRPCUntypedClient, httpLink, type HTTPHeaders } from "@trpc/client";
 import {
-  ToolpactError,
   type ConfirmationStatus,
   type ExecuteOptions,
   type ExecuteResult,
@@ -70,7 +69,6 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
       } catch (error) {
         // Stopped by the caller: reject with its reason, as `confirm()` expects, not as a failed call.
         if (opts?.signal?.aborted) throw opts.signal.reason;
-        if (error instanceof TRPCClientError && isMissingProcedure(error)) throw platformConfirmationUnavailable(error);
         throw toToolpactError(error);
       }
     },
@@ -83,22 +81,6 @@ async function call(request: Promise<unknown>): Promise<unknown> {
   } catch (error) {
     throw toToolpactError(error);
   }
-}
-
-/** tRPC's NOT_FOUND for an unknown procedure (a toolpact NOT_FOUND always has a toolpact code). */
-function isMissingProcedure(error: TRPCClientError<never>): boolean {
-  const data = error.data as { code?: unknown; toolpactCode?: unknown } | null | undefined;
-  return data?.code === "NOT_FOUND" && data.toolpactCode === undefined;
-}
-
-function platformConfirmationUnavailable(cause: unknown): ToolpactError {
-  return new ToolpactError(
-    "HANDLER_MISSING",
-    "platform confirmation is not available on this server (it has no confirmations.wait procedure): " +
-      "ask the tenant admin for a token-mode policy naming this caller a trusted confirmation UI, or upgrade the server",
-    {},
-    { cause },
-  );
 }
 
 function trpcUrl(base: string | URL): string {
