@@ -14,6 +14,8 @@ export interface CommandFacts {
   readonly rootScripts: ReadonlySet<string>;
   /** Scripts of each workspace package, by package name. */
   readonly packageScripts: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Names of the workspace packages that are published (not private): the ones a reader can install. */
+  readonly publishedPackages: ReadonlySet<string>;
   /** The `--help` text of each `toolpact` command, by command name. */
   readonly cliHelp: ReadonlyMap<string, string>;
   /** Environment variables the host and the examples read. */
@@ -43,11 +45,8 @@ function commandProblem(command: string, facts: CommandFacts): string | undefine
   const words = command.split(/\s+/);
   const [program, ...args] = words;
   switch (program) {
-    case "npm": {
-      const pinned = `pnpm@${facts.packageManager.replace(/^pnpm@/, "")}`;
-      if (args[0] === "i" && args[1] === "-g" && args[2] === pinned && args.length === 3) return undefined;
-      return `the only npm command the docs use installs ${pinned} (package.json "packageManager")`;
-    }
+    case "npm":
+      return npmProblem(args, facts);
     case "pnpm":
       return pnpmProblem(args, facts);
     case "toolpact":
@@ -65,6 +64,19 @@ function commandProblem(command: string, facts: CommandFacts): string | undefine
   }
 }
 
+/** npm installs either the pinned pnpm, globally, or published packages into the reader's project. */
+function npmProblem(args: readonly string[], facts: CommandFacts): string | undefined {
+  const pinned = `pnpm@${facts.packageManager.replace(/^pnpm@/, "")}`;
+  if (args[0] === "i" && args[1] === "-g" && args[2] === pinned && args.length === 3) return undefined;
+  if (args[0] === "install") {
+    const names = args.slice(1).filter((arg) => arg !== "-D");
+    const unpublished = names.filter((name) => !facts.publishedPackages.has(name));
+    if (names.length > 0 && unpublished.length === 0) return undefined;
+    if (unpublished.length > 0) return `${unpublished.join(", ")}: not a package this repository publishes`;
+  }
+  return `npm installs ${pinned} globally (package.json "packageManager") or published packages: npm install [-D] @toolpact/...`;
+}
+
 function pnpmProblem(args: readonly string[], facts: CommandFacts): string | undefined {
   const rest = args.filter((arg) => arg !== "--silent");
   if (rest[0] === "install") return rest.length === 1 || (rest.length === 2 && rest[1] === "--frozen-lockfile") ? undefined : "unexpected install options";
@@ -74,6 +86,7 @@ function pnpmProblem(args: readonly string[], facts: CommandFacts): string | und
     return scripts.has(rest[2] ?? "") ? undefined : `package ${rest[1]} has no script "${rest[2]}"`;
   }
   if (rest[0] === "toolpact") return toolpactProblem(rest.slice(1), facts);
+  if (rest.join(" ") === "-r publish --access public") return undefined;
   return facts.rootScripts.has(rest[0] ?? "") ? undefined : `the root package.json has no script "${rest[0]}"`;
 }
 

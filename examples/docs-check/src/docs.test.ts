@@ -217,14 +217,15 @@ function commandFacts(): CommandFacts {
   if (facts !== undefined) return facts;
   const root = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { packageManager: string; scripts: Record<string, string> };
   const packageScripts = new Map<string, ReadonlySet<string>>();
-  for (const dir of ["examples", "packages"]) {
-    for (const name of readdirSync(path.join(repoRoot, dir))) {
-      try {
-        const pkg = JSON.parse(readFileSync(path.join(repoRoot, dir, name, "package.json"), "utf8")) as { name: string; scripts?: Record<string, string> };
-        packageScripts.set(pkg.name, new Set(Object.keys(pkg.scripts ?? {})));
-      } catch {
-        // not a package folder
-      }
+  const publishedPackages = new Set<string>();
+  const packageDirs = [...["examples", "packages"].flatMap((dir) => readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name))), "codegen"];
+  for (const dir of packageDirs) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(repoRoot, dir, "package.json"), "utf8")) as { name: string; private?: boolean; scripts?: Record<string, string> };
+      packageScripts.set(pkg.name, new Set(Object.keys(pkg.scripts ?? {})));
+      if (pkg.private !== true) publishedPackages.add(pkg.name);
+    } catch {
+      // not a package folder
     }
   }
   const usage = execFileSync(process.execPath, [cliBin, "--help"], { encoding: "utf8" });
@@ -234,6 +235,7 @@ function commandFacts(): CommandFacts {
     packageManager: root.packageManager,
     rootScripts: new Set(Object.keys(root.scripts)),
     packageScripts,
+    publishedPackages,
     cliHelp,
     knownVariables: new Set([...SECRET_ENV_VARS, "NOTES_DB_PATH", "MAILER_OUTBOX_PATH", "TOOLPACT_URL", "PLUGIN_KEY", "ACTOR_TOKEN", "PORT"]),
     readScript: (file) => {

@@ -76,6 +76,7 @@ describe("command lists", () => {
     packageManager: "pnpm@10.34.9",
     rootScripts: new Set(["demo", "test"]),
     packageScripts: new Map([["@toolpact/example-assistant", new Set(["token"])]]),
+    publishedPackages: new Set(["@toolpact/client", "@toolpact/cli"]),
     cliHelp: new Map([["serve", "usage: toolpact serve [--config file] [--dev]"]]),
     knownVariables: new Set(["TOOLPACT_ADMIN_KEY"]),
     readScript: (file) => (file === "bench/run.mjs" ? 'parseArgs({ options: { full: { type: "boolean" }, only: { type: "string" } } })' : undefined),
@@ -88,10 +89,14 @@ describe("command lists", () => {
     expect(problemsOf("pnpm --silent --filter @toolpact/example-assistant token")).toEqual([]);
     expect(problemsOf("export TOOLPACT_ADMIN_KEY=$(openssl rand -base64 32)")).toEqual([]);
     expect(problemsOf("node bench/run.mjs --full --only durable")).toEqual([]);
+    expect(problemsOf("npm install @toolpact/client && npm install -D @toolpact/cli")).toEqual([]);
+    expect(problemsOf("pnpm -r publish --access public")).toEqual([]);
   });
 
   it("reports what does not", () => {
     expect(problemsOf("npm i -g pnpm@9.0.0")[0]).toMatch(/installs pnpm@10\.34\.9/);
+    expect(problemsOf("npm install @toolpact/example-assistant")[0]).toMatch(/not a package this repository publishes/);
+    expect(problemsOf("npm install")[0]).toMatch(/published packages/);
     expect(problemsOf("pnpm deploy")[0]).toMatch(/no script "deploy"/);
     expect(problemsOf("toolpact serve --verbose")[0]).toMatch(/does not mention --verbose/);
     expect(problemsOf("toolpact launch")[0]).toMatch(/no command "launch"/);

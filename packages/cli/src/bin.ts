@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { main } from "./main.js";
 import { processIo } from "./io.js";
 

@@ -3,7 +3,17 @@ import type { CliIo } from "./io.js";
 /** A `toolpact` subcommand: takes its arguments, returns the exit code (0 ok, 1 failed, 2 usage). */
 type Command = (args: readonly string[], io: CliIo) => Promise<number>;
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
+/** A registered command. `requires` names an optional peer package it loads, checked before `load`. */
+interface CommandEntry {
+  readonly summary: string;
+  readonly requires?: string;
+  readonly load: () => Promise<Command>;
+}
+
+/** The package behind `serve`, `migrate` and `mcp`: an optional peer of the CLI, so a caller's install stays light. */
+const SERVER_PACKAGE = "@toolpact/server";
+
+const COMMANDS: Record<string, CommandEntry> = {
   validate: {
     summary: "validate <manifest...>              check plugin manifests; every problem as file:line:col",
     load: async () => (await import("./commands/validate.js")).run,
@@ -18,10 +28,12 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   },
   serve: {
     summary: "serve [--config file] [--dev]       run the runtime over HTTP (toolpact.config.json)",
+    requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/serve.js")).run,
   },
   migrate: {
     summary: "migrate [--config file]             apply the store's migrations and exit",
+    requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/migrate.js")).run,
   },
 };
@@ -47,5 +59,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     io.stderr(`toolpact: unknown command "${name}"\n\n${USAGE}`);
     return 2;
   }
+  if (command.requires !== undefined && !isInstalled(command.requires)) {
+    io.stderr(
+      `toolpact ${name} needs ${command.requires}, which this project does not have: ` +
+        `npm i -D ${command.requires} (pnpm add -D ${command.requires}), next to @toolpact/cli`,
+    );
+    return 1;
+  }
   return (await command.load())(rest, io);
+}
+
+/** Whether `specifier` resolves from the CLI's own location, as the command's `import` would. */
+function isInstalled(specifier: string): boolean {
+  try {
+    import.meta.resolve(specifier);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,5 @@
-import { ToolpactError, type ConfirmationStatus, type PreviewResult, type ToolpactErrorData } from "@toolpact/contract";
+import type { ConfirmationStatus, PreviewResult } from "@toolpact/contract";
+import { ToolpactError, type ToolpactErrorData } from "@toolpact/contract/errors";
 import { toToolpactError } from "./error-wire.js";
 import type { ToolTransport } from "./transport.js";
 

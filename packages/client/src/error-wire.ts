@@ -5,7 +5,7 @@ import {
   type ToolpactErrorCode,
   type ToolpactErrorData,
   type ValidationIssue,
-} from "@toolpact/contract";
+} from "@toolpact/contract/errors";
 
 /**
  * How a ToolpactError travels: the tRPC error's `data` carries these two fields next to tRPC's own

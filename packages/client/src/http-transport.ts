@@ -1,17 +1,14 @@
 import { createTRPCUntypedClient, httpLink, type HTTPHeaders } from "@trpc/client";
-import {
-  type ConfirmationStatus,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type PreviewOptions,
-  type PreviewResult,
-  type ToolRef,
-} from "@toolpact/contract";
+import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, PreviewOptions, PreviewResult, ToolRef } from "@toolpact/contract";
 import { toToolpactError } from "./error-wire.js";
 import type { ToolTransport } from "./transport.js";
 
-/** A `fetch` as tRPC's httpLink takes it (the global `fetch`, undici's, ...). */
-type FetchLike = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
+/**
+ * A `fetch` (the global one, undici's, ...). Declared here rather than taken from tRPC's types, which
+ * need the DOM lib: a caller's `tsc` without it must accept this package's declarations.
+ */
+type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+type TrpcFetch = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
 
 /** Options of `createHttpTransport`. */
 export interface HttpTransportOptions {
@@ -45,7 +42,8 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
       ? { authorization, "x-toolpact-actor": token }
       : async () => ({ authorization, "x-toolpact-actor": await token() });
   const client = createTRPCUntypedClient({
-    links: [httpLink({ url: trpcUrl(options.url), headers, ...(options.fetch ? { fetch: options.fetch } : {}) })],
+    // tRPC's fetch type differs from FetchLike only in spelling an absent signal `undefined` rather than `null`.
+    links: [httpLink({ url: trpcUrl(options.url), headers, ...(options.fetch ? { fetch: options.fetch as TrpcFetch } : {}) })],
   });
   const defaultRunId = options.runId;
 

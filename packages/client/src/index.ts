@@ -14,6 +14,7 @@ export {
   type ConfirmedExecuteOptions,
 } from "./tool-client.js";
 export { defineProvider } from "./provider.js";
+// Values from the errors entry only: importing the client does not load the manifest loader and validators.
 export {
   ToolpactError,
   isToolpactError,
@@ -21,20 +22,22 @@ export {
   type ToolpactErrorCode,
   type ToolpactErrorData,
   type ValidationIssue,
-  type Effect,
-  type ToolRef,
-  type ConfirmationInfo,
-  type ConfirmationStatus,
-  type PreviewSummary,
-  type PreviewResult,
-  type ExecuteResult,
-  type PreviewOptions,
-  type ExecuteOptions,
-  type ActorInfo,
-  type ToolCallContext,
-  type ToolExecuteContext,
-  type AuthorizeDecision,
-  type ToolHandler,
-  type TargetedResult,
-  type ProviderDefinition,
+} from "@toolpact/contract/errors";
+export type {
+  Effect,
+  ToolRef,
+  ConfirmationInfo,
+  ConfirmationStatus,
+  PreviewSummary,
+  PreviewResult,
+  ExecuteResult,
+  PreviewOptions,
+  ExecuteOptions,
+  ActorInfo,
+  ToolCallContext,
+  ToolExecuteContext,
+  AuthorizeDecision,
+  ToolHandler,
+  TargetedResult,
+  ProviderDefinition,
 } from "@toolpact/contract";

@@ -1,4 +1,5 @@
-import { ToolpactError, type ProviderDefinition, type ToolHandler } from "@toolpact/contract";
+import type { ProviderDefinition, ToolHandler } from "@toolpact/contract";
+import { ToolpactError } from "@toolpact/contract/errors";
 import type { ToolDescriptor } from "./tool-client.js";
 
 /**

@@ -1,11 +1,5 @@
-import {
-  ToolpactError,
-  type Effect,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type PreviewOptions,
-  type ToolRef,
-} from "@toolpact/contract";
+import type { Effect, ExecuteOptions, ExecuteResult, PreviewOptions, ToolRef } from "@toolpact/contract";
+import { ToolpactError } from "@toolpact/contract/errors";
 import { confirmPreview, type ConfirmOptions } from "./confirm.js";
 import type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
 import { toToolpactError } from "./error-wire.js";

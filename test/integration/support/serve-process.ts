@@ -25,9 +25,18 @@ export interface ServeProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns `node packages/cli/dist/bin.js serve ...args` in `cwd` and waits until it prints its URL. */
-export function startServe(options: { cwd: string; args: readonly string[]; env: Record<string, string>; timeoutMs?: number }): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [CLI_BIN, "serve", ...options.args], {
+/**
+ * Spawns `node packages/cli/dist/bin.js serve ...args` (or another `toolpact` binary, `bin`) in `cwd`
+ * and waits until it prints its URL.
+ */
+export function startServe(options: {
+  cwd: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  timeoutMs?: number;
+  bin?: string;
+}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [options.bin ?? CLI_BIN, "serve", ...options.args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? "", ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
