@@ -20,6 +20,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
     summary: "serve [--config file] [--dev]       run the runtime over HTTP (toolpact.config.json)",
     load: async () => (await import("./commands/serve.js")).run,
   },
+  mcp: {
+    summary: "mcp --url <server>                  MCP on stdio for a local agent, forwarding to a toolpact server",
+    load: async () => (await import("./commands/mcp.js")).run,
+  },
   migrate: {
     summary: "migrate [--config file]             apply the store's migrations and exit",
     load: async () => (await import("./commands/migrate.js")).run,

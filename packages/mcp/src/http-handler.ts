@@ -34,6 +34,8 @@ export interface McpHttpOptions {
   readonly maxSessionsPerCaller?: number;
   /** How long one confirmation wait round lasts, ms (progress is reported after each); default 10 s. */
   readonly waitRoundMs?: number;
+  /** Tools per `tools/list` page; default 100. */
+  readonly pageSize?: number;
   /** Ends every session when it aborts (the server is shutting down). */
   readonly shutdown?: AbortSignal;
   readonly logger: RuntimeLogger;
@@ -56,13 +58,19 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const { runtime, logger } = options;
   const sessionsOn = options.sessions ?? true;
   const hostProblem = createHostCheck(options.publicUrl);
-  const waitRoundMs = options.waitRoundMs;
+  const { waitRoundMs, pageSize } = options;
   const scopeOf = (extra: HandlerExtra): CallScope => {
     const { principal, hangup } = requestContextOf(extra.authInfo);
     return { backend: createRuntimeBackend(runtime, principal, `mcp:${randomUUID()}`), hangup };
   };
   const toolServer = (canAskClient: boolean) =>
-    createToolServer({ scopeOf, canAskClient, logger, ...(waitRoundMs === undefined ? {} : { waitRoundMs }) });
+    createToolServer({
+      scopeOf,
+      canAskClient,
+      logger,
+      ...(waitRoundMs === undefined ? {} : { waitRoundMs }),
+      ...(pageSize === undefined ? {} : { pageSize }),
+    });
   const registry = createSessionRegistry({
     createServer: () => toolServer(true),
     listTools: (principal) => runtime.listTools(principal),

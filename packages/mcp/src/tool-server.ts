@@ -76,15 +76,21 @@ export function createToolServer(options: ToolServerOptions): Server {
   const waitRoundMs = options.waitRoundMs ?? DEFAULT_WAIT_ROUND_MS;
   const { logger } = options;
 
-  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+  // Both handlers are registered by method alone and their params checked after: a failed parse at
+  // registration would answer a malformed request with an internal error, not Invalid params (-32602).
+  server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).loose(), async (loose, extra) => {
+    const request = ListToolsRequestSchema.safeParse(loose);
+    if (!request.success) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/list request: ${request.error.message}`);
     const { backend } = options.scopeOf(extra);
     const listing = await backend.listTools().catch((error: unknown) => {
       throw protocolError(error, logger, "tools/list");
     });
-    return listPage(createToolDirectory(listing), request.params?.cursor, pageSize);
+    return listPage(createToolDirectory(listing), request.data.params?.cursor, pageSize);
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  // The SDK's Server checks a call's params before this runs (Invalid params when malformed).
+  server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (loose, extra) => {
+    const request = CallToolRequestSchema.parse(loose);
     const scope = options.scopeOf(extra);
     const progressToken = request.params._meta?.progressToken;
     const channel: CallChannel = {

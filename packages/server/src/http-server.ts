@@ -41,7 +41,7 @@ export interface ToolpactServerOptions {
   /** How long a confirmation-page session lasts, seconds; default 600. */
   readonly sessionTtlSeconds?: number;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
-  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs">;
+  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
 
 /** A toolpact HTTP server: tRPC at `/trpc`, MCP at `/mcp`, the confirmation page at `/confirm/`, `GET /healthz`, `GET /readyz`. */

@@ -7,10 +7,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type ElicitRequestURLParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, type ElicitRequestURLParams, type ElicitResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID } from "../../integration/support/plugins.js";
 import { signIn, fetchPage, postDecision } from "../../integration/support/confirm-page.js";
-import { callerHeadersOf, configureWorld, makeSecrets, startStack, type Stack, type StackOptions, type WorldKeys } from "../../integration/support/stack.js";
+import {
+  callerHeadersOf,
+  configureWorld,
+  makeSecrets,
+  startStack,
+  type Stack,
+  type StackOptions,
+  type Tenant,
+  type WorldKeys,
+} from "../../integration/support/stack.js";
 import type { ActorTokenSpec } from "../../integration/support/tokens.js";
 
 /** Reads allowed; writes and external effects confirmed by the user on toolpact's page; no trusted UI. */
@@ -28,8 +37,8 @@ export interface McpWorld {
   readonly secrets: ReturnType<typeof makeSecrets>;
   /** `/mcp` of the stack. */
   readonly mcpUrl: URL;
-  /** Request headers of a caller (default the assistant) acting for an actor (default user-1 in t1). */
-  headers(caller?: string, spec?: ActorTokenSpec): Promise<Record<string, string>>;
+  /** Request headers of a caller (default the assistant) acting for an actor (default user-1) in a tenant (default t1). */
+  headers(caller?: string, spec?: ActorTokenSpec, tenant?: Tenant): Promise<Record<string, string>>;
   /** An SDK client connected over Streamable HTTP, acting as `caller` for `spec`'s actor. */
   connect(options?: ConnectOptions): Promise<Client>;
   /** Signs `userId` (default user-1) in to the confirmation page and approves or denies the request. */
@@ -41,6 +50,7 @@ export interface McpWorld {
 export interface ConnectOptions {
   readonly caller?: string;
   readonly actor?: ActorTokenSpec;
+  readonly tenant?: Tenant;
   /** Declares URL elicitation and answers each `elicitation/create` with this. */
   readonly onUrlElicitation?: (params: ElicitRequestURLParams) => ElicitResult | Promise<ElicitResult>;
 }
@@ -60,7 +70,7 @@ export async function startMcpWorld(options: Partial<Omit<StackOptions, "dbFile"
     keys,
     secrets,
     mcpUrl,
-    headers: (caller = ASSISTANT_ID, spec = {}) => headers(caller, spec),
+    headers: (caller = ASSISTANT_ID, spec = {}, tenant = "t1") => headers(caller, spec, tenant),
     async connect(connect = {}) {
       const client = new Client(
         { name: "test-agent", version: "1.0.0" },
@@ -74,7 +84,7 @@ export async function startMcpWorld(options: Partial<Omit<StackOptions, "dbFile"
         });
       }
       const transport = new StreamableHTTPClientTransport(mcpUrl, {
-        requestInit: { headers: await headers(connect.caller ?? ASSISTANT_ID, connect.actor ?? {}) },
+        requestInit: { headers: await headers(connect.caller ?? ASSISTANT_ID, connect.actor ?? {}, connect.tenant ?? "t1") },
       });
       await client.connect(transport);
       clients.push(client);
@@ -93,6 +103,34 @@ export async function startMcpWorld(options: Partial<Omit<StackOptions, "dbFile"
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An elicitation answer that plays the user: accepts, then (a moment later, as a person would) approves
+ * or denies the request on the confirmation page. `decided` collects each request id once decided.
+ */
+export function userWho(world: McpWorld, decision: "approve" | "deny", decided: string[] = []) {
+  return (params: ElicitRequestURLParams): ElicitResult => {
+    setTimeout(() => {
+      world.decide(params.elicitationId, decision).then(
+        () => decided.push(params.elicitationId),
+        (error: unknown) => decided.push(`failed: ${(error as Error).message}`),
+      );
+    }, 50);
+    return { action: "accept" };
+  };
+}
+
+/** Every tool of a listing, page by page. */
+export async function listAll(client: Client): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
 }
 
 /** The text of a tool result's first content block. */
