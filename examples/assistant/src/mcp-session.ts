@@ -7,23 +7,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Narrator } from "./narrator.js";
-import { SessionCheckError } from "./session.js";
+import { SessionCheckError, type AssistantSessionOptions } from "./session.js";
 
 /** The MCP names the agent expects the bridge to offer (`<last id segment>_<tool>`). */
 export const EXPECTED_MCP_TOOLS = ["mailer_send_summary", "notes_archive_record", "notes_create_record", "notes_search_records"] as const;
-
-/** What the MCP leg needs. */
-export interface AgentSessionOptions {
-  /** The toolpact server's base URL; the bridge is at `<url>/mcp`. */
-  readonly url: string;
-  /** The agent authenticates as the assistant plugin, acting for the user. */
-  readonly pluginKey: string;
-  readonly actorToken: string;
-  readonly user: { readonly id: string; readonly email: string };
-  /** Plays the user at toolpact's confirmation page: approve the request at `confirmUrl`. */
-  readonly userApproves: (confirmUrl: string, narrator: Narrator) => Promise<void>;
-  readonly narrator: Narrator;
-}
 
 /** What the agent did. */
 export interface AgentSessionResult {
@@ -31,8 +18,11 @@ export interface AgentSessionResult {
   readonly operationId: string;
 }
 
-/** Runs the MCP leg; throws SessionCheckError at the first step that does not behave as expected. */
-export async function runAgentOverMcp(options: AgentSessionOptions): Promise<AgentSessionResult> {
+/**
+ * Runs the MCP leg with the assistant's credentials (the agent is the assistant plugin, acting for the
+ * user); throws SessionCheckError at the first step that does not behave as expected.
+ */
+export async function runAgentOverMcp(options: AssistantSessionOptions): Promise<AgentSessionResult> {
   const { narrator: say, user } = options;
   say.heading(`8. An AI agent over MCP  (the official MCP SDK client at ${options.url}/mcp)`);
   const client = new Client({ name: "demo-agent", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
