@@ -4,13 +4,14 @@ import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact mcp --url <server> [--credentials <file>]
 
-Serves MCP (the Model Context Protocol) on stdin and stdout for a local agent, forwarding every call to
-the toolpact server at --url (its HTTP API). The agent acts as a caller plugin for one user: the plugin's
-key and the user's actor token come from --credentials, a JSON file { "pluginKey": "...", "actorToken":
-"..." } read again before every request (so a refreshed actor token is used without a restart), or from
-${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}. Tools that need the user's approval
-send the user to the server's confirmation page (URL elicitation) and run once approved.
-stdout carries only MCP messages; diagnostics go to stderr. Exits 0 when the agent closes stdin.`;
+Serves MCP (the Model Context Protocol) on stdin and stdout for a local agent, forwarding every call
+to the toolpact server at --url (its HTTP API). The agent is a caller plugin acting for one user:
+--credentials names a JSON file { "pluginKey": "...", "actorToken": "..." }, read again before every
+request (so a refreshed actor token is used without a restart); without it, the credentials come from
+${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}.
+A call that needs the user's approval sends the user to the server's confirmation page (URL
+elicitation) and runs once they approve. stdout carries only MCP messages; diagnostics go to stderr.
+Exits 0 when the agent closes stdin, 2 on usage errors.`;
 
 /** `toolpact mcp`: 0 when the client closed the connection, 2 on usage errors. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
