@@ -196,3 +196,24 @@ describe("/mcp without sessions", () => {
     expect(world.stack.probe.invocations.get("create-note") ?? 0).toBe(before);
   });
 });
+
+describe("/mcp when the server shuts down", () => {
+  it("answers a call waiting for the user that nothing ran, then ends the sessions, so the drain does not wait", async () => {
+    const world = await startMcpWorld({ drainTimeoutMs: 10_000 });
+    try {
+      const waiting: string[] = [];
+      const client = await world.connect({ onUrlElicitation: (params) => (waiting.push(params.elicitationId), { action: "accept" }) });
+      const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Interrupted" } });
+      await expect.poll(() => waiting.length).toBe(1);
+      const started = performance.now();
+      await world.stack.close();
+      expect(performance.now() - started).toBeLessThan(5_000);
+      const result = await calling;
+      expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
+      expect(textOf(result)).toContain("the server is shutting down: the confirmation request for com.test.notes:create-note@1 was withdrawn; nothing ran");
+      expect(world.stack.probe.invocations.get("create-note") ?? 0).toBe(0);
+    } finally {
+      await world.close().catch(() => {});
+    }
+  });
+});

@@ -22,7 +22,7 @@ export type PlatformConfirmation = Extract<ConfirmationInfo, { mode: "platform" 
 
 /** What a `tools/call` handler can do towards the client that called. */
 export interface CallChannel {
-  /** Aborts when the client cancels the call (`notifications/cancelled`), hangs up, or the server stops. */
+  /** Aborts when the client cancels the call (`notifications/cancelled`), hangs up, or the server stops; the reason says which. */
   readonly signal: AbortSignal;
   /** The call's `_meta.progressToken`, when the client asked for progress. */
   readonly progressToken?: ProgressToken;
@@ -110,11 +110,18 @@ export async function awaitApproval(request: PlatformConfirmation, options: Appr
   // A call the client gave up on never runs, even if the user approved just now.
   if (channel.signal.aborted || status === undefined || status.status === "pending") {
     await withdraw(backend, request, options.logger);
-    const why = channel.signal.aborted ? "the client cancelled the call" : (refusal ?? "the wait ended");
+    const why = channel.signal.aborted ? abortReason(channel.signal) : (refusal ?? "the wait ended");
     return refused("CONFIRMATION_DENIED", `${why}: the confirmation request for ${tool.fullName} was withdrawn; nothing ran`, request);
   }
   await channel.notify({ method: "notifications/elicitation/complete", params: { elicitationId: request.requestId } }).catch(() => {});
   return outcomeOf(status, request, tool);
+}
+
+/** Why a call was stopped: the client cancelled it (`notifications/cancelled`, with its reason), hung up, or the server stops. */
+function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name !== "AbortError") return reason.message;
+  return typeof reason === "string" && reason !== "" ? `the client cancelled the call (${reason.slice(0, 200)})` : "the client cancelled the call";
 }
 
 /** What the client shows next to the link (MCP: the message itself carries no URL). */

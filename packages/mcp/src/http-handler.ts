@@ -52,6 +52,8 @@ export interface McpHttpHandler {
 
 /** The header a session travels in. */
 const SESSION_HEADER = "mcp-session-id";
+/** How long closing waits for calls to send the answer that says they ended, ms. */
+const ANSWER_GRACE_MS = 3_000;
 
 /** Makes the `/mcp` handler over a runtime. */
 export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
@@ -79,8 +81,17 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     maxPerOwner: options.maxSessionsPerCaller ?? 32,
     logger,
   });
+  // Closing first ends the calls that wait for a user (they answer that nothing ran), lets those answers
+  // reach their clients, then ends the sessions and their streams.
+  const stopping = new AbortController();
+  const posts = new Set<Promise<void>>();
   let closed: Promise<void> | undefined;
-  const close = () => (closed ??= registry.close());
+  const close = () =>
+    (closed ??= (async () => {
+      stopping.abort(new Error("the server is shutting down"));
+      await Promise.race([Promise.allSettled([...posts]), new Promise((resolve) => setTimeout(resolve, ANSWER_GRACE_MS).unref())]);
+      await registry.close();
+    })());
   options.shutdown?.addEventListener("abort", () => void close(), { once: true });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -97,7 +108,12 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     } catch (error) {
       return refuseUnauthenticated(res, error, req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined);
     }
-    const hangup = hangupOf(res);
+    const hangup = AbortSignal.any([hangupOf(res), stopping.signal]);
+    if (method === "POST") {
+      const answered = new Promise<void>((resolve) => res.once("close", resolve));
+      posts.add(answered);
+      void answered.then(() => posts.delete(answered));
+    }
     (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf({ principal, hangup });
 
     const sessionId = req.headers[SESSION_HEADER];
@@ -147,6 +163,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
 /** What the handler hands each MCP request through the SDK's `authInfo`. */
 interface RequestContext {
   readonly principal: Principal;
+  /** Aborts when the client hangs up or the server shuts down (the reason says which). */
   readonly hangup: AbortSignal;
 }
 
