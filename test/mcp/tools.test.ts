@@ -52,7 +52,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect(create._meta).toEqual({ "toolpact/tool": "com.test.notes:create-note@1" });
     const list = tools.get("notes_list_notes")!;
     expect(list.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
-    expect(list.description).toBe("com.test.notes:list-notes@1\n\n(com.test.notes:list-notes@1: reads data)");
+    expect(list.description).toBe("com.test.notes:list-notes@1: reads data");
     expect(list.outputSchema).toBeUndefined();
   });
 

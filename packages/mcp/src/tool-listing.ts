@@ -61,9 +61,10 @@ const EFFECT_WORDS = {
 } as const;
 
 function descriptionOf(tool: ToolListing): string {
-  const own = tool.description ?? tool.title ?? tool.fullName;
   const confirm = tool.requiresConfirmation ? "; each call waits for the user to approve it on toolpact's confirmation page" : "";
-  return `${own}\n\n(${tool.fullName}: ${EFFECT_WORDS[tool.effect]}${confirm})`;
+  const facts = `${tool.fullName}: ${EFFECT_WORDS[tool.effect]}${confirm}`;
+  const own = tool.description ?? tool.title;
+  return own === undefined ? facts : `${own}\n\n(${facts})`;
 }
 
 function encodeCursor(lastName: string): string {

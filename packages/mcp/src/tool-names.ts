@@ -46,9 +46,12 @@ export function createToolDirectory(listing: readonly ToolListing[]): ToolDirect
     nameOf.set(tool, unique);
     if (isHighest) aliases.set(fitted(`${base}-v${tool.version}`, tool.fullName), tool);
   }
-  const names = [...byName.keys()].sort();
+  let names: readonly string[] | undefined;
   return {
-    names,
+    // Sorted only for tools/list: a tools/call just resolves one name.
+    get names() {
+      return (names ??= [...byName.keys()].sort());
+    },
     resolve: (name) => byName.get(name) ?? aliases.get(name),
     nameOf: (tool) => {
       const name = nameOf.get(tool);

@@ -11,6 +11,7 @@ import {
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
+  type CallToolRequest,
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -88,9 +89,10 @@ export function createToolServer(options: ToolServerOptions): Server {
     return listPage(createToolDirectory(listing), request.data.params?.cursor, pageSize);
   });
 
-  // The SDK's Server checks a call's params before this runs (Invalid params when malformed).
-  server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (loose, extra) => {
-    const request = CallToolRequestSchema.parse(loose);
+  // The SDK's Server checks every call against CallToolRequestSchema before this runs (Invalid params
+  // when malformed), so the request has that shape.
+  server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (checked, extra) => {
+    const request = checked as CallToolRequest;
     const scope = options.scopeOf(extra);
     const progressToken = request.params._meta?.progressToken;
     const channel: CallChannel = {
