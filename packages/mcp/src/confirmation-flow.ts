@@ -55,41 +55,24 @@ export type ApprovalOutcome = { readonly approved: true; readonly token: string 
  * @throws UrlElicitationRequiredError when the client has to open the page itself and call again.
  */
 export async function awaitApproval(request: PlatformConfirmation, options: ApprovalOptions): Promise<ApprovalOutcome> {
+  return options.channel.urlElicitation ? askAndWait(request, options) : answerOrPointToPage(request, options);
+}
+
+/** Without a way to ask: the decision if there is one, else the URL-elicitation-required error. */
+async function answerOrPointToPage(request: PlatformConfirmation, { backend, tool }: ApprovalOptions): Promise<ApprovalOutcome> {
+  const status = await backend.waitConfirmation(request.requestId, { timeoutMs: 0 });
+  if (status.status !== "pending") return outcomeOf(status, request, tool);
+  throw new UrlElicitationRequiredError(
+    [{ mode: "url", elicitationId: request.requestId, url: request.confirmUrl, message: approvalMessage(tool) }],
+    `${tool.fullName} needs the user's approval: open ${request.confirmUrl}, approve, then make the same call again`,
+  );
+}
+
+/** Asks the client to show the page, and waits in rounds (reporting progress) until the request is decided. */
+async function askAndWait(request: PlatformConfirmation, options: ApprovalOptions): Promise<ApprovalOutcome> {
   const { backend, tool, channel } = options;
-  const message = approvalMessage(tool);
-  if (!channel.urlElicitation) {
-    const status = await backend.waitConfirmation(request.requestId, { timeoutMs: 0 });
-    if (status.status === "pending") {
-      throw new UrlElicitationRequiredError(
-        [{ mode: "url", elicitationId: request.requestId, url: request.confirmUrl, message }],
-        `${tool.fullName} needs the user's approval: open ${request.confirmUrl}, approve, then make the same call again`,
-      );
-    }
-    return outcomeOf(status, request, tool);
-  }
-
-  const finished = new AbortController();
-  const declined = new AbortController();
-  let refusal: string | undefined;
-  void channel
-    .elicitUrl(
-      { mode: "url", elicitationId: request.requestId, url: request.confirmUrl, message },
-      { signal: AbortSignal.any([channel.signal, finished.signal]), timeout: Math.max(1_000, Date.parse(request.expiresAt) - Date.now()) + 5_000 },
-    )
-    .then(
-      (answer) => {
-        if (answer.action === "accept") return;
-        refusal = answer.action === "decline" ? "the user declined to open the confirmation page" : "the user dismissed the confirmation request";
-        declined.abort();
-      },
-      (error: unknown) => {
-        if (finished.signal.aborted || channel.signal.aborted) return;
-        refusal = `the client could not show the confirmation page (${(error as Error)?.message ?? String(error)})`;
-        declined.abort();
-      },
-    );
-
-  const waiting = AbortSignal.any([channel.signal, declined.signal]);
+  const elicitation = elicitApproval(request, options);
+  const waiting = AbortSignal.any([channel.signal, elicitation.declined]);
   const started = performance.now();
   let status: ConfirmationStatus | undefined;
   try {
@@ -102,19 +85,49 @@ export async function awaitApproval(request: PlatformConfirmation, options: Appr
   } catch (error) {
     if (!waiting.aborted) {
       await withdraw(backend, request, options.logger);
-      finished.abort();
       throw error;
     }
+  } finally {
+    elicitation.finish();
   }
-  finished.abort();
   // A call the client gave up on never runs, even if the user approved just now.
   if (channel.signal.aborted || status === undefined || status.status === "pending") {
     await withdraw(backend, request, options.logger);
-    const why = channel.signal.aborted ? abortReason(channel.signal) : (refusal ?? "the wait ended");
+    const why = channel.signal.aborted ? abortReason(channel.signal) : (elicitation.refusal() ?? "the wait ended");
     return refused("CONFIRMATION_DENIED", `${why}: the confirmation request for ${tool.fullName} was withdrawn; nothing ran`, request);
   }
   await channel.notify({ method: "notifications/elicitation/complete", params: { elicitationId: request.requestId } }).catch(() => {});
   return outcomeOf(status, request, tool);
+}
+
+/**
+ * Sends the URL elicitation. `declined` aborts when the client declines, dismisses or fails it (then
+ * `refusal` says which); `finish` withdraws the elicitation if the client has not answered yet.
+ */
+function elicitApproval(request: PlatformConfirmation, { tool, channel }: ApprovalOptions) {
+  const finished = new AbortController();
+  const declined = new AbortController();
+  let refusal: string | undefined;
+  const decline = (why: string) => {
+    refusal = why;
+    declined.abort();
+  };
+  void channel
+    .elicitUrl(
+      { mode: "url", elicitationId: request.requestId, url: request.confirmUrl, message: approvalMessage(tool) },
+      { signal: AbortSignal.any([channel.signal, finished.signal]), timeout: Math.max(1_000, Date.parse(request.expiresAt) - Date.now()) + 5_000 },
+    )
+    .then(
+      (answer) => {
+        if (answer.action === "decline") decline("the user declined to open the confirmation page");
+        if (answer.action === "cancel") decline("the user dismissed the confirmation request");
+      },
+      (error: unknown) => {
+        if (finished.signal.aborted || channel.signal.aborted) return;
+        decline(`the client could not show the confirmation page (${(error as Error)?.message ?? String(error)})`);
+      },
+    );
+  return { declined: declined.signal, refusal: () => refusal, finish: () => finished.abort() };
 }
 
 /** Why a call was stopped: the client cancelled it (`notifications/cancelled`, with its reason), hung up, or the server stops. */
