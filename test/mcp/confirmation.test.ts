@@ -87,6 +87,21 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
     expect(created()).toBe(before);
   });
 
+  it("a client that fails to show the page: the request is withdrawn and nothing runs", async () => {
+    const client = await world.connect({
+      onUrlElicitation: () => {
+        throw new Error("no browser on this machine");
+      },
+    });
+    const before = created();
+    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Nowhere to show it" } });
+    expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
+    expect(textOf(result)).toMatch(/^CONFIRMATION_DENIED: the client could not show the confirmation page \(.*no browser on this machine.*\)/);
+    const requestId = (result._meta as Record<string, string>)["toolpact/requestId"]!;
+    expect(await statusOf(requestId)).toBe("cancelled");
+    expect(created()).toBe(before);
+  });
+
   it("notifications/cancelled withdraws the request: a later approval finds nothing to approve", async () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await world.connect({ onUrlElicitation: recording(asked) });
