@@ -131,7 +131,10 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     const body = await readJsonBody(req, res, options.maxBodyBytes);
     if (!body.ok) return;
     if (sessionsOn && isInitializeRequest(body.body)) {
-      const session = await registry.open(principal);
+      // Only a client that can be asked during a call (URL elicitation) ever receives anything before
+      // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.
+      const stream = body.body.params.capabilities.elicitation?.url !== undefined;
+      const session = await registry.open(principal, { stream });
       return session.transport.handleRequest(req, res, body.body);
     }
     // Stateless: a server and transport for this one request. Nothing can reach the client during the

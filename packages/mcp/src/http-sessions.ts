@@ -42,8 +42,12 @@ export interface SessionRegistryOptions {
 
 /** The sessions of one `/mcp` endpoint. */
 export interface SessionRegistry {
-  /** Opens a session for `principal`; its transport answers the initialize request it was opened for. */
-  open(principal: Principal): Promise<McpSession>;
+  /**
+   * Opens a session for `principal`; its transport answers the initialize request it was opened for.
+   * `stream`: answer calls as SSE streams, so requests and notifications can reach the client during a
+   * call; without it answers are plain JSON (list changes still reach the client on its GET stream).
+   */
+  open(principal: Principal, options: { readonly stream: boolean }): Promise<McpSession>;
   /** The session, when it exists and `principal` is its owner (anyone else learns nothing). */
   get(id: string, principal: Principal): McpSession | undefined;
   /** Counts a GET stream of the session as open until `closed` fires. */
@@ -94,13 +98,13 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
   watch.unref();
 
   return {
-    async open(principal) {
+    async open(principal, { stream }) {
       const owner = ownerOf(principal);
       const owned = [...sessions.values()].filter((state) => state.owner === owner).sort((a, b) => a.lastSeen - b.lastSeen);
       for (const state of owned.slice(0, Math.max(0, owned.length - options.maxPerOwner + 1))) await end(state);
       const server = options.createServer();
       const id = randomUUID();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: !stream });
       const state: SessionState = { id, owner, transport, server, principal, lastSeen: Date.now(), streams: 0, fingerprint: undefined, polling: false };
       transport.onclose = () => remove(state);
       await server.connect(transport);
