@@ -27,6 +27,13 @@ export async function launchChromium(): Promise<import("playwright-core").Browse
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
-  browser.once("close", () => rmSync(profile, { recursive: true, force: true }));
+  // Chromium's helper processes may still be writing there for a moment after the close.
+  browser.once("close", () => {
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch {
+      // a leftover profile in the temp dir is harmless
+    }
+  });
   return browser;
 }
