@@ -1,5 +1,6 @@
 // The load client of the HTTP benchmarks, in its own process: one client per compared system, each the
-// client people would use with it (fetch, tRPC httpLink, @toolpact/client's HTTP transport, the MCP SDK client).
+// client people would use with it (fetch, tRPC httpLink, @toolpact/client's HTTP transport, the MCP SDK client,
+// which also calls toolpact's MCP bridge).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
@@ -56,22 +57,50 @@ const makers = {
     };
   },
   /** tools/call through the MCP SDK client over Streamable HTTP (initialize once, then one POST per call). */
-  mcp: async ({ url, name }) => {
-    const client = new Client({ name: "bench-load-client", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-    return {
-      info: { sessionId: client.transport?.sessionId ?? null },
-      call: async (i) => {
-        const input = inputOf(i);
-        const result = await client.callTool({ name: "get-item", arguments: input });
-        if (result.isError) throw new Error(`${name}: tool error ${JSON.stringify(result.content)}`);
-        const [first] = /** @type {{ type: string, text?: string }[]} */ (result.content);
-        checkItem(JSON.parse(first?.text ?? "null"), input.id, name);
-      },
-      close: () => client.close(),
-    };
-  },
+  mcp: async ({ url, name }) => mcpSystem(name, "get-item", new StreamableHTTPClientTransport(new URL(url))),
+  /** The same SDK client against toolpact's MCP bridge (`/mcp` of `toolpact serve`) with the caller's credentials. */
+  "toolpact-mcp": ({ urls, pluginKey, actorToken, name }) => mcpSystem(name, MCP_READ_TOOL, toolpactMcpTransport(urls[0], { pluginKey, actorToken })),
+  /** As above, without a session: the client never sees a session id, so each call is answered on its own. */
+  "toolpact-mcp-stateless": ({ urls, pluginKey, actorToken, name }) =>
+    mcpSystem(name, MCP_READ_TOOL, toolpactMcpTransport(urls[0], { pluginKey, actorToken }, withoutSessions)),
 };
+
+/** The read tool's MCP name on toolpact's bridge (`<last id segment>_<tool>`). */
+const MCP_READ_TOOL = "items_get_item";
+
+/** An MCP SDK client calling `tool`; it reads the item from the text content, which every server sends. */
+async function mcpSystem(name, tool, transport) {
+  const client = new Client({ name: "bench-load-client", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    info: { sessionId: transport.sessionId ?? null },
+    call: async (i) => {
+      const input = inputOf(i);
+      const result = await client.callTool({ name: tool, arguments: input });
+      if (result.isError) throw new Error(`${name}: tool error ${JSON.stringify(result.content)}`);
+      const [first] = /** @type {{ type: string, text?: string }[]} */ (result.content);
+      checkItem(JSON.parse(first?.text ?? "null"), input.id, name);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Streamable HTTP to `<url>/mcp` with a caller's plugin key and actor token. */
+function toolpactMcpTransport(url, { pluginKey, actorToken }, fetch = globalThis.fetch) {
+  const headers = { authorization: `Bearer ${pluginKey}`, "x-toolpact-actor": actorToken };
+  return new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers }, fetch });
+}
+
+/** A fetch that hides session ids both ways: the SDK client then talks to the server as to a stateless one. */
+async function withoutSessions(input, init = {}) {
+  const headers = new Headers(init.headers);
+  headers.delete("mcp-session-id");
+  const response = await fetch(input, { ...init, headers });
+  if (!response.headers.has("mcp-session-id")) return response;
+  const stripped = new Headers(response.headers);
+  stripped.delete("mcp-session-id");
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: stripped });
+}
 
 serveDriver(async (spec) => {
   const make = makers[spec.kind];

@@ -18,6 +18,8 @@ const SYSTEMS = [
   { name: "toolpact-write", label: "toolpact confirmed write: preview + execute, token mode (2 round trips)", how: "HTTP, createHttpTransport", driver: "load", kind: "toolpact-write", server: "toolpact" },
   { name: "mcp-stateless", label: "MCP SDK `tools/call`, Streamable HTTP, stateless", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-stateless" },
   { name: "mcp-session", label: "MCP SDK `tools/call`, Streamable HTTP, session", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-session" },
+  { name: "toolpact-mcp-stateless", label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), stateless", how: "HTTP, MCP SDK client", driver: "load", kind: "toolpact-mcp-stateless", server: "toolpact" },
+  { name: "toolpact-mcp-session", label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), session", how: "HTTP, MCP SDK client", driver: "load", kind: "toolpact-mcp", server: "toolpact" },
   { name: "toolpact-in-process", label: "toolpact `runtime.execute` in process (SQLite ledger)", how: "in process", driver: "inProcess", kind: "toolpact-runtime" },
   { name: "toolpact-in-process-transport", label: "toolpact in-process transport (createCaller, authenticates each call)", how: "in process", driver: "inProcess", kind: "toolpact-transport" },
   { name: "trpc-caller", label: "bare tRPC `createCaller` in process", how: "in process", driver: "inProcess", kind: "trpc-caller" },
@@ -70,9 +72,9 @@ export async function runOverhead(settings, log) {
 
     const results = await measureInterleaved(systems, settings, (line) => log(line));
 
-    // Every toolpact read call left one operation and one activity row in its store.
-    const toolpactRead = results.get("toolpact-read");
-    checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), toolpactRead.calls, "toolpact serve (SQLite), read execute");
+    // Every toolpact read call, over tRPC or MCP, left one operation and one activity row in its store.
+    const served = ["toolpact-read", "toolpact-mcp-stateless", "toolpact-mcp-session"].reduce((sum, name) => sum + results.get(name).calls, 0);
+    checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), served, "toolpact serve (SQLite), read execute over tRPC and MCP");
     for (const name of ["toolpact-in-process", "toolpact-in-process-transport"]) {
       checkLedger(await countLedger({ sqliteFile: infos.get(name).sqliteFile }), results.get(name).calls, `${name} (SQLite)`);
     }
@@ -123,6 +125,14 @@ function report(results, settings) {
       measured: targetRatio(write.p50),
       met: write.p50 <= 2.3,
     },
+    ...["toolpact-mcp-session", "toolpact-mcp-stateless"].map((name) => {
+      const ratio = pairedRatios(results.get(name), results.get("mcp-stateless")).p50;
+      return {
+        target: `MCP bridge \`tools/call\` of the read tool, ${name.slice("toolpact-mcp-".length)}: p50 at most the MCP SDK's own stateless server's`,
+        measured: targetRatio(ratio),
+        met: ratio <= 1,
+      };
+    }),
     {
       target: `in-process durable execute on SQLite: at least 20,000 calls/s (${settings.inFlight} in flight)`,
       measured: `${formatRate({ ...inProcess.rate, rounds: 1 })} calls/s`,
@@ -138,7 +148,9 @@ function report(results, settings) {
       `and ${settings.warmupSeconds} s at full concurrency. Ratios are paired: each round's figure against bare tRPC's in the same round, ` +
       "then the median over rounds (above 1.00x = slower than bare tRPC; the confirmed write counts one write as one call). " +
       "Each HTTP server runs in its own process and the HTTP load client in another; the in-process rows run in a third. " +
-      "Every call checks the answer it got; every toolpact call is durable, and its operation and activity row were counted in the database afterwards. " +
+      "Every call checks the answer it got; every toolpact call (over tRPC or through the MCP bridge) is durable, and its operation and activity row were counted in the database afterwards. " +
+      "The MCP bridge rows run inside the same `toolpact serve` as the tRPC rows, authenticate every request with the plugin key and actor token, and run the whole pipeline; " +
+      "stateless, the SDK client never sees a session id, so each call gets a server and transport of its own (as the SDK's stateless server does). " +
       `In process, bare tRPC \`createCaller\` does ${formatRatio(pairedRatios(inProcess, results.get("trpc-caller")).throughput)} ` +
       "the calls per second of toolpact's durable `runtime.execute` (paired the same way).",
   ].join("\n");

@@ -9,12 +9,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext } from "playwright-core";
 import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ToolDescriptor } from "@toolpact/client";
-import { loadPlaywright } from "./support/deps.js";
+import { CHROMIUM, launchChromium } from "./support/deps.js";
 import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken, mintPresenceToken } from "./support/tokens.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
 
 const PLATFORM_POLICY = {
@@ -58,21 +57,7 @@ if (SKIP) {
       stack = await startStack({ dbFile: path.join(dir, "toolpact.db"), secrets, publicUrl: "self" });
       keys = await configureWorld(stack);
       await stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
-      const { chromium } = await loadPlaywright();
-      const userDataDir = mkdtempSync(path.join(tmpdir(), "toolpact-chromium-"));
-      browser = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--no-first-run",
-        ],
-      });
+      browser = await launchChromium();
     });
 
     afterAll(async () => {

@@ -9,7 +9,8 @@ import { openOutbox } from "@toolpact/example-mailer";
 import { decideOnConfirmationPage } from "./confirmation-page-visit.js";
 import { DEMO_TENANT, demoIdentity, freePort, generateSecrets, setUpTenant, startServe, type ServeProcess } from "./demo-world.js";
 import { mintActorToken, mintPresenceToken } from "./identity.js";
-import { createTextNarrator } from "./narrator.js";
+import { runAgentOverMcp } from "./mcp-session.js";
+import { createTextNarrator, type Narrator } from "./narrator.js";
 import { ASSISTANT_ID, SessionCheckError, runAssistantSession } from "./session.js";
 
 const USER = { id: "ada", email: "ada@example.com" };
@@ -46,37 +47,36 @@ async function main(): Promise<number> {
     const actorToken = await mintActorToken(identity, person, { level: 1, issuedTo: ASSISTANT_ID });
     say.say("signed in", `${USER.id}: the identity service issued an actor token for the assistant (verification level 1)`);
 
-    const result = await runAssistantSession({
-      url: serve.url,
-      pluginKey,
-      actorToken,
-      user: USER,
-      narrator: say,
-      async userApproves(confirmUrl, narrator) {
-        narrator.line(`[the demo now plays ${USER.id} at her browser]`);
-        const presenceToken = await mintPresenceToken(identity, person);
-        narrator.say("identity", `the identity service sends ${USER.id}'s browser to the page with a 2-minute presence token`);
-        const visit = await decideOnConfirmationPage({
-          confirmUrl,
-          presenceToken,
-          decision: "approve",
-          onStep: (text) => narrator.say(USER.id, text),
-        });
-        if (visit.status !== "approved") throw new SessionCheckError(`the page should show the request approved; it shows "${visit.status}"`);
-        narrator.say("page", `now says the request is ${visit.status}`);
-      },
-    });
+    const userApproves = async (confirmUrl: string, narrator: Narrator) => {
+      narrator.line(`[the demo now plays ${USER.id} at her browser]`);
+      const presenceToken = await mintPresenceToken(identity, person);
+      narrator.say("identity", `the identity service sends ${USER.id}'s browser to the page with a 2-minute presence token`);
+      const visit = await decideOnConfirmationPage({
+        confirmUrl,
+        presenceToken,
+        decision: "approve",
+        onStep: (text) => narrator.say(USER.id, text),
+      });
+      if (visit.status !== "approved") throw new SessionCheckError(`the page should show the request approved; it shows "${visit.status}"`);
+      narrator.say("page", `now says the request is ${visit.status}`);
+    };
+    const result = await runAssistantSession({ url: serve.url, pluginKey, actorToken, user: USER, narrator: say, userApproves });
+    const agent = await runAgentOverMcp({ url: serve.url, pluginKey, actorToken, user: USER, narrator: say, userApproves });
 
     say.heading("What ran");
     say.say("notes", `note ${result.noteId} in the notes plugin's own table (operation ${result.noteOperationId})`);
     const outbox = openOutbox(path.join(dataDir, "mailer-outbox.db"));
     const queued = outbox.list();
     outbox.close();
-    const mail = queued.find((message) => message.messageId === result.messageId);
-    if (queued.length !== 1 || mail === undefined || mail.idempotencyKey !== result.mailOperationId) {
-      throw new SessionCheckError(`the mailer's outbox should hold exactly the one approved message keyed by its operation id; it holds ${queued.length}`);
+    const sent = [
+      { messageId: result.messageId, operationId: result.mailOperationId },
+      { messageId: agent.messageId, operationId: agent.operationId },
+    ];
+    const keyed = sent.every(({ messageId, operationId }) => queued.some((message) => message.messageId === messageId && message.idempotencyKey === operationId));
+    if (queued.length !== sent.length || !keyed) {
+      throw new SessionCheckError(`the mailer's outbox should hold exactly the two approved messages, each keyed by its operation id; it holds ${queued.length}`);
     }
-    say.say("mailer", `outbox: 1 message to ${mail.to}, "${mail.subject}", idempotency key = operation ${mail.idempotencyKey}`);
+    say.say("mailer", `outbox: 2 messages to ${queued[0]!.to} (the assistant's and the agent's), each with its operation id as idempotency key`);
     say.say("refused", "the replayed token (CONFIRMATION_USED) and the changed input (CONFIRMATION_MISMATCH): nothing ran");
 
   } catch (error) {

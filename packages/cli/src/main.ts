@@ -31,6 +31,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/serve.js")).run,
   },
+  mcp: {
+    summary: "mcp --url <server>                  MCP on stdio for a local agent, forwarding to a toolpact server",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/mcp.js")).run,
+  },
   migrate: {
     summary: "migrate [--config file]             apply the store's migrations and exit",
     requires: SERVER_PACKAGE,

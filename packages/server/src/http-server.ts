@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { TRPCError } from "@trpc/server";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
@@ -39,9 +40,11 @@ export interface ToolpactServerOptions {
   readonly sessionSecret?: Uint8Array;
   /** How long a confirmation-page session lasts, seconds; default 600. */
   readonly sessionTtlSeconds?: number;
+  /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
+  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
 
-/** A toolpact HTTP server: tRPC at `/trpc`, the confirmation page at `/confirm/`, `GET /healthz`, `GET /readyz`. */
+/** A toolpact HTTP server: tRPC at `/trpc`, MCP at `/mcp`, the confirmation page at `/confirm/`, `GET /healthz`, `GET /readyz`. */
 export interface ToolpactServer {
   /** The base URL, e.g. `http://127.0.0.1:4400`; available once listening. */
   readonly url: string;
@@ -63,6 +66,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 /** Ten minutes: how long a confirmation-page session lasts unless configured otherwise. */
 export const DEFAULT_SESSION_TTL_SECONDS = 600;
 const TRPC_PREFIX = "/trpc/";
+const MCP_PATH = "/mcp";
 
 /** Creates the HTTP server around a runtime; call `listen()` to start it. */
 export function createToolpactServer(options: ToolpactServerOptions): ToolpactServer {
@@ -84,6 +88,15 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
   const confirmationPage = createConfirmationPage({ runtime, sessions, logger, shutdown: shutdownSignal });
+  const mcp = createMcpHttpHandler({
+    ...options.mcp,
+    runtime,
+    authenticate: (req) => runtime.authenticate(credentialsOf(req.headers)),
+    maxBodyBytes,
+    ...(publicUrl === undefined ? {} : { publicUrl }),
+    shutdown: shutdownSignal,
+    logger,
+  });
 
   let url: string | undefined;
   let listening = false;
@@ -152,13 +165,14 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
       if (declared > maxBodyBytes) return refuseLargeBody(res, path.slice(TRPC_PREFIX.length));
       return trpc(req, res);
     }
+    if (path === MCP_PATH) return mcp(req, res);
     if (path.startsWith(CONFIRM_PREFIX)) return confirmationPage(req, res, path);
     if (path === "/healthz") return plain(req, res, 200, "ok");
     if (path === "/readyz") {
       void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
       return;
     }
-    plain(req, res, 404, "not found: the API is at /trpc, the confirmation page at /confirm/, health at /healthz and /readyz");
+    plain(req, res, 404, "not found: the API is at /trpc, MCP at /mcp, the confirmation page at /confirm/, health at /healthz and /readyz");
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

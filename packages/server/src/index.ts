@@ -10,6 +10,7 @@ export {
 } from "./http-server.js";
 export { CONFIRMATION_PAGE_HEADERS, CSRF_HEADER } from "./confirmation-page.js";
 export { derivePresenceSessionSecret, type PresenceSession } from "./presence-session.js";
+export { serveStdio, readKeysFile, CALLER_KEY_ENV_VARS, type CallerKeySource, type StdioBridge } from "@toolpact/mcp";
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process-transport.js";
 export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
 export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ToolCallContext, ToolExecuteContext, ToolHandler } from "../../../packages/contract/src/index.js";
 import { createRuntime, createSqliteStore, type RuntimeOptions, type ToolpactRuntime } from "../../../packages/runtime/src/index.js";
-import { createToolpactServer, type Logger, type ToolpactServer } from "../../../packages/server/src/index.js";
+import { createToolpactServer, type Logger, type ToolpactServer, type ToolpactServerOptions } from "../../../packages/server/src/index.js";
 import {
   ABSENT_PROVIDER_ID,
   ASSISTANT_ID,
@@ -76,6 +76,8 @@ export interface StackOptions {
   readonly publicUrl?: string;
   /** Registers and activates more plugins, after the test world's (before the server starts). */
   readonly setup?: (runtime: ToolpactRuntime) => void;
+  /** The server's MCP endpoint options (sessions on or off, polling periods). */
+  readonly mcp?: ToolpactServerOptions["mcp"];
   /** More runtime options (rate limits, lease timing, ...). */
   readonly runtimeOptions?: Partial<Omit<RuntimeOptions, "store" | "signingKeys" | "storageKey" | "actorTokens" | "logger">>;
 }
@@ -128,6 +130,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     publicUrl,
     logger,
     drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
+    ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
   });
   const url = await server.listen();
   const adminHeaders = { authorization: `Bearer ${secrets.adminKey}` };

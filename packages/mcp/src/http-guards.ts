@@ -1,0 +1,106 @@
+/**
+ * What `/mcp` checks before the MCP SDK sees a request: where it claims to come from (DNS rebinding),
+ * who sends it (401 with `WWW-Authenticate`), and how large its body is. Refusals are JSON-RPC errors.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isToolpactError } from "@toolpact/contract";
+
+/** The JSON-RPC error code of a request refused before it reached MCP (the SDK's transports use it too). */
+export const TRANSPORT_ERROR = -32000;
+
+/** Answers a request with a JSON-RPC error and an HTTP status. */
+export function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = TRANSPORT_ERROR): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * A check of `Host` and `Origin` against DNS rebinding: a request must name this server by a loopback
+ * name (any port) or by the host of its public URL, and an `Origin`, when sent, must be one of those.
+ * Answers the refusal's reason, or undefined when the request may go on.
+ */
+export function createHostCheck(publicUrl: string | URL | undefined): (req: IncomingMessage) => string | undefined {
+  const publicHost = publicUrl === undefined ? undefined : new URL(publicUrl).host.toLowerCase();
+  const allowed = (host: string): boolean => {
+    let parsed: URL;
+    try {
+      parsed = new URL(`http://${host}`);
+    } catch {
+      return false;
+    }
+    return LOOPBACK_HOSTNAMES.has(parsed.hostname) || parsed.host === publicHost;
+  };
+  const names = `localhost, 127.0.0.1, [::1]${publicHost === undefined ? "" : ` or ${publicHost}`}`;
+  return (req) => {
+    const host = req.headers.host;
+    if (host === undefined || !allowed(host)) {
+      return `Host "${String(host).slice(0, 200)}" is not this server: MCP requests must name it as ${names} (set "publicUrl" to the address clients use)`;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== "null") {
+      let originHost: string | undefined;
+      try {
+        originHost = new URL(origin).host;
+      } catch {
+        originHost = undefined;
+      }
+      if (originHost === undefined || !allowed(originHost)) {
+        return `Origin "${origin.slice(0, 200)}" may not call this server: MCP requests from a browser page must come from ${names}`;
+      }
+    }
+    return undefined;
+  };
+}
+
+/** Answers 401 for a failed step 1, with `WWW-Authenticate` (RFC 6750); other failures are 503. */
+export function refuseUnauthenticated(res: ServerResponse, error: unknown, presented: boolean): void {
+  if (!isToolpactError(error) || error.code !== "UNAUTHENTICATED") {
+    const reason = isToolpactError(error) ? `${error.code}: ${error.message}` : "the caller could not be authenticated";
+    refuse(res, 503, `${reason}; retry later`);
+    return;
+  }
+  const description = error.message.replace(/[^\x20-\x7e]|["\\]/g, "'").slice(0, 300);
+  const challenge = presented ? `Bearer realm="toolpact", error="invalid_token", error_description="${description}"` : `Bearer realm="toolpact"`;
+  refuse(
+    res,
+    401,
+    `UNAUTHENTICATED: ${error.message}. MCP clients authenticate like any toolpact caller: ` +
+      "Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>",
+    { "www-authenticate": challenge },
+  );
+}
+
+/** What reading a request body gave: the parsed JSON, or the refusal already sent. */
+export type BodyRead = { readonly ok: true; readonly body: unknown } | { readonly ok: false };
+
+/** Reads and parses a JSON body of at most `maxBytes`; a larger or unparsable one is refused (413, 400). */
+export async function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<BodyRead> {
+  const tooLarge = () => {
+    refuse(res, 413, `request body too large: at most ${maxBytes} bytes`, { connection: "close" });
+    return { ok: false } as const;
+  };
+  if (Number(req.headers["content-length"] ?? 0) > maxBytes) return tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) return tooLarge();
+      chunks.push(chunk);
+    }
+  } catch {
+    return { ok: false };
+  }
+  try {
+    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
+  } catch {
+    refuse(res, 400, "Parse error: the body is not JSON: send one JSON-RPC message (or a batch) as application/json", {}, -32700);
+    return { ok: false };
+  }
+}

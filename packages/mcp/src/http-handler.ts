@@ -1,0 +1,190 @@
+/**
+ * `/mcp`: MCP over Streamable HTTP for `toolpact serve`, with sessions (an initialize opens one) and
+ * without (any request that names no session is answered on its own). Every request authenticates like
+ * the HTTP API (`Authorization: Bearer <plugin key>`, `X-Toolpact-Actor`); a session belongs to the caller
+ * and user that opened it.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Principal, Runtime, RuntimeLogger } from "@toolpact/runtime";
+import { createHostCheck, readJsonBody, refuse, refuseUnauthenticated } from "./http-guards.js";
+import { createSessionRegistry } from "./http-sessions.js";
+import { createRuntimeBackend } from "./tool-backend.js";
+import { createToolServer, type CallScope, type HandlerExtra } from "./tool-server.js";
+
+/** Options of `createMcpHttpHandler`; every omitted one has a default. */
+export interface McpHttpOptions {
+  readonly runtime: Runtime;
+  /** Step 1 for a request: the principal its credentials establish (the server reads the headers its way). */
+  readonly authenticate: (req: IncomingMessage) => Promise<Principal>;
+  /** Largest request body, bytes. */
+  readonly maxBodyBytes: number;
+  /** The address clients reach the server at: its host is accepted in `Host` and `Origin` besides loopback names. */
+  readonly publicUrl?: string | URL;
+  /** False answers every request on its own: no session ids (for several instances without sticky sessions). Default true. */
+  readonly sessions?: boolean;
+  /** A session nobody used for this long is closed, ms; default 30 minutes. */
+  readonly sessionIdleMs?: number;
+  /** How often session clients' tool lists are compared for `notifications/tools/list_changed`, ms; default 5 s. */
+  readonly toolsPollMs?: number;
+  /** Sessions one caller and user may hold at once; default 32. */
+  readonly maxSessionsPerCaller?: number;
+  /** How long one confirmation wait round lasts, ms (progress is reported after each); default 10 s. */
+  readonly waitRoundMs?: number;
+  /** Tools per `tools/list` page; default 100. */
+  readonly pageSize?: number;
+  /** Ends every session when it aborts (the server is shutting down). */
+  readonly shutdown?: AbortSignal;
+  readonly logger: RuntimeLogger;
+}
+
+/** The `/mcp` endpoint as a Node request handler. */
+export interface McpHttpHandler {
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** Open sessions. */
+  readonly sessionCount: number;
+  /** Ends every session (pending confirmation waits are withdrawn); idempotent. */
+  close(): Promise<void>;
+}
+
+/** The header a session travels in. */
+const SESSION_HEADER = "mcp-session-id";
+/** How long closing waits for calls to send the answer that says they ended, ms. */
+const ANSWER_GRACE_MS = 3_000;
+
+/** Makes the `/mcp` handler over a runtime. */
+export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
+  const { runtime, logger } = options;
+  const sessionsOn = options.sessions ?? true;
+  const hostProblem = createHostCheck(options.publicUrl);
+  const { waitRoundMs, pageSize } = options;
+  const scopeOf = (extra: HandlerExtra): CallScope => {
+    const { principal, hangup } = requestContextOf(extra.authInfo);
+    return { backend: createRuntimeBackend(runtime, principal, `mcp:${randomUUID()}`), hangup };
+  };
+  const toolServer = (canAskClient: boolean) =>
+    createToolServer({
+      scopeOf,
+      canAskClient,
+      logger,
+      ...(waitRoundMs === undefined ? {} : { waitRoundMs }),
+      ...(pageSize === undefined ? {} : { pageSize }),
+    });
+  const registry = createSessionRegistry({
+    createServer: () => toolServer(true),
+    listTools: (principal) => runtime.listTools(principal),
+    idleMs: options.sessionIdleMs ?? 30 * 60_000,
+    toolsPollMs: options.toolsPollMs ?? 5_000,
+    maxPerOwner: options.maxSessionsPerCaller ?? 32,
+    logger,
+  });
+  // Closing first ends the calls that wait for a user (they answer that nothing ran), lets those answers
+  // reach their clients, then ends the sessions and their streams.
+  const stopping = new AbortController();
+  const posts = new Set<Promise<void>>();
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      stopping.abort(new Error("the server is shutting down"));
+      await Promise.race([Promise.allSettled([...posts]), new Promise((resolve) => setTimeout(resolve, ANSWER_GRACE_MS).unref())]);
+      await registry.close();
+    })());
+  options.shutdown?.addEventListener("abort", () => void close(), { once: true });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const problem = hostProblem(req);
+    if (problem !== undefined) return refuse(res, 403, problem);
+    const method = req.method ?? "GET";
+    if (method !== "POST" && method !== "GET" && method !== "DELETE") {
+      return refuse(res, 405, "method not allowed: MCP uses POST, and GET and DELETE with a session", { allow: "GET, POST, DELETE" });
+    }
+    if (closed !== undefined) return refuse(res, 503, "the server is shutting down: reconnect shortly", { connection: "close" });
+    let principal: Principal;
+    try {
+      principal = await options.authenticate(req);
+    } catch (error) {
+      return refuseUnauthenticated(res, error, req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined);
+    }
+    const hangup = AbortSignal.any([hangupOf(res), stopping.signal]);
+    if (method === "POST") {
+      const answered = new Promise<void>((resolve) => res.once("close", resolve));
+      posts.add(answered);
+      void answered.then(() => posts.delete(answered));
+    }
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf({ principal, hangup });
+
+    const sessionId = req.headers[SESSION_HEADER];
+    if (typeof sessionId === "string") {
+      const session = registry.get(sessionId, principal);
+      if (session === undefined) return refuse(res, 404, "Session not found: initialize a new session", {}, -32001);
+      if (method === "GET") registry.holdStream(session, (listener) => res.once("close", listener));
+      const body = method === "POST" ? await readJsonBody(req, res, options.maxBodyBytes) : { ok: true as const, body: undefined };
+      if (!body.ok) return;
+      return session.transport.handleRequest(req, res, body.body);
+    }
+    if (method !== "POST") {
+      return refuse(res, 405, `${method} needs a session (the ${SESSION_HEADER} header of an initialized session)`, { allow: "POST" });
+    }
+    const body = await readJsonBody(req, res, options.maxBodyBytes);
+    if (!body.ok) return;
+    if (sessionsOn && isInitializeRequest(body.body)) {
+      // Only a client that can be asked during a call (URL elicitation) ever receives anything before
+      // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.
+      const stream = body.body.params.capabilities.elicitation?.url !== undefined;
+      const session = await registry.open(principal, { stream });
+      return session.transport.handleRequest(req, res, body.body);
+    }
+    // Stateless: a server and transport for this one request. Nothing can reach the client during the
+    // call, so confirmations take the URL-elicitation-required path and JSON answers suffice.
+    const server = toolServer(false);
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
+    res.once("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body.body);
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((error: unknown) => {
+      logger.error({ event: "mcp_request_failed_unexpectedly", errorClass: (error as Error)?.constructor?.name ?? typeof error });
+      refuse(res, 500, "internal error: the request failed unexpectedly; the server log has the details", {}, -32603);
+    });
+  };
+  return Object.assign(handler, {
+    close,
+    get sessionCount() {
+      return registry.size;
+    },
+  });
+}
+
+/** What the handler hands each MCP request through the SDK's `authInfo`. */
+interface RequestContext {
+  readonly principal: Principal;
+  /** Aborts when the client hangs up or the server shuts down (the reason says which). */
+  readonly hangup: AbortSignal;
+}
+
+function authInfoOf(context: RequestContext): AuthInfo {
+  return { token: "toolpact-caller", clientId: context.principal.callerPluginId, scopes: [], extra: { toolpact: context } };
+}
+
+function requestContextOf(authInfo: AuthInfo | undefined): RequestContext {
+  const context = authInfo?.extra?.toolpact as RequestContext | undefined;
+  if (context === undefined) throw new Error("an MCP request reached the bridge without the authenticated caller the handler attaches");
+  return context;
+}
+
+/** Aborts when the response closes before it was sent in full: the client hung up. */
+function hangupOf(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort(new Error("the client closed the connection"));
+  });
+  return controller.signal;
+}

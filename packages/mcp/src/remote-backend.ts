@@ -1,0 +1,61 @@
+import { createTRPCUntypedClient, httpLink } from "@trpc/client";
+import { toToolpactError } from "@toolpact/client";
+import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
+import type { ToolListing } from "@toolpact/runtime";
+import type { ToolBackend } from "./tool-backend.js";
+
+/** A caller's credentials, as `toolpact serve` checks them on every request. */
+export interface CallerKeys {
+  /** Sent as `Authorization: Bearer <plugin key>`. */
+  readonly pluginKey: string;
+  /** Sent as `X-Toolpact-Actor`. */
+  readonly actorToken: string;
+}
+
+/** Options of `createRemoteBackend`. */
+export interface RemoteBackendOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:4400`; calls go to `<url>/trpc`. */
+  readonly url: string | URL;
+  /** Read before every request, so a refreshed actor token is picked up without a restart. */
+  readonly keys: () => CallerKeys | Promise<CallerKeys>;
+}
+
+/**
+ * A backend over a toolpact server's tRPC HTTP API (`tools.list`, `tools.preview`, `tools.execute`,
+ * `confirmations.wait`, `confirmations.cancel`): what `toolpact mcp --url` forwards to.
+ */
+export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend {
+  const client = createTRPCUntypedClient({
+    links: [
+      httpLink({
+        url: `${String(options.url).replace(/\/+$/, "")}/trpc`,
+        headers: async () => {
+          const keys = await options.keys();
+          return { authorization: `Bearer ${keys.pluginKey}`, "x-toolpact-actor": keys.actorToken };
+        },
+      }),
+    ],
+  });
+  const wire = async <T>(request: () => Promise<unknown>): Promise<T> => {
+    try {
+      return (await request()) as T;
+    } catch (error) {
+      throw toToolpactError(error);
+    }
+  };
+  return {
+    listTools: () => wire<ToolListing[]>(() => client.query("tools.list")),
+    preview: (ref, input) => wire<PreviewResult>(() => client.mutation("tools.preview", { ref: refOf(ref), input })),
+    execute: (ref, input, execute = {}) =>
+      wire<ExecuteResult>(() => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
+    waitConfirmation: (requestId, round) =>
+      wire<ConfirmationStatus>(() =>
+        client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),
+      ),
+    cancelConfirmation: (requestId) => wire<void>(() => client.mutation("confirmations.cancel", { requestId })),
+  };
+}
+
+function refOf(ref: ToolRef): ToolRef {
+  return ref.version === undefined ? { providerId: ref.providerId, tool: ref.tool } : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}

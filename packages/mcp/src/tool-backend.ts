@@ -1,0 +1,43 @@
+/**
+ * What the bridge needs from toolpact, for one caller acting for one user: list, preview, execute,
+ * wait, cancel. Two implementations: in process over the `Runtime` (`toolpact serve`'s `/mcp`), and
+ * remote over a server's HTTP API (`toolpact mcp --url`). Both reject with `ToolpactError`.
+ */
+import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
+import type { Principal, Runtime, ToolListing } from "@toolpact/runtime";
+
+/** Options of one `waitConfirmation` round. */
+export interface WaitRound {
+  /** How long this round may wait for a decision, ms (0 answers the status now; the server caps it at ~25 s). */
+  readonly timeoutMs: number;
+  /** Ends the round early; the answer is then the current status. */
+  readonly signal?: AbortSignal;
+}
+
+/** Toolpact as one caller acting for one user sees it. */
+export interface ToolBackend {
+  /** The tools this caller may call for this user now. */
+  listTools(): Promise<readonly ToolListing[]>;
+  preview(ref: ToolRef, input: unknown): Promise<PreviewResult>;
+  execute(ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
+  /** One long-poll round on a platform-mode confirmation request. */
+  waitConfirmation(requestId: string, round: WaitRound): Promise<ConfirmationStatus>;
+  /** Withdraws a pending request (a decided one is left as it is). */
+  cancelConfirmation(requestId: string): Promise<void>;
+}
+
+/**
+ * A backend over the runtime in this process, for a principal the server authenticated. Every call of
+ * the backend carries `correlationId` (activity events record it), e.g. `mcp:<uuid>` for one MCP call.
+ */
+export function createRuntimeBackend(runtime: Runtime, principal: Principal, correlationId?: string): ToolBackend {
+  const acting: Principal = correlationId === undefined ? principal : Object.freeze({ ...principal, correlationId });
+  return {
+    listTools: () => runtime.listTools(acting),
+    preview: (ref, input) => runtime.preview(acting, ref, input),
+    execute: (ref, input, options) => runtime.execute(acting, ref, input, options),
+    waitConfirmation: (requestId, round) =>
+      runtime.waitConfirmation(acting, requestId, round.signal === undefined ? { timeoutMs: round.timeoutMs } : round),
+    cancelConfirmation: (requestId) => runtime.cancelConfirmation(acting, requestId),
+  };
+}

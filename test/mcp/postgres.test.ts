@@ -1,0 +1,72 @@
+/**
+ * MCP against two `toolpact serve` processes (the built CLI) on one PostgreSQL database: an agent's call
+ * waits on one instance while the person approves on the other instance's page; it runs once.
+ * Needs TOOLPACT_TEST_PG_URL; without it the file is skipped with one line saying so.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema, type ElicitRequestURLParams } from "@modelcontextprotocol/sdk/types.js";
+import { fetchPage, postDecision, signIn } from "../integration/support/confirm-page.js";
+import { openTestDatabase, postgresSkipReason, type TestDatabase } from "../integration/support/postgres.js";
+import { PROVIDER, invocations, makeDeploymentSecrets, setUpTenant, writeConfig, writePlugins } from "../integration/support/pg-world.js";
+import { killHard, requireBuiltCli, startServe, type ServeProcess } from "../integration/support/serve-process.js";
+
+const skip = await postgresSkipReason("MCP on two toolpact serve instances sharing PostgreSQL");
+if (skip === undefined) requireBuiltCli();
+
+describe.skipIf(skip !== undefined)("MCP on two toolpact serve instances sharing one PostgreSQL database", () => {
+  const secrets = makeDeploymentSecrets();
+  const tenantId = "t-mcp";
+  let db: TestDatabase;
+  let root: string;
+  let instances: ServeProcess[] = [];
+  let headers: Record<string, string>;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(tmpdir(), "toolpact-mcp-pg-"));
+    writePlugins(root);
+    db = await openTestDatabase();
+    const config = writeConfig(root, "mcp.config.json", { databaseOptions: { schema: db.freshSchema(), poolSize: 4 } });
+    instances = await Promise.all(
+      [0, 1].map(() => startServe({ cwd: root, args: ["--config", config], env: { ...secrets.env, TOOLPACT_DATABASE_URL: db.url }, timeoutMs: 30_000 })),
+    );
+    headers = await setUpTenant(instances[0]!.url, secrets, tenantId, {
+      policy: { rules: [{ tools: `${PROVIDER}:*`, decision: "confirm", mode: "platform" }] },
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await Promise.all(instances.map((serve) => killHard(serve)));
+    await db?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it("an agent's call waits on one instance, the person approves on the other's page, and it runs once", async () => {
+    const [a, b] = instances;
+    const asked: ElicitRequestURLParams[] = [];
+    const client = new Client({ name: "pg-agent", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params as ElicitRequestURLParams);
+      return { action: "accept" };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${a!.url}/mcp`), { requestInit: { headers } }));
+    clients.push(client);
+
+    const calling = client.callTool({ name: "pg_charge", arguments: { title: "approved on the other instance" } });
+    await expect.poll(() => asked.length).toBe(1);
+    const requestId = asked[0]!.elicitationId;
+    const session = await signIn(b!.url, secrets.actorSecret, { tid: tenantId, sub: "user-1" });
+    const page = await fetchPage(b!.url, requestId, session);
+    expect(page.status).toBe(200);
+    expect((await postDecision(b!.url, requestId, "approve", { session, csrf: page.csrf! })).status).toBe(303);
+
+    const result = await calling;
+    expect(result.structuredContent).toMatchObject({ done: true, title: "approved on the other instance", by: a!.pid });
+    expect(invocations(root, tenantId).filter((entry) => entry.title === "approved on the other instance")).toHaveLength(1);
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * `toolpact mcp --url <server>` from the outside: the real built binary started by the SDK's stdio client
+ * transport, forwarding to a toolpact server over its HTTP API. Uses the built CLI (`pnpm build`).
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, UrlElicitationRequiredError, type ElicitRequestURLParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { ASSISTANT_ID } from "../integration/support/plugins.js";
+import { mintActorToken } from "../integration/support/tokens.js";
+import { listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
+
+const BIN = fileURLToPath(new URL("../../packages/cli/dist/bin.js", import.meta.url));
+if (!existsSync(BIN)) throw new Error("packages/cli/dist is not built: run `pnpm build` before these tests");
+
+describe("toolpact mcp (stdio)", () => {
+  let world: McpWorld;
+  let dir: string;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    world = await startMcpWorld();
+    dir = mkdtempSync(path.join(tmpdir(), "toolpact-mcp-stdio-"));
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((client) => client.close().catch(() => {})));
+    await world?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const actorToken = (sub = "user-1") => mintActorToken(world.secrets.actorSecret, { sub, expiresIn: 3600 });
+  const pluginKey = () => world.keys.t1[ASSISTANT_ID]!.key;
+
+  /** Starts `toolpact mcp` as a local agent's MCP client would, and connects the SDK client to it. */
+  async function spawnBridge(options: {
+    env?: Record<string, string>;
+    args?: string[];
+    onUrlElicitation?: (params: ElicitRequestURLParams) => ElicitResult;
+  }): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "--url", world.stack.url, ...(options.args ?? [])],
+      env: { PATH: process.env.PATH ?? "", ...options.env },
+      stderr: "pipe",
+    });
+    const client = new Client(
+      { name: "local-agent", version: "1.0.0" },
+      { capabilities: options.onUrlElicitation === undefined ? {} : { elicitation: { url: {} } } },
+    );
+    const answer = options.onUrlElicitation;
+    if (answer !== undefined) client.setRequestHandler(ElicitRequestSchema, (request) => answer(request.params as ElicitRequestURLParams));
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  const envKeys = async (sub?: string) => ({ TOOLPACT_PLUGIN_KEY: pluginKey(), TOOLPACT_ACTOR_TOKEN: await actorToken(sub) });
+
+  it("lists the same tools under the same names as /mcp, and calls a read tool", async () => {
+    const client = await spawnBridge({ env: await envKeys() });
+    const overHttp = await listAll(await world.connect());
+    expect(await listAll(client)).toEqual(overHttp);
+    const result = await client.callTool({ name: "notes_list_notes", arguments: { query: "stdio" } });
+    expect(result.structuredContent).toEqual({ notes: [{ id: "note-1", title: "first" }], query: "stdio" });
+    expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+  });
+
+  it("runs a confirmed write once the user approves on the page it was sent to", async () => {
+    const decided: string[] = [];
+    const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: userWho(world, "approve", decided) });
+    const before = world.stack.probe.invocations.get("create-note") ?? 0;
+    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Approved from stdio" } });
+    expect(result.structuredContent).toMatchObject({ title: "Approved from stdio" });
+    expect(decided).toHaveLength(1);
+    expect(world.stack.probe.invocations.get("create-note")).toBe(before + 1);
+  });
+
+  it("withdraws the request on the server when the client cancels the call", async () => {
+    const asked: ElicitRequestURLParams[] = [];
+    const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: (params) => (asked.push(params), { action: "accept" }) });
+    const stop = new AbortController();
+    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
+    await expect.poll(() => asked.length).toBe(1);
+    stop.abort();
+    await expect(calling).rejects.toThrow();
+    const principal = await world.stack.runtime.authenticate({ pluginKey: pluginKey(), actorToken: await actorToken() });
+    await expect.poll(async () => (await world.stack.runtime.getConfirmation(principal, asked[0]!.elicitationId)).status).toBe("cancelled");
+  });
+
+  it("sends a client without URL elicitation to the page with the URL-elicitation-required error", async () => {
+    const client = await spawnBridge({ env: await envKeys() });
+    const error = await client.callTool({ name: "notes_create_note", arguments: { title: "Link only" } }).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+    expect((error as UrlElicitationRequiredError).elicitations[0]?.url).toMatch(new RegExp(`^${world.stack.url}/confirm/`));
+  });
+
+  it("reads a --credentials file before every request: a refreshed actor token takes effect without a restart", async () => {
+    const file = path.join(dir, "credentials.json");
+    writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }));
+    const client = await spawnBridge({ args: ["--credentials", file] });
+    const seen = async () => ((await client.callTool({ name: "notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
+    expect(await seen()).toBe("user-1");
+    writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-2") }));
+    expect(await seen()).toBe("user-2");
+  });
+
+  it("passes the server's refusal of a bad actor token on: a protocol error for the list, a tool error for a call", async () => {
+    const client = await spawnBridge({ env: { TOOLPACT_PLUGIN_KEY: pluginKey(), TOOLPACT_ACTOR_TOKEN: "not-a-token" } });
+    await expect(client.listTools()).rejects.toThrow(/UNAUTHENTICATED/);
+    const result = await client.callTool({ name: "notes_echo", arguments: {} });
+    expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "UNAUTHENTICATED" } });
+  });
+
+  it("exits 2 with what to do when it has no credentials or no usable URL", async () => {
+    const run = (args: string[], env: Record<string, string> = {}) =>
+      promisify(execFile)(process.execPath, [BIN, "mcp", ...args], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    const noKeys = await run(["--url", world.stack.url]);
+    expect(noKeys.code).toBe(2);
+    expect(noKeys.stderr).toContain("no credentials: pass --credentials <file>, or set TOOLPACT_PLUGIN_KEY and TOOLPACT_ACTOR_TOKEN");
+    expect((await run([], await envKeys())).stderr).toContain("--url is required");
+    expect((await run(["--url", "ftp://example.com"], await envKeys())).code).toBe(2);
+    const missingFile = await run(["--url", world.stack.url, "--credentials", path.join(dir, "absent.json")]);
+    expect(missingFile.code).toBe(2);
+    expect(missingFile.stderr).toContain("absent.json: not found");
+  });
+});

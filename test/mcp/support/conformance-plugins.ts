@@ -1,0 +1,60 @@
+/**
+ * Providers whose tools carry the names the MCP conformance suite calls (`test_simple_text`,
+ * `test_error_handling`, `json_schema_2020_12_tool`): MCP names are `<last id segment>_<tool>`.
+ */
+import type { ToolpactRuntime } from "../../../packages/runtime/src/index.js";
+import { manifest } from "../../integration/support/plugins.js";
+
+/** Its tools are named `test_*` over MCP. */
+export const CONFORMANCE_TEST_ID = "org.conformance.test";
+/** Its tool is named `json_schema_2020_12_tool` over MCP. */
+export const CONFORMANCE_JSON_ID = "org.conformance.json";
+
+/** The text `test_simple_text` answers, as the suite describes it. */
+export const SIMPLE_TEXT = "This is a simple text response for testing.";
+
+const noInput = { type: "object", properties: {}, additionalProperties: false };
+
+/** Registers both providers and their handlers (install them for a tenant afterwards). */
+export function registerConformancePlugins(runtime: ToolpactRuntime): void {
+  runtime.registerPlugin(
+    manifest({
+      id: CONFORMANCE_TEST_ID,
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      tools: [
+        { name: "simple-text", effect: "read", description: "Answers a fixed text.", inputSchema: noInput },
+        { name: "error-handling", effect: "read", description: "Always fails.", inputSchema: noInput },
+      ],
+    }),
+  );
+  runtime.registerPlugin(
+    manifest({
+      id: CONFORMANCE_JSON_ID,
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      tools: [
+        {
+          name: "schema-2020-12-tool",
+          effect: "read",
+          description: "Tool with JSON Schema 2020-12 features",
+          inputSchema: {
+            $schema: "https://json-schema.org/draft/2020-12/schema",
+            type: "object",
+            $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+            properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+            additionalProperties: false,
+          },
+        },
+      ],
+    }),
+  );
+  const tests = runtime.sdkFor(CONFORMANCE_TEST_ID).tools;
+  tests.provide("simple-text", { execute: () => SIMPLE_TEXT });
+  tests.provide("error-handling", {
+    execute: () => {
+      throw new Error("This tool intentionally returns an error for testing");
+    },
+  });
+  runtime.sdkFor(CONFORMANCE_JSON_ID).tools.provide("schema-2020-12-tool", { execute: (input) => ({ received: input }) });
+}
