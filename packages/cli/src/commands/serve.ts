@@ -66,9 +66,10 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     for (const line of host.generatedSecrets) io.stdout(`  ${line}`);
   }
   if (dev) io.stdout(`--dev: actor tokens are accepted from issuer "${host.actorIssuer}" (HS256 with TOOLPACT_ACTOR_SECRET)`);
-  io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
-  io.stdout(`confirmation page at ${host.url}/confirm/ (links use ${host.publicUrl ?? host.url})`);
   io.stdout(`instance ${host.instanceId} on ${host.database}`);
+  io.stdout(`confirmation page at ${host.url}/confirm/ (links use ${host.publicUrl ?? host.url})`);
+  // Last: scripts and tests take this line to mean the server is ready and everything above is printed.
+  io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const stop = (received: NodeJS.Signals) => {
