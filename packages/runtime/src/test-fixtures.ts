@@ -113,7 +113,7 @@ export interface RuntimeFixture {
   /** The principal `authenticate` gives for a fresh key of `pluginId` and an actor token. */
   principal(pluginId?: string, claims?: Record<string, unknown>): Promise<Principal>;
   /** Another runtime on the same database file and keys (a restart, or a second instance). */
-  reopen(options?: Partial<RuntimeOptions> & { manifest?: Manifest }): Promise<ToolpactRuntime>;
+  reopen(options?: ReopenOptions): Promise<ToolpactRuntime>;
   dispose(): Promise<void>;
 }
 
@@ -121,7 +121,12 @@ export interface FixtureOptions {
   readonly policy?: TenantPolicy;
   readonly runtime?: Partial<RuntimeOptions>;
   readonly manifest?: Manifest;
+  /** Wraps each store the fixture opens (a recording store, say). */
+  readonly wrapStore?: (store: Store) => Store;
 }
+
+/** What `reopen` may change about the next runtime. */
+export type ReopenOptions = Partial<RuntimeOptions> & { readonly manifest?: Manifest; readonly wrapStore?: (store: Store) => Store };
 
 /** Installs the notes provider and the callers for `tenantId` with the given policy. */
 export async function configureTenant(runtime: ToolpactRuntime, tenantId: string, policy: TenantPolicy = ALLOW_ALL): Promise<void> {
@@ -226,9 +231,11 @@ export async function createFixture(options: FixtureOptions = {}): Promise<Runti
   const runtimes: ToolpactRuntime[] = [];
   const stores: Store[] = [];
 
-  const make = async (overrides: Partial<RuntimeOptions> & { manifest?: Manifest } = {}): Promise<ToolpactRuntime> => {
-    const { manifest, ...runtimeOverrides } = overrides;
-    const store = await createSqliteStore({ path: dbPath });
+  const make = async (overrides: ReopenOptions = {}): Promise<ToolpactRuntime> => {
+    const { manifest, wrapStore, ...runtimeOverrides } = overrides;
+    const opened = await createSqliteStore({ path: dbPath });
+    const wrap = wrapStore ?? options.wrapStore;
+    const store = wrap === undefined ? opened : wrap(opened);
     stores.push(store);
     const runtime = await createRuntime({
       store,
