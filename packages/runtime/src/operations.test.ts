@@ -12,7 +12,7 @@ import {
   rejection,
   tool,
   type RuntimeFixture,
-} from "./test-fixtures.js";
+} from "./testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };

@@ -10,10 +10,10 @@ import {
   type ToolRef,
 } from "@toolpact/contract";
 import type { Principal, Runtime, ToolListing } from "./api.js";
-import type { VerifiedActor } from "./actor-token.js";
+import type { VerifiedActor } from "./identity/actor-token.js";
 import type { PluginRegistry } from "./registry.js";
 import type { GateHandler, GuardHandler, HookHandler, SeamKind } from "./seams.js";
-import type { CallScope } from "./tool-pipeline.js";
+import type { CallScope } from "./plugin-code/call-scope.js";
 
 /** The caller half of the SDK: list, preview and execute tools as this plugin, for one actor. */
 export interface ToolCaller {

@@ -4,7 +4,7 @@ import { ToolpactError, type GateDeclaration, type GuardDeclaration, type HookDe
 import type { ActivityEvent, Principal } from "./api.js";
 import type { GateCall, GateDecision, GuardDecision, HookCall, SeamContext, StagedReaction } from "./seams.js";
 import type { PluginSdk } from "./plugin-sdk.js";
-import { ALLOW_ALL, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ALLOW_ALL, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./testing/fixtures.js";
 
 const GATES = "com.example.gates";
 const MORE_GATES = "com.example.moregates";

@@ -1,57 +1,28 @@
-import { ToolpactError, type ToolpactErrorCode } from "@toolpact/contract";
-import type { ActivityEvent, ActivityOutcome, ActivityPage, ActivityQuery } from "./api.js";
-import type { ActivityRecord, Store } from "./store/store.js";
+import { MAX_ACTIVITY_PAGE, ToolpactError } from "@toolpact/contract";
+import type { ActivityEvent, ActivityPage, ActivityQuery } from "../api.js";
+import type { ActivityRecord, Store } from "../store/store.js";
 
 /** Events per page when the query names no limit. */
 export const DEFAULT_ACTIVITY_PAGE = 50;
-/** The most events one page may hold. */
-export const MAX_ACTIVITY_PAGE = 1000;
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const CLASS_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
-
-/** How a refused or failed call shows in the activity log. */
-export function outcomeOf(code: ToolpactErrorCode): ActivityOutcome {
-  switch (code) {
-    case "PROVIDER_FAILED":
-    case "STORE_UNAVAILABLE":
-      return "failed";
-    case "OUTCOME_UNKNOWN":
-      return "unknown";
-    default:
-      return "denied";
-  }
-}
-
-/**
- * The class name of something a provider threw: an identifier of at most 64 characters, else "Error".
- * Never the message, never a thrown string's content.
- */
-export function errorClassOf(error: unknown): string {
-  if (error === null || error === undefined) return "Null";
-  if (typeof error !== "object" && typeof error !== "function") return typeof error;
-  let name: unknown;
-  try {
-    // A getter or proxy on what a provider threw must not throw again from here.
-    name = (error as { constructor?: { name?: unknown } }).constructor?.name;
-  } catch {
-    return "Error";
-  }
-  return typeof name === "string" && CLASS_NAME.test(name) ? name : "Error";
-}
 
 /** The public shape of a stored event. */
 export function toActivityEvent(record: ActivityRecord): ActivityEvent {
   return { ...record, at: new Date(record.at).toISOString() };
 }
 
+/** Which page of whose activity to read. */
+export interface ActivityPageRequest {
+  readonly tenantId: string;
+  /** Only this actor's events (a user reading their own); the whole tenant's when absent (its admin). */
+  readonly actorUserId?: string;
+  readonly query: ActivityQuery | undefined;
+}
+
 /** One page of a tenant's activity (all of it, or one actor's), newest first. */
-export async function readActivityPage(
-  store: Store,
-  tenantId: string,
-  actorUserId: string | undefined,
-  query: ActivityQuery | undefined,
-): Promise<ActivityPage> {
+export async function readActivityPage(store: Store, request: ActivityPageRequest): Promise<ActivityPage> {
+  const { tenantId, actorUserId, query } = request;
   const limit = query?.limit ?? DEFAULT_ACTIVITY_PAGE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_PAGE) {
     throw new ToolpactError("INPUT_INVALID", `limit must be an integer from 1 to ${MAX_ACTIVITY_PAGE}; got ${limit}`, {

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Manifest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
-import { ALLOW_ALL, NOTES, TENANT, eachTestFixtureWithAlice, tool, type RuntimeFixture } from "../test-fixtures.js";
+import { ALLOW_ALL, NOTES, TENANT, eachTestFixtureWithAlice, tool, type RuntimeFixture } from "../testing/fixtures.js";
 import { pinRefusal } from "../testing/pin-refusal.js";
 
 const search = { providerId: NOTES, tool: "search-records" };

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Principal } from "../api.js";
-import { NOTES, eachTestFixtureWithAlice, type RuntimeFixture } from "../test-fixtures.js";
+import { NOTES, eachTestFixtureWithAlice, type RuntimeFixture } from "../testing/fixtures.js";
 import { pinRefusal } from "../testing/pin-refusal.js";
 
 const search = { providerId: NOTES, tool: "search-records" };

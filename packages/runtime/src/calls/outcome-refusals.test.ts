@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Manifest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
-import { NOTES, TENANT, eachTestFixtureWithAlice, type RuntimeFixture } from "../test-fixtures.js";
+import { NOTES, TENANT, eachTestFixtureWithAlice, type RuntimeFixture } from "../testing/fixtures.js";
 import { pinRefusal } from "../testing/pin-refusal.js";
 
 const search = { providerId: NOTES, tool: "search-records" };

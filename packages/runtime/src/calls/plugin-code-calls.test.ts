@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Manifest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
-import { ALLOW_ALL, TENANT, UNTRUSTED, createFixture, rejection, tool, type RuntimeFixture } from "../test-fixtures.js";
+import { ALLOW_ALL, TENANT, UNTRUSTED, createFixture, rejection, tool, type RuntimeFixture } from "../testing/fixtures.js";
 
 const COUNTED = "com.example.counted";
 const SEAMS = "com.example.watchers";

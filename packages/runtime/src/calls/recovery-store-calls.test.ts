@@ -7,7 +7,7 @@ import type { Manifest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import type { ToolpactRuntime } from "../runtime.js";
 import { createRecordingStore, type RecordingStore } from "../testing/recording-store.js";
-import { TENANT, createFixture, tool, type RuntimeFixture } from "../test-fixtures.js";
+import { TENANT, createFixture, tool, type RuntimeFixture } from "../testing/fixtures.js";
 
 const PAYMENTS = "com.example.payments";
 const manifest: Manifest = {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Manifest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import { createRecordingStore, type RecordingStore } from "../testing/recording-store.js";
-import { ALLOW_ALL, NOTES, TENANT, UNTRUSTED, createFixture, rejection, type RuntimeFixture } from "../test-fixtures.js";
+import { ALLOW_ALL, NOTES, TENANT, UNTRUSTED, createFixture, rejection, type RuntimeFixture } from "../testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };

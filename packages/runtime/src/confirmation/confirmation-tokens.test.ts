@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { ConfirmationTokens, deriveDigestKey, type ConfirmationBinding } from "./confirmation-token.js";
+import { ConfirmationTokens, deriveDigestKey } from "./confirmation-tokens.js";
+import type { ConfirmationBinding } from "./binding.js";
 
 const binding: ConfirmationBinding = {
   tenantId: "t",

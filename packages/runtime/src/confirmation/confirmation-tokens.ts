@@ -1,7 +1,8 @@
 import { hkdfSync, randomUUID, webcrypto } from "node:crypto";
 import { compactVerify, decodeProtectedHeader, SignJWT } from "jose";
 import { ToolpactError, inputDigest, type Effect } from "@toolpact/contract";
-import type { SigningKey } from "./secrets.js";
+import type { SigningKey } from "../secrets.js";
+import type { BoundCall, ConfirmationBinding } from "./binding.js";
 
 /** `typ` of every confirmation token. */
 export const CONFIRMATION_TOKEN_TYPE = "toolpact-confirm+jwt";
@@ -9,23 +10,6 @@ export const CONFIRMATION_TOKEN_TYPE = "toolpact-confirm+jwt";
 export const CONFIRMATION_AUDIENCE = "toolpact-confirmation";
 /** Clock skew tolerated on `exp` and `iat`, in seconds. */
 export const CONFIRMATION_SKEW_SECONDS = 5;
-
-/** What a confirmation is bound to: any change after preview invalidates the token. */
-export interface ConfirmationBinding {
-  readonly tenantId: string;
-  readonly actorUserId: string;
-  readonly callerPluginId: string;
-  readonly providerId: string;
-  readonly tool: string;
-  readonly version: number;
-  /** schemaHash of the tool's input schema. */
-  readonly schemaHash: string;
-  readonly effect: Effect;
-  readonly mode: "token" | "platform";
-  readonly runId?: string;
-  /** The validated, frozen input. */
-  readonly input: unknown;
-}
 
 /** The claims of a confirmation token. */
 export interface ConfirmationClaims {
@@ -46,8 +30,8 @@ export interface ConfirmationClaims {
   readonly run?: string;
 }
 
-/** What an approved platform-mode request's token carries. */
-export interface ApprovedConfirmation extends Omit<ConfirmationBinding, "mode" | "input"> {
+/** What an approved platform-mode request's token carries: its bound call, fixed id and times, and digest. */
+export interface ApprovedConfirmation extends BoundCall {
   readonly tokenId: string;
   /** Unix ms. */
   readonly issuedAt: number;
@@ -120,23 +104,7 @@ export class ConfirmationTokens {
     const iat = Math.floor(this.#clock() / 1000);
     const exp = iat + this.#ttlSeconds;
     const tokenId = randomUUID();
-    const claims: Record<string, unknown> = {
-      jti: tokenId,
-      iat,
-      exp,
-      aud: CONFIRMATION_AUDIENCE,
-      tid: binding.tenantId,
-      sub: binding.actorUserId,
-      cpl: binding.callerPluginId,
-      prv: binding.providerId,
-      tol: binding.tool,
-      ver: binding.version,
-      sch: binding.schemaHash,
-      dig: inputDigest(this.#signer.digestKey, binding.input),
-      eff: binding.effect,
-      mod: binding.mode,
-    };
-    if (binding.runId !== undefined) claims.run = binding.runId;
+    const claims = claimsOf(binding, { jti: tokenId, iat, exp, dig: inputDigest(this.#signer.digestKey, binding.input), mod: binding.mode });
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: "HS256", kid: this.#signer.kid, typ: CONFIRMATION_TOKEN_TYPE })
       .sign(this.#signer.signKey);
@@ -155,23 +123,13 @@ export class ConfirmationTokens {
    */
   async mintApproved(approved: ApprovedConfirmation): Promise<string> {
     const key = this.#keys.get(approved.digestKid) ?? this.#signer;
-    const claims: Record<string, unknown> = {
+    const claims = claimsOf(approved, {
       jti: approved.tokenId,
       iat: Math.floor(approved.issuedAt / 1000),
       exp: Math.floor(approved.expiresAt / 1000),
-      aud: CONFIRMATION_AUDIENCE,
-      tid: approved.tenantId,
-      sub: approved.actorUserId,
-      cpl: approved.callerPluginId,
-      prv: approved.providerId,
-      tol: approved.tool,
-      ver: approved.version,
-      sch: approved.schemaHash,
       dig: approved.digest,
-      eff: approved.effect,
       mod: "platform",
-    };
-    if (approved.runId !== undefined) claims.run = approved.runId;
+    });
     return new SignJWT(claims).setProtectedHeader({ alg: "HS256", kid: key.kid, typ: CONFIRMATION_TOKEN_TYPE }).sign(key.signKey);
   }
 
@@ -222,6 +180,31 @@ export class ConfirmationTokens {
     }
     return { tokenId: claims.jti, expiresAt: claims.exp * 1000 };
   }
+}
+
+/** The claims of a token for `bound`: the one mapping of a bound call to claims, for both modes. */
+function claimsOf(
+  bound: BoundCall,
+  token: Pick<ConfirmationClaims, "jti" | "iat" | "exp" | "dig" | "mod">,
+): Record<string, unknown> {
+  const claims: Record<string, unknown> = {
+    jti: token.jti,
+    iat: token.iat,
+    exp: token.exp,
+    aud: CONFIRMATION_AUDIENCE,
+    tid: bound.tenantId,
+    sub: bound.actorUserId,
+    cpl: bound.callerPluginId,
+    prv: bound.providerId,
+    tol: bound.tool,
+    ver: bound.version,
+    sch: bound.schemaHash,
+    dig: token.dig,
+    eff: bound.effect,
+    mod: token.mod,
+  };
+  if (bound.runId !== undefined) claims.run = bound.runId;
+  return claims;
 }
 
 function parseClaims(bytes: Uint8Array, tool: string): ConfirmationClaims {

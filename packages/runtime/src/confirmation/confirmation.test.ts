@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "./api.js";
+import type { Principal } from "../api.js";
 import {
   ALLOW_ALL,
   ASSISTANT,
@@ -14,7 +14,7 @@ import {
   rejection,
   tool,
   type RuntimeFixture,
-} from "./test-fixtures.js";
+} from "../testing/fixtures.js";
 
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
 const createV2 = { providerId: NOTES, tool: "create-record", version: 2 };

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { SignJWT, decodeJwt } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ConfirmationStatus } from "@toolpact/contract";
-import type { ActivityEvent, Principal } from "./api.js";
+import type { ActivityEvent, Principal } from "../api.js";
 import {
   ALLOW_ALL,
   ASSISTANT,
@@ -18,7 +18,7 @@ import {
   rejection,
   type FixtureOptions,
   type RuntimeFixture,
-} from "./test-fixtures.js";
+} from "../testing/fixtures.js";
 
 const PUBLIC_URL = "https://toolpact.example.test/base";
 const create = { providerId: NOTES, tool: "create-record", version: 1 };

@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { ToolpactError, parseToolFullName, type ConfirmationInfo, type ConfirmationStatus, type Effect } from "@toolpact/contract";
-import { errorClassOf } from "./activity.js";
+import {
+  ID_MAX_LENGTH,
+  MAX_CONFIRMATION_WAIT_MS,
+  ToolpactError,
+  parseToolFullName,
+  toolFullName,
+  type ConfirmationInfo,
+  type ConfirmationStatus,
+} from "@toolpact/contract";
+import { errorClassOf } from "../activity/error-class.js";
 import type {
   ActivityOutcome,
   ActivityPhase,
@@ -9,34 +17,18 @@ import type {
   ConfirmationRequestView,
   Principal,
   WaitConfirmationOptions,
-} from "./api.js";
-import type { ConfirmationTokens } from "./confirmation-token.js";
-import { uuidv7 } from "./ids.js";
-import type { RuntimeContext } from "./options.js";
-import type { PayloadCipher } from "./payload-cipher.js";
-import type { PluginRegistry } from "./registry.js";
-import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "./store/store.js";
+} from "../api.js";
+import { uuidv7 } from "../ids.js";
+import type { RuntimeContext } from "../options.js";
+import type { PluginRegistry } from "../registry.js";
+import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
+import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "../store/store.js";
+import { boundCallOf, type ConfirmationBinding } from "./binding.js";
+import type { ConfirmationTokens } from "./confirmation-tokens.js";
+import { ConfirmationWaiters } from "./confirmation-waiters.js";
 
-/** The longest `waitConfirmation` waits per call, ms. */
-export const MAX_CONFIRMATION_WAIT_MS = 25_000;
-const REQUEST_ID_MAX = 128;
 /** Expired requests settled per sweep step. */
 const SWEEP_BATCH = 200;
-
-/** What preview hands over to make a platform-mode request. */
-export interface PlatformRequest {
-  readonly principal: Principal;
-  readonly providerId: string;
-  readonly tool: string;
-  readonly fullName: string;
-  readonly version: number;
-  readonly effect: Effect;
-  readonly schemaHash: string;
-  readonly runId: string | undefined;
-  readonly input: unknown;
-  readonly summary: string;
-  readonly details: unknown;
-}
 
 /**
  * Platform-mode confirmation: requests kept in the store (preview sealed), decided by the person they are
@@ -46,55 +38,53 @@ export interface PlatformRequest {
 export class PlatformConfirmations {
   readonly #context: RuntimeContext;
   readonly #tokens: ConfirmationTokens;
-  readonly #cipher: PayloadCipher;
+  readonly #sealed: SealedPayloads;
   readonly #registry: PluginRegistry;
-  readonly #waiters = new Map<string, Set<() => void>>();
-  /** Ends every wait when the runtime closes. */
-  readonly #closing = new AbortController();
+  readonly #waiters = new ConfirmationWaiters();
 
-  constructor(parts: { context: RuntimeContext; tokens: ConfirmationTokens; cipher: PayloadCipher; registry: PluginRegistry }) {
+  constructor(parts: { context: RuntimeContext; tokens: ConfirmationTokens; sealed: SealedPayloads; registry: PluginRegistry }) {
     this.#context = parts.context;
     this.#tokens = parts.tokens;
-    this.#cipher = parts.cipher;
+    this.#sealed = parts.sealed;
     this.#registry = parts.registry;
   }
 
   /**
-   * Step 8 of a platform-mode preview: keeps the request (preview sealed), unless the caller and actor
-   * already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
+   * Step 8 of a platform-mode preview: keeps the request for `binding` (its preview sealed), unless the
+   * caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
    */
-  async create(request: PlatformRequest): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
-    const { principal } = request;
+  async create(binding: ConfirmationBinding, shown: ShownPreview): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
+    const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
     const now = this.#context.clock();
     const requestId = randomUUID();
-    const { digest, kid } = this.#tokens.digest(request.input);
+    const { digest, kid } = this.#tokens.digest(binding.input);
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
-    let shown: string;
+    let sealedPreview: Uint8Array;
     try {
-      shown = JSON.stringify({ s: request.summary, d: request.details });
+      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, shown);
     } catch {
-      throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${request.fullName} has details that are not JSON`, {
-        tool: request.fullName,
+      throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${fullName} has details that are not JSON`, {
+        tool: fullName,
         errorClass: "InvalidPreview",
       });
     }
     const record: ConfirmationRecord = {
-      tenantId: principal.tenantId,
+      tenantId: binding.tenantId,
       requestId,
-      tool: request.fullName,
-      providerPluginId: request.providerId,
-      callerPluginId: principal.callerPluginId,
-      actorUserId: principal.actor.userId,
+      tool: fullName,
+      providerPluginId: binding.providerId,
+      callerPluginId: binding.callerPluginId,
+      actorUserId: binding.actorUserId,
       digest,
       digestKid: kid,
-      schemaHash: request.schemaHash,
-      effect: request.effect,
+      schemaHash: binding.schemaHash,
+      effect: binding.effect,
       mode: "platform",
-      ...(request.runId === undefined ? {} : { runId: request.runId }),
+      ...(binding.runId === undefined ? {} : { runId: binding.runId }),
       status: "pending",
       createdAt: now,
       expiresAt,
-      sealedPreview: this.#cipher.seal(shown, previewAad(principal.tenantId, requestId)),
+      sealedPreview,
     };
     const created = await this.#context.store.createConfirmation(record, this.#context.pendingConfirmations);
     if (created.status === "rate-limited") {
@@ -102,7 +92,7 @@ export class PlatformConfirmations {
         "RATE_LIMITED",
         `this caller already has ${this.#context.pendingConfirmations} confirmation requests pending for this user: ` +
           "wait for them to be decided, cancel them with confirmations.cancel, or retry later",
-        { tool: request.fullName, retryAfterMs: Math.max(1, created.retryAt - now) },
+        { tool: fullName, retryAfterMs: Math.max(1, created.retryAt - now) },
       );
     }
     const base = this.#context.publicUrl?.replace(/\/+$/, "") ?? "";
@@ -133,12 +123,12 @@ export class PlatformConfirmations {
     }
     const deadline = performance.now() + Math.min(timeoutMs, MAX_CONFIRMATION_WAIT_MS);
     let record = await this.#callerRecord(principal, requestId);
-    const key = waiterKey(principal.tenantId, requestId);
     const signal = options.signal;
     while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
       const left = deadline - performance.now();
-      if (left <= 0 || signal?.aborted === true || this.#closing.signal.aborted) break;
-      await this.#sleep(key, Math.min(left, this.#context.confirmationPollMs, record.expiresAt - this.#context.clock()), signal);
+      if (left <= 0 || signal?.aborted === true || this.#waiters.closed) break;
+      const ms = Math.min(left, this.#context.confirmationPollMs, record.expiresAt - this.#context.clock());
+      await this.#waiters.sleep({ tenantId: principal.tenantId, requestId }, ms, signal);
       record = (await this.#context.store.getConfirmation(principal.tenantId, requestId)) ?? record;
     }
     return this.#statusOf(record);
@@ -154,7 +144,7 @@ export class PlatformConfirmations {
       return;
     }
     // When it was decided or expired meanwhile, there is nothing left to withdraw.
-    await this.#transition(record, { to: "cancelled", at: now, when: "live" }, "cancel", "denied");
+    await this.#transition(record, { to: "cancelled", at: now, when: "live" }, { phase: "cancel", outcome: "denied" });
   }
 
   async #callerRecord(principal: Principal, requestId: string): Promise<ConfirmationRecord> {
@@ -162,7 +152,7 @@ export class PlatformConfirmations {
     if (record === undefined || record.callerPluginId !== principal.callerPluginId || record.actorUserId !== principal.actor.userId) {
       throw new ToolpactError(
         "PERMISSION_DENIED",
-        `no confirmation request "${String(requestId).slice(0, REQUEST_ID_MAX)}" is visible to this caller and user: ` +
+        `no confirmation request "${String(requestId).slice(0, ID_MAX_LENGTH)}" is visible to this caller and user: ` +
           "a request is visible only to the caller and user whose preview made it",
       );
     }
@@ -193,23 +183,15 @@ export class PlatformConfirmations {
   }
 
   #tokenOf(record: ConfirmationRecord): Promise<string> {
-    const parsed = parseToolFullName(record.tool);
-    if (parsed === undefined) {
+    const bound = boundCallOf(record);
+    if (bound === undefined) {
       throw new ToolpactError("STORE_UNAVAILABLE", `the stored confirmation request ${record.requestId} names no valid tool`);
     }
     return this.#tokens.mintApproved({
+      ...bound,
       tokenId: record.requestId,
       issuedAt: record.decidedAt ?? record.createdAt,
       expiresAt: record.tokenExpiresAt ?? record.expiresAt,
-      tenantId: record.tenantId,
-      actorUserId: record.actorUserId,
-      callerPluginId: record.callerPluginId,
-      providerId: parsed.pluginId,
-      tool: parsed.tool,
-      version: parsed.version,
-      schemaHash: record.schemaHash,
-      effect: record.effect,
-      ...(record.runId === undefined ? {} : { runId: record.runId }),
       digest: record.digest,
       digestKid: record.digestKid,
     });
@@ -226,12 +208,7 @@ export class PlatformConfirmations {
     let summary = "";
     let details: unknown = null;
     if (record.status === "pending" && record.sealedPreview !== undefined) {
-      const shown = JSON.parse(this.#cipher.open(record.sealedPreview, previewAad(record.tenantId, record.requestId))) as {
-        s: string;
-        d: unknown;
-      };
-      summary = shown.s;
-      details = shown.d;
+      ({ summary, details } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
     }
     const parsed = parseToolFullName(record.tool);
     const declaration =
@@ -272,8 +249,7 @@ export class PlatformConfirmations {
     const changed = await this.#transition(
       record,
       approve ? { to: "approved", at: now, when: "live", tokenExpiresAt } : { to: "denied", at: now, when: "live" },
-      approve ? "approve" : "deny",
-      approve ? "approved" : "denied",
+      approve ? { phase: "approve", outcome: "approved" } : { phase: "deny", outcome: "denied" },
     );
     if (changed === undefined) {
       const current = (await this.#context.store.getConfirmation(record.tenantId, record.requestId)) ?? record;
@@ -289,7 +265,7 @@ export class PlatformConfirmations {
     if (record === undefined || record.actorUserId !== person.userId) {
       throw new ToolpactError(
         "PERMISSION_DENIED",
-        `no confirmation request "${String(requestId).slice(0, REQUEST_ID_MAX)}" is waiting for you: ` +
+        `no confirmation request "${String(requestId).slice(0, ID_MAX_LENGTH)}" is waiting for you: ` +
           "only the user a request is for can see and decide it; sign in as that user",
       );
     }
@@ -331,21 +307,21 @@ export class PlatformConfirmations {
   }
 
   async #expire(record: ConfirmationRecord, now: number): Promise<ConfirmationRecord | undefined> {
-    const changed = await this.#transition(record, { to: "expired", at: now, when: "expired" }, "expire", "expired");
+    const changed = await this.#transition(record, { to: "expired", at: now, when: "expired" }, { phase: "expire", outcome: "expired" });
     return changed ?? (await this.#context.store.getConfirmation(record.tenantId, record.requestId));
   }
 
+  /** Applies `change` to a pending request, recording it as `logged` in the same transaction. */
   async #transition(
     record: ConfirmationRecord,
     change: Omit<ConfirmationTransition, "tenantId" | "requestId" | "activity">,
-    phase: ActivityPhase,
-    outcome: ActivityOutcome,
+    logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome },
   ): Promise<ConfirmationRecord | undefined> {
     const transition: ConfirmationTransition = {
       tenantId: record.tenantId,
       requestId: record.requestId,
       ...change,
-      activity: this.#event(record, phase, outcome, change.at),
+      activity: this.#event(record, { ...logged, at: change.at }),
     };
     let changed: ConfirmationRecord | undefined;
     try {
@@ -354,11 +330,12 @@ export class PlatformConfirmations {
       this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
       throw error;
     }
-    if (changed !== undefined) this.#notify(waiterKey(record.tenantId, record.requestId));
+    if (changed !== undefined) this.#waiters.wake(record);
     return changed;
   }
 
-  #event(record: ConfirmationRecord, phase: ActivityPhase, outcome: ActivityOutcome, at: number): ActivityRecord {
+  #event(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
+    const { phase, outcome, at } = logged;
     const parsed = parseToolFullName(record.tool);
     return {
       id: uuidv7(at),
@@ -379,48 +356,12 @@ export class PlatformConfirmations {
     };
   }
 
-  #sleep(key: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let waiters = this.#waiters.get(key);
-      if (waiters === undefined) {
-        waiters = new Set();
-        this.#waiters.set(key, waiters);
-      }
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        this.#closing.signal.removeEventListener("abort", done);
-        const set = this.#waiters.get(key);
-        set?.delete(done);
-        if (set?.size === 0) this.#waiters.delete(key);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.max(0, ms));
-      waiters.add(done);
-      signal?.addEventListener("abort", done, { once: true });
-      this.#closing.signal.addEventListener("abort", done, { once: true });
-    });
-  }
-
-  #notify(key: string): void {
-    const waiters = this.#waiters.get(key);
-    if (waiters !== undefined) for (const wake of [...waiters]) wake();
-  }
-
   /** Ends every wait (the runtime is closing): each answers with the status it has. */
   close(): void {
-    this.#closing.abort();
+    this.#waiters.close();
   }
 }
 
 function isRequestId(requestId: unknown): requestId is string {
-  return typeof requestId === "string" && requestId.length > 0 && requestId.length <= REQUEST_ID_MAX;
-}
-
-function waiterKey(tenantId: string, requestId: string): string {
-  return `${tenantId}\u0000${requestId}`;
-}
-
-function previewAad(tenantId: string, requestId: string): string {
-  return `toolpact:confirmation-preview:${tenantId}:${requestId}`;
+  return typeof requestId === "string" && requestId.length > 0 && requestId.length <= ID_MAX_LENGTH;
 }

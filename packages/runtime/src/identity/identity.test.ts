@@ -2,7 +2,7 @@ import { generateKeyPair, exportJWK, SignJWT } from "jose";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ActorTokenVerifier } from "./actor-token.js";
-import { ASSISTANT, ISSUER, NOTES, OTHER_TENANT, TENANT, eachTestFixture, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, ISSUER, NOTES, OTHER_TENANT, TENANT, eachTestFixture, rejection, type RuntimeFixture } from "../testing/fixtures.js";
 
 let fx: RuntimeFixture;
 let key: string;

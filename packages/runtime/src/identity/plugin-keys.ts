@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { randomBase64url, randomHex } from "./ids.js";
+import { randomBase64url, randomHex } from "../ids.js";
 
 /** `tpk_<key id: 20 hex>_<secret: 32 random bytes, base64url>`. */
 const PLUGIN_KEY_PATTERN = /^tpk_([0-9a-f]{20})_([A-Za-z0-9_-]{43})$/;

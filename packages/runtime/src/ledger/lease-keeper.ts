@@ -1,5 +1,5 @@
-import type { RuntimeLogger } from "./options.js";
-import type { LeaseRenewal, Store } from "./store/store.js";
+import type { Logger } from "../logger.js";
+import type { LeaseRenewal, Store } from "../store/store.js";
 
 /**
  * Keeps the leases of this host's running operations alive: one timer renews all of them together
@@ -11,11 +11,11 @@ export class LeaseKeeper {
   readonly #owner: string;
   readonly #leaseMs: number;
   readonly #clock: () => number;
-  readonly #logger: RuntimeLogger;
+  readonly #logger: Logger;
   #timer: NodeJS.Timeout | undefined;
   #renewing = false;
 
-  constructor(options: { store: Store; owner: string; leaseMs: number; clock: () => number; logger: RuntimeLogger }) {
+  constructor(options: { store: Store; owner: string; leaseMs: number; clock: () => number; logger: Logger }) {
     this.#store = options.store;
     this.#owner = options.owner;
     this.#leaseMs = options.leaseMs;

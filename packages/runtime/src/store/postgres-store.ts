@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult } from "pg";
 import { ToolpactError } from "@toolpact/contract";
 import { uuidv7Floor } from "../ids.js";
-import type { RuntimeLogger } from "../options.js";
+import type { Logger } from "../logger.js";
 import { applyPostgresMigrations, REFUSED_SQLSTATE, SCHEMA_NAME } from "./postgres-migrations.js";
 import { checkSettleState, storeClosed, unsettled } from "./refusals.js";
 import {
@@ -72,7 +72,7 @@ export interface PostgresStoreOptions {
    * Where the details of a failure go (address, SQLSTATE, the driver's message; never the password).
    * Callers only ever get "the store is unavailable; try again shortly". Default: nowhere.
    */
-  readonly logger?: Pick<RuntimeLogger, "error">;
+  readonly logger?: Pick<Logger, "error">;
 }
 
 /** What a caller learns when the database fails a call; the details go to the store's logger. */
@@ -114,7 +114,7 @@ interface Settings {
   readonly applicationName: string;
   /** The URL's password, to scrub from anything logged (undefined when it has none). */
   readonly password: string | undefined;
-  readonly logger: Pick<RuntimeLogger, "error"> | undefined;
+  readonly logger: Pick<Logger, "error"> | undefined;
 }
 
 const MIGRATION_QUERY_TIMEOUT_MS = 60_000;

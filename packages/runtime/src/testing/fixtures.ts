@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach } from "vitest";
 import type { Manifest, ToolDeclaration } from "@toolpact/contract";
-import type { Principal, TenantPolicy } from "./api.js";
-import type { RuntimeOptions } from "./options.js";
-import { createRuntime, type ToolpactRuntime } from "./runtime.js";
-import type { SigningKey } from "./secrets.js";
-import { createSqliteStore } from "./store/sqlite-store.js";
-import type { Store } from "./store/store.js";
+import type { Principal, TenantPolicy } from "../api.js";
+import type { RuntimeOptions } from "../options.js";
+import { createRuntime, type ToolpactRuntime } from "../runtime.js";
+import type { SigningKey } from "../secrets.js";
+import { createSqliteStore } from "../store/sqlite-store.js";
+import type { Store } from "../store/store.js";
 
 export const ISSUER = "https://id.example.test";
 export const NOTES = "com.example.notes";

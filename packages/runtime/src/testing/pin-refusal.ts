@@ -2,7 +2,7 @@
  * What the refusal tables pin: the error a refused call answers (code, message, data) and the activity
  * event it left, ids and times masked.
  */
-import { TENANT, rejection, type RuntimeFixture } from "../test-fixtures.js";
+import { TENANT, rejection, type RuntimeFixture } from "./fixtures.js";
 import { createMasker } from "./recording-store.js";
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
