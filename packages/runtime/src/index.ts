@@ -3,8 +3,10 @@ export type { RuntimeOptions, RetentionOptions, RateLimitOptions } from "./optio
 export { silentLogger, type Logger } from "./logger.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";
 export type { ActorTokenConfig } from "./identity/actor-token.js";
-export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite-store.js";
-export { createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./store/postgres-store.js";
+export { createSqliteStore } from "./store/sqlite/sqlite-store.js";
+export type { SqliteStoreOptions } from "./store/sqlite/settings.js";
+export { createPostgresStore, migratePostgres } from "./store/postgres/postgres-store.js";
+export type { PostgresStoreOptions } from "./store/postgres/settings.js";
 export { createStore, isPostgresUrl, type CreateStoreOptions } from "./store/create-store.js";
 export type {
   Store,

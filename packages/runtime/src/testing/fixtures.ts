@@ -13,7 +13,7 @@ import type { Principal, TenantPolicy } from "../api.js";
 import type { RuntimeOptions } from "../options.js";
 import { createRuntime, type ToolpactRuntime } from "../runtime.js";
 import type { SigningKey } from "../secrets.js";
-import { createSqliteStore } from "../store/sqlite-store.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
 
 export const ISSUER = "https://id.example.test";

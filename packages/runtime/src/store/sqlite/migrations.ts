@@ -1,4 +1,5 @@
-import type { SchemaMigration } from "./schema-migration.js";
+import type Database from "better-sqlite3";
+import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
 
 /** One SQLite schema step, recorded in `schema_migrations`. */
 export type SqliteMigration = SchemaMigration;
@@ -189,3 +190,21 @@ ALTER TABLE idempotency_keys ADD COLUMN guard_set TEXT;
 `,
   },
 ];
+
+/** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */
+export function migrate(db: Database.Database, migrations: readonly SqliteMigration[]): number {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const apply = db.transaction(() => {
+    const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get() as { version: number | null };
+    const pending = pendingMigrations(migrations, row.version ?? 0);
+    const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const step of pending) {
+      db.exec(step.sql);
+      record.run(step.version, step.name, Date.now());
+    }
+    return pending.length;
+  });
+  return apply.immediate();
+}

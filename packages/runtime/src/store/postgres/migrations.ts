@@ -1,5 +1,5 @@
 import type { ClientBase } from "pg";
-import { pendingMigrations, type SchemaMigration } from "./schema-migration.js";
+import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
 
 /** One PostgreSQL schema step, recorded in `toolpact_migrations`. */
 export type PostgresMigration = SchemaMigration;

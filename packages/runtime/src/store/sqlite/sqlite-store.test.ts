@@ -5,9 +5,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { describeStoreContract } from "../testing.js";
-import { createSqliteStore, migrate } from "./sqlite-store.js";
-import { SQLITE_MIGRATIONS } from "./sqlite-migrations.js";
+import { describeStoreContract } from "../../testing/index.js";
+import { migrate } from "./migrations.js";
+import { createSqliteStore } from "./sqlite-store.js";
+import { SQLITE_MIGRATIONS } from "./migrations.js";
 
 function tempDir(): { dir: string; dispose(): Promise<void> } {
   const dir = mkdtempSync(join(tmpdir(), "toolpact-store-"));

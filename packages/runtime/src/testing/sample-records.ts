@@ -1,7 +1,7 @@
 /** Sample records for store tests (the contract suite and the PostgreSQL store's own tests): fixed times, fresh ids. */
 import { randomUUID } from "node:crypto";
 import { uuidv7 } from "../ids.js";
-import type { ActivityRecord, ConfirmationRecord, OperationRecord, OperationSettle } from "./store.js";
+import type { ActivityRecord, ConfirmationRecord, OperationRecord, OperationSettle } from "../store/store.js";
 
 /** The fixed "now" of the samples, Unix ms. */
 export const NOW = 1_750_000_000_000;

@@ -2,18 +2,20 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { Client } from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { uuidv7 } from "../ids.js";
-import { describeStoreContract, postgresTestGate } from "../testing.js";
-import { createStore } from "./create-store.js";
-import { POSTGRES_MIGRATIONS } from "./postgres-migrations.js";
-import { STORE_UNAVAILABLE_MESSAGE, createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./postgres-store.js";
+import { uuidv7 } from "../../ids.js";
+import { describeStoreContract, postgresTestGate } from "../../testing/index.js";
+import { createStore } from "../create-store.js";
+import { POSTGRES_MIGRATIONS } from "./migrations.js";
+import { STORE_UNAVAILABLE_MESSAGE } from "./errors.js";
+import { createPostgresStore, migratePostgres } from "./postgres-store.js";
+import type { PostgresStoreOptions } from "./settings.js";
 import {
   NOW,
   sampleActivity as activity,
   sampleConfirmation as confirmation,
   sampleOperation as operation,
   sampleSettle,
-} from "./sample-records.js";
+} from "../../testing/sample-records.js";
 import type {
   OperationBegin,
   OperationBeginResult,
@@ -21,8 +23,8 @@ import type {
   OperationSettle,
   OutboxRecord,
   Store,
-} from "./store.js";
-import { createTcpProxy, type TcpProxy } from "./tcp-proxy.js";
+} from "../store.js";
+import { createTcpProxy, type TcpProxy } from "../../testing/tcp-proxy.js";
 
 const gate = await postgresTestGate("PostgreSQL store tests");
 const PG_URL = gate.url;
