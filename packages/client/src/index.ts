@@ -1,5 +1,4 @@
 export type { ToolTransport } from "./transport.js";
-// The HTTP transport (written with the runtime issue).
 export { createHttpTransport, type HttpTransportOptions } from "./http-transport.js";
 export type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
 export { confirmPreview, type ConfirmOptions, type ConfirmPreviewOptions } from "./confirm.js";

@@ -21,6 +21,10 @@ export const MAX_ACTIVITY_PAGE = 1000;
 export const OUTBOX_BATCH_MAX = 1000;
 /** An outbox claim holds 1 s to this many seconds. */
 export const OUTBOX_LEASE_MAX_SECONDS = 3600;
+/** A name in a policy list (callers, users, roles, trusted confirmation UIs) is 1 to this many characters. */
+export const POLICY_NAME_MAX_LENGTH = 256;
+/** A recovery rule re-invokes an operation at most this many times. */
+export const RECOVERY_ATTEMPTS_MAX = 100;
 /** Verification levels run from 0 to this. */
 export const MAX_VERIFICATION_LEVEL = 3;
 /** A confirmation token lives this many seconds at least. */

@@ -5,7 +5,11 @@ import path from "node:path";
 import { SignJWT } from "jose";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createServer } from "node:net";
-import { HostError, SECRET_ENV_VARS, describeDatabase, loadHostConfig, migrateDatabase, readSecrets, startHost, type HostConfig } from "./host.js";
+import { loadHostConfig, type HostConfig } from "./config.js";
+import { describeDatabase, migrateDatabase } from "./database.js";
+import { HostError } from "./host-error.js";
+import { SECRET_ENV_VARS, readSecrets } from "./secrets.js";
+import { startHost } from "./start-host.js";
 
 let dir: string;
 const savedEnv = { ...process.env };
