@@ -56,7 +56,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
         checkTenant(tenantId);
         known(pluginId);
         if (typeof enabled !== "boolean") throw invalidArgument("/enabled", "enabled is true or false");
-        if (!(await store.setPluginEnabled(tenantId, pluginId, enabled, context.clock()))) {
+        if (!(await store.setPluginEnabled(tenantId, pluginId, { enabled, now: context.clock() }))) {
           throw new ToolpactError(
             "PROVIDER_NOT_FOUND",
             `plugin "${pluginId}" is not installed for tenant "${tenantId}": install it first with admin.installPlugin`,
@@ -128,7 +128,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
           throw invalidArgument("/leaseSeconds", `leaseSeconds is an integer from 1 to ${OUTBOX_LEASE_MAX_SECONDS}`);
         }
         const now = context.clock();
-        const rows = await store.claimOutbox(tenantId, limit, now, now + leaseSeconds * 1000);
+        const rows = await store.claimOutbox(tenantId, { limit, now, claimUntil: now + leaseSeconds * 1000 });
         return rows.map(
           (row): OutboxItem => ({
             id: row.id,

@@ -28,6 +28,8 @@ export type {
   PruneResult,
   ActivationRecord,
   OutboxRecord,
+  OutboxClaimQuery,
+  PluginEnabledChange,
   RunRecord,
   ConfirmationState,
   ConfirmationRecord,

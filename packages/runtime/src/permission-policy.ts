@@ -63,7 +63,7 @@ export class PermissionPolicy {
       subset = this.#subset(tool, callerPluginId);
       this.#subsets.set(key, subset);
     }
-    return subset.fixed ?? this.#combine(subset.rules, tool, callerPluginId, actor);
+    return subset.fixed ?? this.#combine(subset.rules, tool, { callerPluginId, actor });
   }
 
   /** The policy's narrowing of a gate, hook or guard (`<pluginId>:<name>`), if any. */
@@ -87,16 +87,17 @@ export class PermissionPolicy {
     const actorFree = rules.every((rule) => rule.users === undefined && rule.roles === undefined);
     return {
       rules,
-      fixed: actorFree ? this.#combine(rules, tool, callerPluginId, undefined) : undefined,
+      fixed: actorFree ? this.#combine(rules, tool, { callerPluginId, actor: undefined }) : undefined,
     };
   }
 
+  /** The decision of `rules` for the caller, and for the actor (undefined when no rule looks at the actor). */
   #combine(
     rules: readonly CompiledRule[],
     tool: RegisteredTool,
-    callerPluginId: string,
-    actor: ActorInfo | undefined,
+    who: { readonly callerPluginId: string; readonly actor: ActorInfo | undefined },
   ): PermissionDecision {
+    const { callerPluginId, actor } = who;
     let matched = false;
     let confirmRule = false;
     let platform = false;

@@ -112,7 +112,7 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
   }) as PluginTools;
 
   const seams = <THandler>(kind: SeamKind): SeamProvider<THandler> =>
-    Object.freeze({ provide: (name: string, handler: THandler) => host.registry.provideSeam(pluginId, kind, name, handler) });
+    Object.freeze({ provide: (name: string, handler: THandler) => host.registry.provideSeam(pluginId, { kind, name, handler }) });
 
   return Object.freeze({
     pluginId,

@@ -77,11 +77,11 @@ export class ConfirmationTokens {
   readonly #ttlSeconds: number;
   readonly #clock: () => number;
 
-  private constructor(keys: Map<string, KeyMaterial>, signer: KeyMaterial, ttlSeconds: number, clock: () => number) {
-    this.#keys = keys;
-    this.#signer = signer;
-    this.#ttlSeconds = ttlSeconds;
-    this.#clock = clock;
+  private constructor(parts: { keys: Map<string, KeyMaterial>; signer: KeyMaterial; ttlSeconds: number; clock: () => number }) {
+    this.#keys = parts.keys;
+    this.#signer = parts.signer;
+    this.#ttlSeconds = parts.ttlSeconds;
+    this.#clock = parts.clock;
   }
 
   /** Imports every signing key once. */
@@ -96,7 +96,7 @@ export class ConfirmationTokens {
     }
     const first = keys[0];
     if (first === undefined) throw new TypeError("at least one signing key is required");
-    return new ConfirmationTokens(material, material.get(first.kid)!, ttlSeconds, clock);
+    return new ConfirmationTokens({ keys: material, signer: material.get(first.kid)!, ttlSeconds, clock });
   }
 
   /** Mints a token bound to `binding`, valid for the configured TTL. */

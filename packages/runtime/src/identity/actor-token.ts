@@ -60,11 +60,11 @@ export class ActorTokenVerifier {
   readonly #clock: () => number;
   readonly #cache = new Map<string, VerifiedActor>();
 
-  private constructor(issuer: string, key: webcrypto.CryptoKey | JWTVerifyGetKey, algorithms: string[], clock: () => number) {
-    this.#issuer = issuer;
-    this.#key = key;
-    this.#algorithms = algorithms;
-    this.#clock = clock;
+  private constructor(parts: { issuer: string; key: webcrypto.CryptoKey | JWTVerifyGetKey; algorithms: string[]; clock: () => number }) {
+    this.#issuer = parts.issuer;
+    this.#key = parts.key;
+    this.#algorithms = parts.algorithms;
+    this.#clock = parts.clock;
   }
 
   /** Imports the configured key once. */
@@ -77,22 +77,17 @@ export class ActorTokenVerifier {
     }
     if (config.secret !== undefined) {
       const key = await webcrypto.subtle.importKey("raw", config.secret, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-      return new ActorTokenVerifier(config.issuer, key, ["HS256"], clock);
+      return new ActorTokenVerifier({ issuer: config.issuer, key, algorithms: ["HS256"], clock });
     }
     const jwks = config.jwks!;
     if (jwks instanceof URL) {
-      return new ActorTokenVerifier(config.issuer, createRemoteJWKSet(jwks), [...ASYMMETRIC_ALGS], clock);
+      return new ActorTokenVerifier({ issuer: config.issuer, key: createRemoteJWKSet(jwks), algorithms: [...ASYMMETRIC_ALGS], clock });
     }
     const algorithms = jwksAlgorithms(jwks.keys);
     if (algorithms.length === 0) {
       throw new TypeError("actorTokens.jwks has no RS256, ES256 or EdDSA key: symmetric or unknown keys are not accepted");
     }
-    return new ActorTokenVerifier(
-      config.issuer,
-      createLocalJWKSet(jwks as unknown as JSONWebKeySet),
-      algorithms,
-      clock,
-    );
+    return new ActorTokenVerifier({ issuer: config.issuer, key: createLocalJWKSet(jwks as unknown as JSONWebKeySet), algorithms, clock });
   }
 
   /**

@@ -471,14 +471,14 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
 
       expect(await stores[1]!.settleOperation(settleOf(op, { leaseOwner: "thief", extraActivity: extra, outbox }))).toBe("lease-lost");
       expect(await stores[1]!.listActivity(t, { limit: 10 })).toEqual([]);
-      expect(await stores[1]!.claimOutbox(t, 10, NOW, NOW + 1000)).toEqual([]);
+      expect(await stores[1]!.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1000 })).toEqual([]);
 
       const settle = settleOf(op, { extraActivity: extra, outbox, idempotency: { sealedResult: new Uint8Array([7]) } });
       expect(await stores[1]!.settleOperation(settle)).toBe("settled");
       const events = await stores[0]!.listActivity(t, { limit: 10 });
       expect(events).toHaveLength(3);
       expect(events).toEqual(expect.arrayContaining([settle.activity, ...extra]));
-      const claimed = await stores[0]!.claimOutbox(t, 10, NOW, NOW + 1000);
+      const claimed = await stores[0]!.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1000 });
       const comparable = (item: OutboxRecord) => ({ ...item, sealedPayload: [...item.sealedPayload] });
       expect(claimed.map(comparable)).toEqual(outbox.map((item) => comparable({ ...item, attempts: 1, claimedUntil: NOW + 1000 })));
       // Recovery settles without knowing the key: the record is found by operation id.
@@ -495,19 +495,19 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       const outbox = Array.from({ length: 30 }, (_, i) => outboxItem(op, i));
       await stores[0]!.settleOperation(settleOf(op, { outbox }));
 
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 3]!.claimOutbox(t, 4, NOW, NOW + 5000)));
+      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 3]!.claimOutbox(t, { limit: 4, now: NOW, claimUntil: NOW + 5000 })));
       const ids = claims.flatMap((claim) => claim.map((item) => item.id));
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBe(30);
       for (const claim of claims) expect(claim.map((item) => item.id)).toEqual([...claim.map((item) => item.id)].sort());
-      expect(await stores[1]!.claimOutbox(t, 10, NOW + 4999, NOW + 9000)).toEqual([]);
-      expect(await stores[1]!.claimOutbox(tenant(), 10, NOW + 9999, NOW + 20_000)).toEqual([]);
+      expect(await stores[1]!.claimOutbox(t, { limit: 10, now: NOW + 4999, claimUntil: NOW + 9000 })).toEqual([]);
+      expect(await stores[1]!.claimOutbox(tenant(), { limit: 10, now: NOW + 9999, claimUntil: NOW + 20_000 })).toEqual([]);
 
-      const again = await stores[1]!.claimOutbox(t, 5, NOW + 5000, NOW + 10_000);
+      const again = await stores[1]!.claimOutbox(t, { limit: 5, now: NOW + 5000, claimUntil: NOW + 10_000 });
       expect(again.map((item) => [item.id, item.attempts])).toEqual(outbox.slice(0, 5).map((item) => [item.id, 2]));
       expect(await stores[2]!.ackOutbox(tenant(), again.map((item) => item.id))).toBe(0);
       expect(await stores[2]!.ackOutbox(t, again.map((item) => item.id))).toBe(5);
-      const rest = await stores[2]!.claimOutbox(t, 100, NOW + 20_000, NOW + 30_000);
+      const rest = await stores[2]!.claimOutbox(t, { limit: 100, now: NOW + 20_000, claimUntil: NOW + 30_000 });
       expect(rest.map((item) => item.id)).toEqual(outbox.slice(5).map((item) => item.id));
     });
 

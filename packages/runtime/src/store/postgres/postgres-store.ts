@@ -32,7 +32,9 @@ import type {
   OperationRecord,
   OperationSettle,
   OperationSettleResult,
+  OutboxClaimQuery,
   OutboxRecord,
+  PluginEnabledChange,
   PluginKeyRecord,
   PruneRequest,
   PruneResult,
@@ -115,7 +117,8 @@ class PostgresStore implements Store {
     await this.#db.query("could not install a plugin", S.installPlugin, [tenantId, pluginId, now]);
   }
 
-  async setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean> {
+  async setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
+    const { enabled, now } = change;
     const [row] = await this.#db.rows("could not enable or disable a plugin", S.setPluginEnabled, [tenantId, pluginId, enabled, now]);
     return Number(row?.changed ?? 0) > 0;
   }
@@ -264,7 +267,8 @@ class PostgresStore implements Store {
     return rows.map(confirmationFromRow);
   }
 
-  async claimOutbox(tenantId: string, limit: number, now: number, claimUntil: number): Promise<readonly OutboxRecord[]> {
+  async claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
+    const { limit, now, claimUntil } = claim;
     const rows = await this.#db.rows("could not claim outbox rows", S.claimOutbox, [tenantId, now, clampLimit(limit), claimUntil]);
     return rows.map(outboxFromRow).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }

@@ -32,7 +32,9 @@ import type {
   OperationRecord,
   OperationSettle,
   OperationSettleResult,
+  OutboxClaimQuery,
   OutboxRecord,
+  PluginEnabledChange,
   PluginKeyRecord,
   PruneRequest,
   PruneResult,
@@ -43,7 +45,8 @@ import type {
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, settleOperation } from "./ledger-writes.js";
-import { openSqlite, resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
+import { openSqlite } from "./open-database.js";
+import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -107,7 +110,8 @@ class SqliteStore implements Store {
     });
   }
 
-  setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean> {
+  setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
+    const { enabled, now } = change;
     return this.#queue.write(() => {
       const changed = this.#s.setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
       if (changed) this.#s.bumpTenant.run(tenantId, now);
@@ -273,7 +277,8 @@ class SqliteStore implements Store {
     );
   }
 
-  claimOutbox(tenantId: string, limit: number, now: number, claimUntil: number): Promise<readonly OutboxRecord[]> {
+  claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
+    const { limit, now, claimUntil } = claim;
     return this.#queue.write(() => {
       const rows = this.#s.claimableOutbox.all(tenantId, now, Math.max(1, Math.floor(limit))) as Row[];
       return rows.map((row) => {

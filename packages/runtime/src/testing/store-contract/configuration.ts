@@ -22,12 +22,12 @@ export function describeConfiguration(kit: StoreContractKit): void {
       await store.installPlugin(t, "com.example.notes", NOW + 1);
       expect(await store.loadTenantConfig(t, 1)).toBeUndefined();
 
-      expect(await store.setPluginEnabled(t, "com.example.notes", false, NOW + 2)).toBe(true);
+      expect(await store.setPluginEnabled(t, "com.example.notes", { enabled: false, now: NOW + 2 })).toBe(true);
       const disabled = await store.loadTenantConfig(t, 1);
       expect(disabled?.version).toBe(2);
       expect(disabled?.plugins[0]?.enabled).toBe(false);
 
-      expect(await store.setPluginEnabled(t, "com.example.other", true, NOW)).toBe(false);
+      expect(await store.setPluginEnabled(t, "com.example.other", { enabled: true, now: NOW })).toBe(false);
     });
 
     it("keeps the policy and records its change event in the same write", async () => {
@@ -48,7 +48,7 @@ export function describeConfiguration(kit: StoreContractKit): void {
       await store.installPlugin(a, "com.example.notes", NOW);
       await store.setPolicy(a, '{"rules":[]}', activity(a, { kind: "policy", phase: "change" }));
       expect(await store.loadTenantConfig(b)).toEqual({ tenantId: b, version: 0, plugins: [], activations: [] });
-      expect(await store.setPluginEnabled(b, "com.example.notes", false, NOW)).toBe(false);
+      expect(await store.setPluginEnabled(b, "com.example.notes", { enabled: false, now: NOW })).toBe(false);
     });
   });
 

@@ -154,6 +154,6 @@ export function describeConfirmations(kit: StoreContractKit): void {
     expect(await store.getRun(t, "live")).toBeDefined();
     expect(await store.getConfirmation(t, "old")).toBeUndefined();
     expect(await store.getConfirmation(t, "live")).toBeDefined();
-    expect(await store.claimOutbox(t, 10, NOW, NOW + 1)).toHaveLength(1);
+    expect(await store.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1 })).toHaveLength(1);
   });
 }

@@ -183,7 +183,7 @@ export function describeOperations(kit: StoreContractKit): void {
         settleOf(op, { leaseEpoch: 9, extraActivity: [lostEvent], outbox: [outboxRow(op, "lost")] }),
       );
       expect(lost).toBe("lease-lost");
-      expect(await store.claimOutbox(t, 10, NOW, NOW + 1000)).toEqual([]);
+      expect(await store.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1000 })).toEqual([]);
       expect(await store.listActivity(t, { limit: 10 })).toEqual([]);
 
       const hookEvent = activity(t, { kind: "hook", outcome: "failed", errorClass: "TimeoutError", seam: "com.example.hooks:notify" });
@@ -193,7 +193,7 @@ export function describeOperations(kit: StoreContractKit): void {
       const events = await store.listActivity(t, { limit: 10 });
       expect(events.map((e) => e.id).sort()).toEqual([settle.activity.id, hookEvent.id].sort());
       expect(events.find((e) => e.id === hookEvent.id)).toEqual(hookEvent);
-      const claimed = await store.claimOutbox(t, 10, NOW + 1, NOW + 1000);
+      const claimed = await store.claimOutbox(t, { limit: 10, now: NOW + 1, claimUntil: NOW + 1000 });
       expect(claimed.map((row) => row.kind)).toEqual(["first", "second"]);
       expect(claimed[0]).toMatchObject({ operationId: op.operationId, hook: "com.example.hooks:notify", attempts: 1, claimedUntil: NOW + 1000 });
       expect([...claimed[0]!.sealedPayload]).toEqual([7, 7, 7]);
@@ -206,18 +206,18 @@ export function describeOperations(kit: StoreContractKit): void {
       await store.beginOperation({ operation: op });
       const rows = Array.from({ length: 3 }, (_, i) => outboxRow(op, `r${i}`));
       await store.settleOperation(settleOf(op, { outbox: rows }));
-      expect(await store.claimOutbox(tenant(), 10, NOW, NOW + 1000)).toEqual([]);
-      const first = await store.claimOutbox(t, 2, NOW, NOW + 1000);
+      expect(await store.claimOutbox(tenant(), { limit: 10, now: NOW, claimUntil: NOW + 1000 })).toEqual([]);
+      const first = await store.claimOutbox(t, { limit: 2, now: NOW, claimUntil: NOW + 1000 });
       expect(first.map((row) => row.kind)).toEqual(["r0", "r1"]);
-      const second = await store.claimOutbox(t, 10, NOW + 500, NOW + 1500);
+      const second = await store.claimOutbox(t, { limit: 10, now: NOW + 500, claimUntil: NOW + 1500 });
       expect(second.map((row) => row.kind)).toEqual(["r2"]);
       expect(await store.ackOutbox(tenant(), [first[0]!.id])).toBe(0);
       expect(await store.ackOutbox(t, [first[0]!.id])).toBe(1);
       // r1's claim lapsed: it comes back, counting the attempt
-      const again = await store.claimOutbox(t, 10, NOW + 1000, NOW + 2000);
+      const again = await store.claimOutbox(t, { limit: 10, now: NOW + 1000, claimUntil: NOW + 2000 });
       expect(again.map((row) => [row.kind, row.attempts])).toEqual([["r1", 2]]);
       expect(await store.ackOutbox(t, [again[0]!.id, second[0]!.id])).toBe(2);
-      expect(await store.claimOutbox(t, 10, NOW + 10_000, NOW + 11_000)).toEqual([]);
+      expect(await store.claimOutbox(t, { limit: 10, now: NOW + 10_000, claimUntil: NOW + 11_000 })).toEqual([]);
     });
 
     it("gives each outbox row to one of several racing claimers", async () => {
@@ -229,7 +229,7 @@ export function describeOperations(kit: StoreContractKit): void {
       await store.beginOperation({ operation: op });
       await store.settleOperation(settleOf(op, { outbox: Array.from({ length: 20 }, (_, i) => outboxRow(op, `r${i}`)) }));
       const claims = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : peer).claimOutbox(t, 5, NOW, NOW + 1000)),
+        Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : peer).claimOutbox(t, { limit: 5, now: NOW, claimUntil: NOW + 1000 })),
       );
       const ids = claims.flat().map((row) => row.id);
       expect(ids).toHaveLength(20);
