@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Principal } from "./api.js";
-import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./testing/fixtures.js";
+import type { Principal } from "../api.js";
+import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "../testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };

@@ -1,9 +1,9 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Manifest } from "@toolpact/contract";
-import type { ActivityEvent, Principal } from "./api.js";
-import type { ToolpactRuntime } from "./runtime.js";
-import { ALLOW_ALL, NOTES, TENANT, createFixture, rejection, tool, type RuntimeFixture } from "./testing/fixtures.js";
+import type { ActivityEvent, Principal } from "../api.js";
+import type { ToolpactRuntime } from "../runtime.js";
+import { ALLOW_ALL, NOTES, TENANT, createFixture, rejection, tool, type RuntimeFixture } from "../testing/fixtures.js";
 
 const RECOVER = "com.example.payments";
 const manifest: Manifest = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Principal } from "./api.js";
+import type { Principal } from "../api.js";
 import {
   ALLOW_ALL,
   ASSISTANT,
@@ -12,7 +12,7 @@ import {
   rejection,
   tool,
   type RuntimeFixture,
-} from "./testing/fixtures.js";
+} from "../testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "./api.js";
-import { PayloadCipher } from "./sealed/payload-cipher.js";
-import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./testing/fixtures.js";
+import type { Principal } from "../api.js";
+import { PayloadCipher } from "./payload-cipher.js";
+import { ASSISTANT, NOTES, TENANT, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "../testing/fixtures.js";
 
 let fx: RuntimeFixture;
 let alice: Principal;
