@@ -52,6 +52,14 @@ export interface GateAnswer {
   readonly seam: string;
 }
 
+/** The confirmation token the operation's begin consumes (single use is the store's to decide). */
+export interface TokenToConsume {
+  readonly tokenId: string;
+  readonly consumedAt: number;
+  /** The token's own expiry: the consumed id may be pruned after it. */
+  readonly expiresAt: number;
+}
+
 /** The operation a call runs as, once the ledger began it (or recovery took its lease over). */
 export interface RunningOperation {
   readonly operationId: string;
@@ -60,8 +68,8 @@ export interface RunningOperation {
 
 /**
  * One call on its way through the steps: what it asked for, and what the steps found out about it, in
- * one place. Each fact is set once by the step that decides it (through the named methods below) and
- * read by the steps after; reading a fact before its step ran is a bug in the chain, and throws.
+ * one place. Each fact is set by the step that decides it, through the named methods below, and read by
+ * the steps after; reading a fact before its step ran is a bug in the chain, and throws.
  */
 export class Call {
   readonly parts: CallParts;
@@ -84,7 +92,7 @@ export class Call {
   #seams: ResolvedSeams | undefined;
   #gateAnswer: GateAnswer | undefined;
   #keying: IdempotencyKeying | undefined;
-  #consumes: { readonly tokenId: string; readonly consumedAt: number; readonly expiresAt: number } | undefined;
+  #consumes: TokenToConsume | undefined;
   #operation: RunningOperation | undefined;
   #resumed = false;
 
@@ -106,6 +114,7 @@ export class Call {
     return this.#tenant ?? unset("tenant");
   }
 
+  /** Step 2 read the tenant's config (the step-9 transaction checks it is still this version). */
   decidedUnder(tenant: TenantState): void {
     this.#tenant = tenant;
   }
@@ -143,6 +152,7 @@ export class Call {
     return this.#inputAccepted ? this.#input : unset("input");
   }
 
+  /** Step 4 accepted the validated copy. */
   accepted(input: unknown): void {
     this.#input = input;
     this.#inputAccepted = true;
@@ -152,6 +162,7 @@ export class Call {
     return this.#permission ?? unset("permission");
   }
 
+  /** Step 5: the policy allows the call, confirmed in this mode or not. */
   permitted(permission: Permission): void {
     this.#permission = permission;
   }
@@ -173,6 +184,7 @@ export class Call {
     return this.#gateAnswer;
   }
 
+  /** Step 7: a gate answers the call itself. */
   answeredByGate(answer: GateAnswer): void {
     this.#gateAnswer = answer;
   }
@@ -202,16 +214,18 @@ export class Call {
     return this.#keying;
   }
 
+  /** Step 8: the call carries an idempotency key. */
   keyed(keying: IdempotencyKeying): void {
     this.#keying = keying;
   }
 
   /** The confirmation token the operation's begin consumes. */
-  get consumes(): { readonly tokenId: string; readonly consumedAt: number; readonly expiresAt: number } | undefined {
+  get consumes(): TokenToConsume | undefined {
     return this.#consumes;
   }
 
-  confirmed(token: { readonly tokenId: string; readonly consumedAt: number; readonly expiresAt: number }): void {
+  /** Step 8: the call's confirmation token verified; the begin consumes it. */
+  confirmed(token: TokenToConsume): void {
     this.#consumes = token;
     this.trace.confirmedBy(token.tokenId);
   }
