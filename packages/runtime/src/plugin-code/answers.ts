@@ -80,6 +80,7 @@ export type GuardAnswer =
   | { readonly kind: "pass" | "withhold" | "not-json" | "invalid" }
   | { readonly kind: "replace"; readonly output: unknown };
 
+/** A guard's answer as one of its decisions (a replacement copied), or invalid. */
 export function guardAnswerOf(answer: unknown): GuardAnswer {
   if (typeof answer !== "object" || answer === null) return { kind: "invalid" };
   const decision = (answer as { decision?: unknown }).decision;

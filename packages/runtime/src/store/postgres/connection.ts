@@ -37,6 +37,7 @@ function config(query: Statement, values: readonly unknown[], queryTimeoutMs?: n
   return withTimeout;
 }
 
+/** Swallows what a dead connection or a closing pool reports: the next query on it fails and says so. */
 export function ignore(): void {}
 
 /**

@@ -133,6 +133,7 @@ function settleStatement(key: SettleKey, extras: boolean): Statement {
   );
 }
 
+/** The six settle statements, by how the idempotency record is found and whether extra rows come along. */
 export const SETTLE_STATEMENTS: Readonly<Record<`${SettleKey}:${boolean}`, Statement>> = {
   "none:false": settleStatement("none", false),
   "none:true": settleStatement("none", true),
@@ -154,6 +155,7 @@ function transitionStatement(when: "live" | "expired", withActivity: boolean): S
   return statement(`transition_${when}${withActivity ? "_logged" : ""}`, `WITH ${moved}${logged} SELECT * FROM moved`);
 }
 
+/** The four transition statements, by when they apply and whether an event is recorded with them. */
 export const TRANSITION_STATEMENTS: Readonly<Record<`${"live" | "expired"}:${boolean}`, Statement>> = {
   "live:false": transitionStatement("live", false),
   "live:true": transitionStatement("live", true),

@@ -23,11 +23,14 @@ export const ACTIVITY_RECORD =
   "tool text, version integer, effect text, phase text, outcome text, error_code text, error_class text, operation_id text, " +
   "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text";
 
+/** The columns a begin writes into `operations`. */
 export const OPERATION_COLUMNS =
   "operation_id, tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state, error_code, created_at, " +
   "lease_owner, lease_epoch, lease_expires_at, sealed_input";
+/** The head of the insert of a consumed token id. */
 export const TOKEN_INSERT =
   "INSERT INTO consumed_tokens (tenant_id, token_id, operation_id, caller_plugin_id, actor_user_id, consumed_at, expires_at)";
+/** The columns an idempotency key is unique over. */
 export const IDEMPOTENCY_SCOPE = "tenant_id, caller_plugin_id, actor_user_id, tool, key_hash";
 
 const TENANT_BUMP = `ON CONFLICT (tenant_id) DO UPDATE SET config_version = tenants.config_version + 1, updated_at = EXCLUDED.updated_at`;
