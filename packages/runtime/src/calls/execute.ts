@@ -1,34 +1,24 @@
 import { ToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import { Call, type CallParts } from "./call.js";
+import { authorizationSteps } from "./authorization.js";
 import { around, compose } from "./compose.js";
 import { isRetry, type EffectOutcome, type ExecuteAnswer } from "./outcome.js";
 import { afterToolHooks } from "./steps/after-tool-hooks.js";
-import { applyGates } from "./steps/apply-gates.js";
 import { applyGuards } from "./steps/apply-guards.js";
-import { checkCaller } from "./steps/check-caller.js";
-import { decidePermission } from "./steps/decide-permission.js";
 import { invokeProvider } from "./steps/invoke-provider.js";
 import { keepResult } from "./steps/keep-result.js";
 import { ledger } from "./steps/ledger.js";
-import { providerAuthorize } from "./steps/provider-authorize.js";
 import { replayIdempotent } from "./steps/replay-idempotent.js";
-import { resolveTool } from "./steps/resolve-tool.js";
-import { validateInput } from "./steps/validate-input.js";
 import { validateOutput } from "./steps/validate-output.js";
 import { verifyConfirmation } from "./steps/verify-confirmation.js";
 
 /** What happens between an operation's begin and its settle: innermost the provider, then each step around it. */
 export const effectSteps = compose<Call, EffectOutcome>([afterToolHooks, keepResult, applyGuards, validateOutput, invokeProvider]);
 
-/** `tools.execute`, top to bottom. */
+/** `tools.execute`, top to bottom: steps 2 to 7, then step 8, then the ledger around the effect. */
 const executeSteps = compose<Call, ExecuteAnswer>([
-  resolveTool,
-  checkCaller,
-  validateInput,
-  decidePermission,
-  providerAuthorize,
-  applyGates,
+  ...authorizationSteps,
   replayIdempotent,
   verifyConfirmation,
   around(ledger, effectSteps),

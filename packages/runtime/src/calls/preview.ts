@@ -1,29 +1,14 @@
 import type { PreviewOptions, PreviewResult, ToolRef } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import { Call, type CallParts } from "./call.js";
+import { authorizationSteps } from "./authorization.js";
 import { compose } from "./compose.js";
-import { applyGates } from "./steps/apply-gates.js";
-import { checkCaller } from "./steps/check-caller.js";
-import { decidePermission } from "./steps/decide-permission.js";
 import { limitPreviews } from "./steps/limit-previews.js";
 import { previewSummary } from "./steps/preview-summary.js";
-import { providerAuthorize } from "./steps/provider-authorize.js";
 import { requestConfirmation } from "./steps/request-confirmation.js";
-import { resolveTool } from "./steps/resolve-tool.js";
-import { validateInput } from "./steps/validate-input.js";
 
-/** `tools.preview`, top to bottom. */
-const previewSteps = compose<Call, PreviewResult>([
-  limitPreviews,
-  resolveTool,
-  checkCaller,
-  validateInput,
-  decidePermission,
-  providerAuthorize,
-  applyGates,
-  requestConfirmation,
-  previewSummary,
-]);
+/** `tools.preview`, top to bottom: the rate limit, steps 2 to 7, then the confirmation around the summary. */
+const previewSteps = compose<Call, PreviewResult>([limitPreviews, ...authorizationSteps, requestConfirmation, previewSummary]);
 
 /** A preview request after step 1. */
 export interface PreviewRequest {

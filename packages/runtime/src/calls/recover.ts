@@ -5,27 +5,14 @@ import type { Principal } from "../api.js";
 import type { RecoveryInput } from "../sealed/sealed-payloads.js";
 import type { OperationRecord } from "../store/store.js";
 import { Call, type CallParts } from "./call.js";
+import { authorizationSteps } from "./authorization.js";
 import { around, compose } from "./compose.js";
 import { effectSteps } from "./execute.js";
 import type { ExecuteAnswer } from "./outcome.js";
-import { applyGates } from "./steps/apply-gates.js";
-import { checkCaller } from "./steps/check-caller.js";
-import { decidePermission } from "./steps/decide-permission.js";
 import { resumedLedger } from "./steps/ledger.js";
-import { providerAuthorize } from "./steps/provider-authorize.js";
-import { resolveTool } from "./steps/resolve-tool.js";
-import { validateInput } from "./steps/validate-input.js";
 
 /** Re-invoking an operation whose lease expired: steps 2-7 again, then the same effect under the taken-over lease. */
-const recoverSteps = compose<Call, ExecuteAnswer>([
-  resolveTool,
-  checkCaller,
-  validateInput,
-  decidePermission,
-  providerAuthorize,
-  applyGates,
-  around(resumedLedger, effectSteps),
-]);
+const recoverSteps = compose<Call, ExecuteAnswer>([...authorizationSteps, around(resumedLedger, effectSteps)]);
 
 /** After start-up, recovery waits this long for a handler it may re-invoke to be provided. */
 const STARTUP_GRACE_MS = 60_000;
