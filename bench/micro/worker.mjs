@@ -4,8 +4,8 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { canonicalJson, compileSchema, inputDigest, prepareInput, schemaHash } from "@toolpact/contract";
 import { z } from "zod";
-import { ConfirmationTokens } from "../../packages/runtime/dist/confirmation-token.js";
-import { PayloadCipher } from "../../packages/runtime/dist/payload-cipher.js";
+import { ConfirmationTokens } from "../../packages/runtime/dist/confirmation/confirmation-tokens.js";
+import { PayloadCipher } from "../../packages/runtime/dist/sealed/payload-cipher.js";
 import { costPerCall } from "../lib/measure.mjs";
 import { serveRequests } from "../lib/processes.mjs";
 
@@ -62,7 +62,7 @@ async function run({ seconds }) {
 
   // 2. Confirmation tokens, made and checked as the runtime does (HS256 via jose, HMAC input digest).
   const tokens = await ConfirmationTokens.create([{ kid: "bench", key: new Uint8Array(randomBytes(32)) }], 300, Date.now);
-  /** @type {import("../../packages/runtime/dist/confirmation-token.js").ConfirmationBinding} */
+  /** @type {import("../../packages/runtime/dist/confirmation/binding.js").ConfirmationBinding} */
   const binding = {
     tenantId: "bench-tenant",
     actorUserId: "bench-user",

@@ -98,7 +98,7 @@ describe("the packed tarballs", () => {
     expect(problems).toEqual([]);
   });
 
-  it("the client loads no manifest loader or validators at run time: values come from @toolpact/contract/errors", () => {
+  it("the client loads no manifest loader or validators at run time: values come from @toolpact/contract/wire", () => {
     const dist = path.join(unpacked.get("@toolpact/client")!, "dist");
     const offenders = filesUnder(dist)
       .filter((file) => file.endsWith(".js"))

@@ -1,5 +1,5 @@
-import type { ConfirmationStatus, PreviewResult } from "@toolpact/contract";
-import { ToolpactError, type ToolpactErrorData } from "@toolpact/contract/errors";
+import type { ConfirmationStatus, PreviewResult } from "@toolpact/contract/wire";
+import { ToolpactError, type ToolpactErrorData } from "@toolpact/contract/wire";
 import { toToolpactError } from "./error-wire.js";
 import type { ToolTransport } from "./transport.js";
 

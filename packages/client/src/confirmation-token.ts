@@ -1,4 +1,4 @@
-import type { PreviewResult } from "@toolpact/contract";
+import type { PreviewResult } from "@toolpact/contract/wire";
 
 declare const confirmationTokenBrand: unique symbol;
 declare const toolPreviewBrand: unique symbol;

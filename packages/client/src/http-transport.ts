@@ -1,7 +1,18 @@
-import { createTRPCUntypedClient, httpLink, type HTTPHeaders } from "@trpc/client";
-import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, PreviewOptions, PreviewResult, ToolRef } from "@toolpact/contract";
-import { toToolpactError } from "./error-wire.js";
-import type { ToolTransport } from "./transport.js";
+import { createTRPCClient, httpLink, type HTTPHeaders } from "@trpc/client";
+import {
+  toToolpactError,
+  toolRefOf,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type PreviewOptions,
+  type PreviewResult,
+  type ToolRef,
+  type ToolTransport,
+} from "@toolpact/contract/wire";
+// Type-only: the procedures' names and inputs are checked against the server's router at compile time
+// (a renamed procedure does not compile); nothing of the server is loaded, and the public declarations
+// below name only ToolTransport, so consumers never need the server's types.
+import type { AppRouter } from "@toolpact/server";
 
 /**
  * A `fetch` (the global one, undici's, ...). Declared here rather than taken from tRPC's types, which
@@ -41,29 +52,30 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
     typeof token === "string"
       ? { authorization, "x-toolpact-actor": token }
       : async () => ({ authorization, "x-toolpact-actor": await token() });
-  const client = createTRPCUntypedClient({
+  const client = createTRPCClient<AppRouter>({
     // tRPC's fetch type differs from FetchLike only in spelling an absent signal `undefined` rather than `null`.
     links: [httpLink({ url: trpcUrl(options.url), headers, ...(options.fetch ? { fetch: options.fetch as TrpcFetch } : {}) })],
   });
+  const { tools, confirmations } = client;
   const defaultRunId = options.runId;
 
   return {
     preview: (ref: ToolRef, input: unknown, opts?: PreviewOptions) =>
-      call(client.mutation("tools.preview", { ref: refOf(ref), input, runId: opts?.runId ?? defaultRunId })) as Promise<PreviewResult>,
+      call<PreviewResult>(tools.preview.mutate({ ref: toolRefOf(ref), input, runId: opts?.runId ?? defaultRunId })),
     execute: (ref: ToolRef, input: unknown, opts?: ExecuteOptions) =>
-      call(
-        client.mutation("tools.execute", {
-          ref: refOf(ref),
+      call<ExecuteResult>(
+        tools.execute.mutate({
+          ref: toolRefOf(ref),
           input,
           runId: opts?.runId ?? defaultRunId,
           confirmationToken: opts?.confirmationToken,
           idempotencyKey: opts?.idempotencyKey,
         }),
-      ) as Promise<ExecuteResult>,
+      ),
     // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s.
     waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }) => {
       try {
-        return (await client.query("confirmations.wait", { requestId }, opts?.signal ? { signal: opts.signal } : {})) as ConfirmationStatus;
+        return await confirmations.wait.query({ requestId }, opts?.signal ? { signal: opts.signal } : {});
       } catch (error) {
         // Stopped by the caller: reject with its reason, as `confirm()` expects, not as a failed call.
         if (opts?.signal?.aborted) throw opts.signal.reason;
@@ -73,9 +85,13 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
   };
 }
 
-async function call(request: Promise<unknown>): Promise<unknown> {
+/**
+ * The answer, or the ToolpactError of its failure. Over JSON a property whose value was undefined arrives
+ * absent (the router's inferred output marks `details` and `result` optional): it reads the same.
+ */
+async function call<T>(request: Promise<Partial<T>>): Promise<T> {
   try {
-    return await request;
+    return (await request) as T;
   } catch (error) {
     throw toToolpactError(error);
   }
@@ -84,10 +100,4 @@ async function call(request: Promise<unknown>): Promise<unknown> {
 function trpcUrl(base: string | URL): string {
   const text = String(base).replace(/\/+$/, "");
   return text.endsWith("/trpc") ? text : `${text}/trpc`;
-}
-
-function refOf(ref: ToolRef): ToolRef {
-  return ref.version === undefined
-    ? { providerId: ref.providerId, tool: ref.tool }
-    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
 }

@@ -1,5 +1,4 @@
 export type { ToolTransport } from "./transport.js";
-// The HTTP transport (written with the runtime issue).
 export { createHttpTransport, type HttpTransportOptions } from "./http-transport.js";
 export type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
 export { confirmPreview, type ConfirmOptions, type ConfirmPreviewOptions } from "./confirm.js";
@@ -14,7 +13,7 @@ export {
   type ConfirmedExecuteOptions,
 } from "./tool-client.js";
 export { defineProvider } from "./provider.js";
-// Values from the errors entry only: importing the client does not load the manifest loader and validators.
+// From the wire entry only: importing the client loads neither the manifest loader nor the validators.
 export {
   ToolpactError,
   isToolpactError,
@@ -22,7 +21,7 @@ export {
   type ToolpactErrorCode,
   type ToolpactErrorData,
   type ValidationIssue,
-} from "@toolpact/contract/errors";
+} from "@toolpact/contract/wire";
 export type {
   Effect,
   ToolRef,
@@ -40,4 +39,4 @@ export type {
   ToolHandler,
   TargetedResult,
   ProviderDefinition,
-} from "@toolpact/contract";
+} from "@toolpact/contract/wire";

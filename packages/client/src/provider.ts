@@ -1,5 +1,5 @@
-import type { ProviderDefinition, ToolHandler } from "@toolpact/contract";
-import { ToolpactError } from "@toolpact/contract/errors";
+import type { ProviderDefinition, ToolHandler } from "@toolpact/contract/wire";
+import { ToolpactError } from "@toolpact/contract/wire";
 import type { ToolDescriptor } from "./tool-client.js";
 
 /**

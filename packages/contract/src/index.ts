@@ -59,7 +59,10 @@ export type {
   ToolHandler,
   TargetedResult,
   ProviderDefinition,
+  ToolTransport,
 } from "./protocol.js";
+export { toolRefOf } from "./protocol.js";
+export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
 export {
   DEFAULT_INPUT_LIMITS,
   DEFAULT_OUTPUT_LIMITS,
@@ -70,6 +73,23 @@ export {
   schemaHash,
   type InputLimits,
 } from "./input.js";
+export {
+  ID_MAX_LENGTH,
+  TENANT_ID_MAX_LENGTH,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  RUN_ALLOW_MAX,
+  RUN_TTL_MAX_SECONDS,
+  MAX_CONFIRMATION_WAIT_MS,
+  MAX_ACTIVITY_PAGE,
+  OUTBOX_BATCH_MAX,
+  OUTBOX_LEASE_MAX_SECONDS,
+  POLICY_NAME_MAX_LENGTH,
+  RECOVERY_ATTEMPTS_MAX,
+  MAX_VERIFICATION_LEVEL,
+  CONFIRMATION_TTL_MIN_SECONDS,
+  CONFIRMATION_TTL_MAX_SECONDS,
+} from "./limits.js";
+export { withoutUndefined, type WithoutUndefined } from "./without-undefined.js";
 export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
 export {
   parseManifest,

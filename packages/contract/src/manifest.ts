@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withoutUndefined } from "./without-undefined.js";
 import {
   PLUGIN_ID_MAX_LENGTH,
   PLUGIN_ID_PATTERN,
@@ -191,10 +192,10 @@ export interface Manifest {
 /** Fills in defaults: version 1, confirmation for non-read effects, level 0, recovery none, 10 s. */
 export function applyManifestDefaults(parsed: ParsedManifest): Manifest {
   const { $schema: _schema, tools, gates, hooks, guards, ...rest } = parsed;
-  return stripUndefined({
+  return withoutUndefined({
     ...rest,
     tools: (tools ?? []).map((tool) =>
-      stripUndefined({
+      withoutUndefined({
         ...tool,
         version: tool.version ?? 1,
         requiresConfirmation: tool.requiresConfirmation ?? tool.effect !== "read",
@@ -207,8 +208,4 @@ export function applyManifestDefaults(parsed: ParsedManifest): Manifest {
     hooks: hooks ?? [],
     guards: guards ?? [],
   }) as Manifest;
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

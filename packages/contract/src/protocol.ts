@@ -109,3 +109,25 @@ export interface ProviderDefinition {
     readonly handler: ToolHandler<any, any>;
   }[];
 }
+
+/**
+ * How callers and generated clients reach a runtime: over HTTP (`createHttpTransport` in
+ * `@toolpact/client`) or in process (`createInProcessTransport` in `@toolpact/server`).
+ * Every method rejects with a `ToolpactError` carrying the runtime's code and data.
+ */
+export interface ToolTransport {
+  preview(ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;
+  execute(ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
+  /**
+   * One long-poll round on a platform-mode confirmation request: resolves as soon as the request is
+   * decided, or with `pending` after the server's wait limit (~25 s); callers loop while pending.
+   */
+  waitForConfirmation(requestId: string, options?: { readonly signal?: AbortSignal }): Promise<ConfirmationStatus>;
+}
+
+/** A copy of a ref with only the fields a ToolRef has (`version` only when given): what transports send. */
+export function toolRefOf(ref: { readonly providerId: string; readonly tool: string; readonly version?: number | undefined }): ToolRef {
+  return ref.version === undefined
+    ? { providerId: ref.providerId, tool: ref.tool }
+    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}

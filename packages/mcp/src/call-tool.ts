@@ -5,7 +5,7 @@
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolpactError, isToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
-import type { RuntimeLogger, ToolListing } from "@toolpact/runtime";
+import type { Logger, ToolListing } from "@toolpact/runtime";
 import { awaitApproval, type CallChannel } from "./confirmation-flow.js";
 import type { ToolBackend } from "./tool-backend.js";
 import { createToolDirectory, similarNames } from "./tool-names.js";
@@ -18,7 +18,7 @@ export interface ToolCall {
   readonly backend: ToolBackend;
   readonly channel: CallChannel;
   readonly waitRoundMs: number;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 /** The idempotency key of the execute an approval leads to: every retry of the approved call shares it. */

@@ -12,7 +12,7 @@ import {
   type ProgressToken,
   type ServerNotification,
 } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_CONFIRMATION_WAIT_MS, type RuntimeLogger, type ToolListing } from "@toolpact/runtime";
+import { MAX_CONFIRMATION_WAIT_MS, type Logger, type ToolListing } from "@toolpact/runtime";
 import { isToolpactError, type ConfirmationInfo, type ConfirmationStatus } from "@toolpact/contract";
 import type { ToolBackend } from "./tool-backend.js";
 import { REQUEST_META_KEY, errorResult } from "./tool-results.js";
@@ -41,7 +41,7 @@ export interface ApprovalOptions {
   readonly tool: ToolListing;
   readonly channel: CallChannel;
   readonly waitRoundMs: number;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 /** The token of an approved request, or the result that says nothing ran and why. */
@@ -175,7 +175,7 @@ async function reportProgress(channel: CallChannel, started: number): Promise<vo
 }
 
 /** Withdraws a request nobody waits for any more; a request decided meanwhile is left as it is. */
-async function withdraw(backend: ToolBackend, request: PlatformConfirmation, logger: RuntimeLogger): Promise<void> {
+async function withdraw(backend: ToolBackend, request: PlatformConfirmation, logger: Logger): Promise<void> {
   try {
     await backend.cancelConfirmation(request.requestId);
   } catch (error) {

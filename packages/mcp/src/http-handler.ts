@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { Principal, Runtime, RuntimeLogger } from "@toolpact/runtime";
+import type { Principal, Runtime, Logger } from "@toolpact/runtime";
 import { createHostCheck, readJsonBody, refuse, refuseUnauthenticated } from "./http-guards.js";
 import { createSessionRegistry } from "./http-sessions.js";
 import { createRuntimeBackend } from "./tool-backend.js";
@@ -38,7 +38,7 @@ export interface McpHttpOptions {
   readonly pageSize?: number;
   /** Ends every session when it aborts (the server is shutting down). */
   readonly shutdown?: AbortSignal;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 /** The `/mcp` endpoint as a Node request handler. */

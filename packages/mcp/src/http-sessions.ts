@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { Principal, RuntimeLogger, ToolListing } from "@toolpact/runtime";
+import type { Principal, Logger, ToolListing } from "@toolpact/runtime";
 
 /** One live session. */
 export interface McpSession {
@@ -37,7 +37,7 @@ export interface SessionRegistryOptions {
   readonly toolsPollMs: number;
   /** Sessions one (tenant, caller, user) may hold; opening one more closes its least recently used. */
   readonly maxPerOwner: number;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 /** The sessions of one `/mcp` endpoint. */

@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { RuntimeLogger } from "@toolpact/runtime";
+import type { Logger } from "@toolpact/runtime";
 import { createRemoteBackend, type CallerKeys } from "./remote-backend.js";
 import { createToolServer } from "./tool-server.js";
 
@@ -27,7 +27,7 @@ export interface StdioBridgeOptions {
   /** How long one confirmation wait round lasts, ms; default 10 s. */
   readonly waitRoundMs?: number;
   /** Diagnostics (stdout belongs to MCP). */
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 /** A running stdio bridge. */

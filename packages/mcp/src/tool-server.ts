@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { isToolpactError } from "@toolpact/contract";
-import type { RuntimeLogger } from "@toolpact/runtime";
+import type { Logger } from "@toolpact/runtime";
 import { callTool } from "./call-tool.js";
 import { DEFAULT_WAIT_ROUND_MS, type CallChannel } from "./confirmation-flow.js";
 import type { ToolBackend } from "./tool-backend.js";
@@ -45,7 +45,7 @@ export interface ToolServerOptions {
   readonly waitRoundMs?: number;
   /** Tools per `tools/list` page; default 100. */
   readonly pageSize?: number;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
 }
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -113,7 +113,7 @@ export function createToolServer(options: ToolServerOptions): Server {
 }
 
 /** A failure that is not a tool's answer, as a JSON-RPC error: toolpact's code and message, or a generic one. */
-function protocolError(error: unknown, logger: RuntimeLogger, method: string): McpError {
+function protocolError(error: unknown, logger: Logger, method: string): McpError {
   if (isToolpactError(error)) return new McpError(ErrorCode.InternalError, `${error.code}: ${error.message}`, { [CODE_META_KEY]: error.code });
   logger.error({ event: "mcp_request_failed_unexpectedly", method, errorClass: (error as Error)?.constructor?.name ?? typeof error });
   return new McpError(ErrorCode.InternalError, "internal error: the request failed unexpectedly; the server log has the details");

@@ -1,9 +1,12 @@
 export { createRuntime, type ToolpactRuntime, type RuntimeMetrics } from "./runtime.js";
-export type { RuntimeOptions, RuntimeLogger, RetentionOptions, RateLimitOptions } from "./options.js";
+export type { RuntimeOptions, RetentionOptions, RateLimitOptions } from "./options.js";
+export { silentLogger, type Logger } from "./logger.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";
-export type { ActorTokenConfig } from "./actor-token.js";
-export { createSqliteStore, type SqliteStoreOptions } from "./store/sqlite-store.js";
-export { createPostgresStore, migratePostgres, type PostgresStoreOptions } from "./store/postgres-store.js";
+export type { ActorTokenConfig } from "./identity/actor-token.js";
+export { createSqliteStore } from "./store/sqlite/sqlite-store.js";
+export type { SqliteStoreOptions } from "./store/sqlite/settings.js";
+export { createPostgresStore, migratePostgres } from "./store/postgres/postgres-store.js";
+export type { PostgresStoreOptions } from "./store/postgres/settings.js";
 export { createStore, isPostgresUrl, type CreateStoreOptions } from "./store/create-store.js";
 export type {
   Store,
@@ -25,6 +28,8 @@ export type {
   PruneResult,
   ActivationRecord,
   OutboxRecord,
+  OutboxClaimQuery,
+  PluginEnabledChange,
   RunRecord,
   ConfirmationState,
   ConfirmationRecord,
@@ -46,9 +51,9 @@ export {
   type GuardHandler,
   type SeamContext,
 } from "./seams.js";
-export { MAX_CONFIRMATION_WAIT_MS } from "./platform-confirmations.js";
-export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS } from "./actor-token.js";
-export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation-token.js";
+export { MAX_CONFIRMATION_WAIT_MS } from "@toolpact/contract";
+export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS } from "./identity/actor-token.js";
+export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation/confirmation-tokens.js";
 export type {
   Runtime,
   RuntimeAdmin,

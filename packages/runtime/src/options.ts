@@ -1,15 +1,15 @@
 import { hkdfSync, randomUUID } from "node:crypto";
-import { DEFAULT_INPUT_LIMITS, type InputLimits } from "@toolpact/contract";
-import type { ActorTokenConfig } from "./actor-token.js";
+import {
+  CONFIRMATION_TTL_MAX_SECONDS,
+  CONFIRMATION_TTL_MIN_SECONDS,
+  DEFAULT_INPUT_LIMITS,
+  withoutUndefined,
+  type InputLimits,
+} from "@toolpact/contract";
+import type { ActorTokenConfig } from "./identity/actor-token.js";
+import { silentLogger, type Logger } from "./logger.js";
 import { checkSecrets, type SigningKey } from "./secrets.js";
 import type { Store } from "./store/store.js";
-
-/** Structured log sink. Entries never carry raw input, output, provider messages or secrets. */
-export interface RuntimeLogger {
-  info(entry: Readonly<Record<string, unknown>>): void;
-  warn(entry: Readonly<Record<string, unknown>>): void;
-  error(entry: Readonly<Record<string, unknown>>): void;
-}
 
 /** How long kept rows live; `prune` (and the periodic pruning job) removes older ones. */
 export interface RetentionOptions {
@@ -46,7 +46,7 @@ export interface RuntimeOptions {
   readonly confirmationTtlSeconds?: number;
   /** Names this host as lease owner (default: a random UUID). */
   readonly instanceId?: string;
-  readonly logger?: RuntimeLogger;
+  readonly logger?: Logger;
   readonly inputLimits?: Partial<InputLimits>;
   /** How long an operation lease lasts without renewal, ms (default 30000; renewed every third of it). */
   readonly leaseMs?: number;
@@ -85,7 +85,7 @@ export interface RuntimeContext {
   readonly publicUrl: string | undefined;
   readonly confirmationTtlSeconds: number;
   readonly instanceId: string;
-  readonly logger: RuntimeLogger;
+  readonly logger: Logger;
   readonly inputLimits: InputLimits;
   readonly leaseMs: number;
   readonly drainTimeoutMs: number;
@@ -102,8 +102,6 @@ export interface RuntimeContext {
   readonly clock: () => number;
 }
 
-const silentLogger: RuntimeLogger = { info() {}, warn() {}, error() {} };
-
 /** Checks options and secrets and fills in defaults. */
 export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   if (options.store === undefined || options.store === null) {
@@ -115,10 +113,12 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     actorSecret: options.actorTokens?.secret,
   });
   const ttl = options.confirmationTtlSeconds ?? 300;
-  if (!Number.isInteger(ttl) || ttl < 30 || ttl > 900) {
-    throw new TypeError(`confirmationTtlSeconds must be an integer from 30 to 900; got ${ttl}`);
+  if (!Number.isInteger(ttl) || ttl < CONFIRMATION_TTL_MIN_SECONDS || ttl > CONFIRMATION_TTL_MAX_SECONDS) {
+    throw new TypeError(
+      `confirmationTtlSeconds must be an integer from ${CONFIRMATION_TTL_MIN_SECONDS} to ${CONFIRMATION_TTL_MAX_SECONDS}; got ${ttl}`,
+    );
   }
-  const limits: InputLimits = { ...DEFAULT_INPUT_LIMITS, ...stripUndefined(options.inputLimits ?? {}) };
+  const limits: InputLimits = { ...DEFAULT_INPUT_LIMITS, ...withoutUndefined(options.inputLimits ?? {}) };
   if (!(limits.maxBytes > 0) || !(limits.maxDepth > 0)) {
     throw new TypeError("inputLimits.maxBytes and inputLimits.maxDepth must be positive");
   }
@@ -167,8 +167,4 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     confirmationPollMs,
     clock: options.clock ?? Date.now,
   };
-}
-
-function stripUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -1,4 +1,4 @@
-import { EFFECTS, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
+import { EFFECTS, MAX_VERIFICATION_LEVEL, POLICY_NAME_MAX_LENGTH, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
 import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
 import type { RegisteredTool } from "./registry.js";
 
@@ -63,7 +63,7 @@ export class PermissionPolicy {
       subset = this.#subset(tool, callerPluginId);
       this.#subsets.set(key, subset);
     }
-    return subset.fixed ?? this.#combine(subset.rules, tool, callerPluginId, actor);
+    return subset.fixed ?? this.#combine(subset.rules, tool, { callerPluginId, actor });
   }
 
   /** The policy's narrowing of a gate, hook or guard (`<pluginId>:<name>`), if any. */
@@ -87,16 +87,17 @@ export class PermissionPolicy {
     const actorFree = rules.every((rule) => rule.users === undefined && rule.roles === undefined);
     return {
       rules,
-      fixed: actorFree ? this.#combine(rules, tool, callerPluginId, undefined) : undefined,
+      fixed: actorFree ? this.#combine(rules, tool, { callerPluginId, actor: undefined }) : undefined,
     };
   }
 
+  /** The decision of `rules` for the caller, and for the actor (undefined when no rule looks at the actor). */
   #combine(
     rules: readonly CompiledRule[],
     tool: RegisteredTool,
-    callerPluginId: string,
-    actor: ActorInfo | undefined,
+    who: { readonly callerPluginId: string; readonly actor: ActorInfo | undefined },
   ): PermissionDecision {
+    const { callerPluginId, actor } = who;
     let matched = false;
     let confirmRule = false;
     let platform = false;
@@ -143,7 +144,7 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
         if (!(EFFECTS as readonly string[]).includes(effect)) {
           issues.push({ path: `/minVerificationLevel/${effect}`, message: `not an effect class: use ${EFFECTS.join(", ")}` });
         } else if (!isLevel(level)) {
-          issues.push({ path: `/minVerificationLevel/${effect}`, message: "a verification level is an integer from 0 to 3" });
+          issues.push({ path: `/minVerificationLevel/${effect}`, message: `a verification level is an integer from 0 to ${MAX_VERIFICATION_LEVEL}` });
         }
       }
     }
@@ -173,7 +174,7 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
 const SEAM_KEY = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*:[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 function isLevel(level: unknown): boolean {
-  return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= 3;
+  return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= MAX_VERIFICATION_LEVEL;
 }
 
 const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
@@ -207,14 +208,14 @@ function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
     issues.push({ path: `${path}/mode`, message: 'mode is "token" or "platform"' });
   }
   const level = record.minVerificationLevel;
-  if (level !== undefined && (typeof level !== "number" || !Number.isInteger(level) || level < 0 || level > 3)) {
-    issues.push({ path: `${path}/minVerificationLevel`, message: "minVerificationLevel is an integer from 0 to 3" });
+  if (level !== undefined && !isLevel(level)) {
+    issues.push({ path: `${path}/minVerificationLevel`, message: `minVerificationLevel is an integer from 0 to ${MAX_VERIFICATION_LEVEL}` });
   }
   return issues;
 }
 
 function stringList(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0 || item.length > 256)) {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0 || item.length > POLICY_NAME_MAX_LENGTH)) {
     issues.push({ path, message: "must be a list of non-empty strings" });
   }
 }

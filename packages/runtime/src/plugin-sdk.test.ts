@@ -11,7 +11,7 @@ import {
   rejection,
   tool,
   type RuntimeFixture,
-} from "./test-fixtures.js";
+} from "./testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const RELAY = "com.example.relay";

@@ -10,10 +10,10 @@ import {
   type ToolRef,
 } from "@toolpact/contract";
 import type { Principal, Runtime, ToolListing } from "./api.js";
-import type { VerifiedActor } from "./actor-token.js";
+import type { VerifiedActor } from "./identity/actor-token.js";
 import type { PluginRegistry } from "./registry.js";
 import type { GateHandler, GuardHandler, HookHandler, SeamKind } from "./seams.js";
-import type { CallScope } from "./tool-pipeline.js";
+import type { CallScope } from "./plugin-code/call-scope.js";
 
 /** The caller half of the SDK: list, preview and execute tools as this plugin, for one actor. */
 export interface ToolCaller {
@@ -112,7 +112,7 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
   }) as PluginTools;
 
   const seams = <THandler>(kind: SeamKind): SeamProvider<THandler> =>
-    Object.freeze({ provide: (name: string, handler: THandler) => host.registry.provideSeam(pluginId, kind, name, handler) });
+    Object.freeze({ provide: (name: string, handler: THandler) => host.registry.provideSeam(pluginId, { kind, name, handler }) });
 
   return Object.freeze({
     pluginId,

@@ -1,4 +1,4 @@
-import { ToolpactError, matchesToolPattern, type ValidationIssue } from "@toolpact/contract";
+import { RECOVERY_ATTEMPTS_MAX, ToolpactError, matchesToolPattern, type ValidationIssue } from "@toolpact/contract";
 import type { RecoveryPolicy, RecoveryRule } from "./api.js";
 import { TOOL_PATTERN } from "./permission-policy.js";
 import type { RegisteredTool } from "./registry.js";
@@ -7,7 +7,6 @@ import type { RegisteredTool } from "./registry.js";
 export type RecoveryDecision = { readonly reinvoke: false } | { readonly reinvoke: true; readonly maxAttempts: number };
 
 const NO_REINVOKE: RecoveryDecision = Object.freeze({ reinvoke: false });
-const MAX_ATTEMPTS = 100;
 const RULE_KEYS = new Set(["tools", "retry", "maxAttempts"]);
 
 /**
@@ -29,7 +28,7 @@ export class RecoveryRules {
     for (const rule of this.#rules) {
       if (!matchesToolPattern(rule.tools, providerId, declaration.name, declaration.version)) continue;
       if (rule.retry === "none") return NO_REINVOKE;
-      attempts = Math.min(attempts ?? MAX_ATTEMPTS, rule.maxAttempts ?? 1);
+      attempts = Math.min(attempts ?? RECOVERY_ATTEMPTS_MAX, rule.maxAttempts ?? 1);
     }
     return attempts === undefined ? NO_REINVOKE : { reinvoke: true, maxAttempts: attempts };
   }
@@ -93,8 +92,8 @@ function ruleIssues(rule: unknown, path: string, tools: readonly RegisteredTool[
     issues.push({ path: `${path}/retry`, message: 'retry is "none" or "reinvoke"' });
   }
   const attempts = record.maxAttempts;
-  if (attempts !== undefined && (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS)) {
-    issues.push({ path: `${path}/maxAttempts`, message: `maxAttempts is an integer from 1 to ${MAX_ATTEMPTS}` });
+  if (attempts !== undefined && (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1 || attempts > RECOVERY_ATTEMPTS_MAX)) {
+    issues.push({ path: `${path}/maxAttempts`, message: `maxAttempts is an integer from 1 to ${RECOVERY_ATTEMPTS_MAX}` });
   }
   if (patternOk && record.retry === "reinvoke") {
     for (const tool of tools) {

@@ -18,7 +18,7 @@ import {
   type SeamKind,
 } from "./seams.js";
 
-/** A declared tool with everything the pipeline needs computed once, at registration. */
+/** A declared tool with everything a call needs computed once, at registration. */
 export interface RegisteredTool {
   readonly providerId: string;
   readonly declaration: ToolDeclaration;
@@ -184,7 +184,8 @@ export class PluginRegistry {
    * Registers the function of a declared gate, hook or guard of `pluginId`'s own manifest.
    * @throws ToolpactError CAPABILITY_UNDECLARED for one the manifest does not declare, or one provided twice.
    */
-  provideSeam(pluginId: string, kind: SeamKind, name: string, handler: unknown): void {
+  provideSeam(pluginId: string, provided: { readonly kind: SeamKind; readonly name: string; readonly handler: unknown }): void {
+    const { kind, name, handler } = provided;
     const plugin = this.#plugins.get(pluginId);
     if (plugin === undefined) {
       throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host`);

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "./api.js";
-import { ASSISTANT, NOTES, TENANT, UNTRUSTED, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./test-fixtures.js";
+import { ASSISTANT, NOTES, TENANT, UNTRUSTED, eachTestFixtureWithAlice, rejection, type RuntimeFixture } from "./testing/fixtures.js";
 
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
 const search = { providerId: NOTES, tool: "search-records" };

@@ -133,13 +133,12 @@ export const NO_SEAMS: ResolvedSeams = Object.freeze({ gates: [], hooks: [], gua
 export function seamApplies(
   seam: RegisteredSeam<unknown>,
   narrowed: readonly string[] | undefined,
-  providerId: string,
-  tool: string,
-  version: number,
+  tool: { readonly providerId: string; readonly name: string; readonly version: number },
 ): boolean {
-  const declared = seam.appliesTo.some((pattern) => matchesToolPattern(pattern, providerId, tool, version));
+  const { providerId, name, version } = tool;
+  const declared = seam.appliesTo.some((pattern) => matchesToolPattern(pattern, providerId, name, version));
   if (!declared) return false;
-  return narrowed === undefined || narrowed.some((pattern) => matchesToolPattern(pattern, providerId, tool, version));
+  return narrowed === undefined || narrowed.some((pattern) => matchesToolPattern(pattern, providerId, name, version));
 }
 
 /** Rank of a gate decision: the highest rank wins. */

@@ -42,8 +42,8 @@ export function resolveSeams(tenant: TenantState, registry: PluginRegistry, tool
   const hooks: ResolvedSeams["hooks"][number][] = [];
   const guards: ResolvedSeams["guards"][number][] = [];
   const { providerId, declaration } = tool;
-  const applies = (seam: RegisteredSeam<unknown>) =>
-    seamApplies(seam, tenant.policy.narrowing(seam.key), providerId, declaration.name, declaration.version);
+  const named = { providerId, name: declaration.name, version: declaration.version };
+  const applies = (seam: RegisteredSeam<unknown>) => seamApplies(seam, tenant.policy.narrowing(seam.key), named);
   for (const plugin of registry.all()) {
     const activation = tenant.activations.get(plugin.id);
     if (activation === undefined || tenant.installs.get(plugin.id)?.enabled !== true) continue;

@@ -85,8 +85,8 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
     view.status === "pending"
       ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly what is shown above, once.</p>` +
         `<div class="actions">` +
-        decisionForm(`${id}/approve`, "approve", "Approve", csrfToken) +
-        decisionForm(`${id}/deny`, "deny", "Deny", csrfToken) +
+        decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
+        decisionForm({ action: `${id}/deny`, id: "deny", label: "Deny" }, csrfToken) +
         `</div>`
       : `<p class="status" id="status" data-status="${escapeHtml(view.status)}">${escapeHtml(STATUS_TEXT[view.status] ?? `This request is ${view.status}.`)}</p>`;
   const body =
@@ -127,7 +127,9 @@ export function renderMessagePage(heading: string, message: string): string {
   return layout(heading, `<h1>${escapeHtml(heading)}</h1><p class="error" id="message">${escapeHtml(message)}</p>`);
 }
 
-function decisionForm(action: string, id: string, label: string, csrfToken: string): string {
+/** A form that posts one decision with the session's CSRF token. */
+function decisionForm(button: { readonly action: string; readonly id: string; readonly label: string }, csrfToken: string): string {
+  const { action, id, label } = button;
   return (
     `<form method="post" action="${escapeHtml(action)}">` +
     `<input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">` +

@@ -85,7 +85,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     const pub = toPublicError(error);
     if (pub.internal) logger.error({ event: "confirmation_page_failed_unexpectedly", ...describeInternalError(error) });
     const status = httpStatusOf(pub.trpcCode);
-    sendPage(res, status, renderMessagePage(headingOf(status), pub.message), head);
+    sendPage(res, { status, html: renderMessagePage(headingOf(status), pub.message) }, head);
   };
 
   const startSession = async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
@@ -117,38 +117,41 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
       // Not a redirect: the identity service's page on another site started this navigation, and a
       // browser withholds SameSite=Strict cookies along a redirect chain a cross-site page started.
       // This page's own (same-site) refresh carries the new cookie. Relative: /confirm/<id> under any prefix.
-      sendPage(res, 200, renderContinuePage(encodeURIComponent(requestId)));
+      sendPage(res, { status: 200, html: renderContinuePage(encodeURIComponent(requestId)) });
       return;
     }
-    sendPage(
-      res,
-      200,
-      renderMessagePage("Signed in for confirmations", `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`),
-    );
+    sendPage(res, {
+      status: 200,
+      html: renderMessagePage(
+        "Signed in for confirmations",
+        `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`,
+      ),
+    });
   };
 
   const showRequest = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
     const head = req.method === "HEAD";
     const session = sessions.read(req.headers.cookie);
     if (session === undefined) {
-      sendPage(
-        res,
-        401,
-        renderMessagePage(
-          "Sign-in needed",
-          "This page shows a request for your confirmation, and it needs to know who you are. Open the confirmation link from your app: " +
-            "it signs you in (through /confirm/session with a short-lived presence token) and brings you back here.",
-        ),
-        head,
+      const html = renderMessagePage(
+        "Sign-in needed",
+        "This page shows a request for your confirmation, and it needs to know who you are. Open the confirmation link from your app: " +
+          "it signs you in (through /confirm/session with a short-lived presence token) and brings you back here.",
       );
+      sendPage(res, { status: 401, html }, head);
       return;
     }
     const person = { tenantId: session.tenantId, userId: session.userId };
     const view = await runtime.describeConfirmation(person, requestId);
-    sendPage(res, 200, renderConfirmationPage(view, person, sessions.csrfTokenOf(session)), head);
+    sendPage(res, { status: 200, html: renderConfirmationPage(view, person, sessions.csrfTokenOf(session)) }, head);
   };
 
-  const decide = async (req: IncomingMessage, res: ServerResponse, requestId: string, decision: "approve" | "deny"): Promise<void> => {
+  const decide = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    asked: { readonly requestId: string; readonly decision: "approve" | "deny" },
+  ): Promise<void> => {
+    const { requestId, decision } = asked;
     const form = await readForm(req);
     const csrf = form.get("csrf") ?? undefined;
     const caller = createRouterCaller({
@@ -177,9 +180,10 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
       work = showRequest(req, res, rest[0]!);
     } else if (rest.length === 2 && REQUEST_ID.test(rest[0] ?? "") && (rest[1] === "approve" || rest[1] === "deny")) {
       if (req.method !== "POST") return methodNotAllowed(res, "POST");
-      work = decide(req, res, rest[0]!, rest[1]);
+      work = decide(req, res, { requestId: rest[0]!, decision: rest[1] });
     } else {
-      sendPage(res, 404, renderMessagePage("Not found", "There is no such confirmation page: check the link your app gave you."));
+      const html = renderMessagePage("Not found", "There is no such confirmation page: check the link your app gave you.");
+      sendPage(res, { status: 404, html });
       return;
     }
     work.catch((error: unknown) => {
@@ -210,9 +214,16 @@ function headingOf(status: number): string {
   return "Something went wrong";
 }
 
-function sendPage(res: ServerResponse, status: number, html: string, head = false): void {
-  res.writeHead(status, { ...CONFIRMATION_PAGE_HEADERS, "content-type": "text/html; charset=utf-8" });
-  res.end(head ? undefined : html);
+/** A rendered page and its status. */
+interface Page {
+  readonly status: number;
+  readonly html: string;
+}
+
+/** Sends a page with the confirmation page's headers (for HEAD, the headers alone). */
+function sendPage(res: ServerResponse, page: Page, head = false): void {
+  res.writeHead(page.status, { ...CONFIRMATION_PAGE_HEADERS, "content-type": "text/html; charset=utf-8" });
+  res.end(head ? undefined : page.html);
 }
 
 function methodNotAllowed(res: ServerResponse, allow: string): void {

@@ -2,14 +2,16 @@ import { TRPCError } from "@trpc/server";
 import {
   ToolpactError,
   isToolpactError,
+  toToolpactError,
+  toolRefOf,
   type ConfirmationStatus,
   type ExecuteOptions,
   type ExecuteResult,
   type PreviewOptions,
   type PreviewResult,
   type ToolRef,
+  type ToolTransport,
 } from "@toolpact/contract";
-import { toToolpactError, type ToolTransport } from "@toolpact/client";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
@@ -68,11 +70,11 @@ export function createInProcessTransport(options: InProcessTransportOptions): To
 
   return {
     preview: (ref: ToolRef, input: unknown, opts?: PreviewOptions): Promise<PreviewResult> =>
-      call(() => caller.tools.preview({ ref: refOf(ref), input, runId: opts?.runId ?? defaultRunId })),
+      call(() => caller.tools.preview({ ref: toolRefOf(ref), input, runId: opts?.runId ?? defaultRunId })),
     execute: (ref: ToolRef, input: unknown, opts?: ExecuteOptions): Promise<ExecuteResult> =>
       call(() =>
         caller.tools.execute({
-          ref: refOf(ref),
+          ref: toolRefOf(ref),
           input,
           runId: opts?.runId ?? defaultRunId,
           confirmationToken: opts?.confirmationToken,
@@ -95,7 +97,7 @@ export function createInProcessTransport(options: InProcessTransportOptions): To
 /**
  * What a caller in process sees: the same ToolpactError an HTTP caller gets. A toolpact code keeps its
  * message and data; anything else crosses the same boundary (`toPublicError`, generic message) and
- * becomes what `@toolpact/client` makes of such an answer over HTTP.
+ * becomes what the HTTP transport makes of such an answer (`toToolpactError`).
  */
 function toCallerError(error: unknown, logger: Logger): ToolpactError {
   if (isToolpactError(error)) return error;
@@ -104,10 +106,4 @@ function toCallerError(error: unknown, logger: Logger): ToolpactError {
   if (pub.toolpactCode !== undefined) return new ToolpactError(pub.toolpactCode, pub.message, pub.toolpactData ?? {});
   if (pub.internal) logger.error({ event: "in_process_call_failed_unexpectedly", ...describeInternalError(error) });
   return toToolpactError(new Error(pub.message));
-}
-
-function refOf(ref: ToolRef): ToolRef {
-  return ref.version === undefined
-    ? { providerId: ref.providerId, tool: ref.tool }
-    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
 }

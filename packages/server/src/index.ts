@@ -14,23 +14,16 @@ export { serveStdio, readKeysFile, CALLER_KEY_ENV_VARS, type CallerKeySource, ty
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process-transport.js";
 export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
 export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";
+export { HostError } from "./host/host-error.js";
 export {
-  startHost,
   loadHostConfig,
-  migrateDatabase,
-  describeDatabase,
-  readSecrets,
-  HostError,
-  SECRET_ENV_VARS,
   CONFIG_FILE,
   DEFAULT_DATABASE,
-  DEV_ACTOR_ISSUER,
   type HostConfig,
   type DatabaseOptions,
   type HostRetention,
-  type MigrationResult,
   type LoadHostConfigOptions,
-  type ResolvedSecrets,
-  type StartHostOptions,
-  type RunningHost,
-} from "./host.js";
+} from "./host/config.js";
+export { readSecrets, SECRET_ENV_VARS, type ResolvedSecrets } from "./host/secrets.js";
+export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
+export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost } from "./host/start-host.js";

@@ -2,25 +2,37 @@ import { initTRPC } from "@trpc/server";
 import { z } from "zod";
 import {
   EFFECTS,
+  ID_MAX_LENGTH,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  MAX_ACTIVITY_PAGE,
+  MAX_CONFIRMATION_WAIT_MS,
+  MAX_VERIFICATION_LEVEL,
+  OUTBOX_BATCH_MAX,
+  OUTBOX_LEASE_MAX_SECONDS,
   PLUGIN_ID_MAX_LENGTH,
+  POLICY_NAME_MAX_LENGTH,
+  RECOVERY_ATTEMPTS_MAX,
+  RUN_ALLOW_MAX,
+  RUN_TTL_MAX_SECONDS,
+  TENANT_ID_MAX_LENGTH,
   TOOL_NAME_MAX_LENGTH,
   ToolpactError,
+  toolRefOf,
+  withoutUndefined,
   type ExecuteOptions,
   type PreviewOptions,
-  type ToolRef,
 } from "@toolpact/contract";
-import {
-  MAX_CONFIRMATION_WAIT_MS,
-  type Activation,
-  type ActivityQuery,
-  type EffectVerificationLevels,
-  type OutboxClaim,
-  type PolicyRule,
-  type Principal,
-  type RecoveryRule,
-  type RunOptions,
-  type Runtime,
-  type TenantPolicy,
+import type {
+  Activation,
+  ActivityQuery,
+  EffectVerificationLevels,
+  OutboxClaim,
+  PolicyRule,
+  Principal,
+  RecoveryRule,
+  RunOptions,
+  Runtime,
+  TenantPolicy,
 } from "@toolpact/runtime";
 import { toErrorShape, toPublicError } from "./errors.js";
 import type { PresenceSession } from "./presence-session.js";
@@ -66,8 +78,6 @@ const adminProcedure = t.procedure.use(({ ctx, next }) => {
   return next();
 });
 
-const MAX_ID = 128;
-
 const toolRefSchema = z.strictObject({
   providerId: z.string().min(1).max(PLUGIN_ID_MAX_LENGTH),
   tool: z.string().min(1).max(TOOL_NAME_MAX_LENGTH),
@@ -77,23 +87,23 @@ const toolRefSchema = z.strictObject({
 const previewSchema = z.strictObject({
   ref: toolRefSchema,
   input: z.unknown(),
-  runId: z.string().min(1).max(MAX_ID).optional(),
+  runId: z.string().min(1).max(ID_MAX_LENGTH).optional(),
 });
 
 const executeSchema = z.strictObject({
   ...previewSchema.shape,
   confirmationToken: z.string().min(1).max(8192).optional(),
-  idempotencyKey: z.string().min(1).max(256).optional(),
+  idempotencyKey: z.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH).optional(),
 });
 
 const pageSchema = {
-  limit: z.number().int().min(1).max(1000).optional(),
+  limit: z.number().int().min(1).max(MAX_ACTIVITY_PAGE).optional(),
   cursor: z.string().min(1).max(1024).optional(),
 };
 
-const tenantId = z.string().min(1).max(MAX_ID);
+const tenantId = z.string().min(1).max(TENANT_ID_MAX_LENGTH);
 const pluginId = z.string().min(1).max(PLUGIN_ID_MAX_LENGTH);
-const names = z.array(z.string().min(1).max(256)).max(10_000);
+const names = z.array(z.string().min(1).max(POLICY_NAME_MAX_LENGTH)).max(10_000);
 
 const policySchema = z.strictObject({
   rules: z
@@ -106,31 +116,31 @@ const policySchema = z.strictObject({
         effects: z.array(z.enum(EFFECTS)).optional(),
         decision: z.enum(["allow", "deny", "confirm"]),
         mode: z.enum(["token", "platform"]).optional(),
-        minVerificationLevel: z.number().int().min(0).max(3).optional(),
+        minVerificationLevel: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
       }),
     )
     .max(10_000),
   trustedConfirmationUis: names.optional(),
   minVerificationLevel: z
     .strictObject({
-      read: z.number().int().min(0).max(3).optional(),
-      write: z.number().int().min(0).max(3).optional(),
-      external: z.number().int().min(0).max(3).optional(),
+      read: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
+      write: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
+      external: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
     })
     .optional(),
   narrow: z.record(z.string().min(1).max(512), names).optional(),
 });
 
-const requestIdInput = z.strictObject({ requestId: z.string().min(1).max(MAX_ID) });
+const requestIdInput = z.strictObject({ requestId: z.string().min(1).max(ID_MAX_LENGTH) });
 
 const waitSchema = z.strictObject({
-  requestId: z.string().min(1).max(MAX_ID),
+  requestId: z.string().min(1).max(ID_MAX_LENGTH),
   timeoutMs: z.number().int().min(0).max(MAX_CONFIRMATION_WAIT_MS).optional(),
 });
 
 const runOpenSchema = z.strictObject({
-  allow: z.array(z.string().min(1).max(512)).min(1).max(1000),
-  ttlSeconds: z.number().int().min(1).max(7 * 24 * 60 * 60),
+  allow: z.array(z.string().min(1).max(512)).min(1).max(RUN_ALLOW_MAX),
+  ttlSeconds: z.number().int().min(1).max(RUN_TTL_MAX_SECONDS),
 });
 
 const activationNames = z.array(z.string().min(1).max(TOOL_NAME_MAX_LENGTH)).max(1000);
@@ -145,8 +155,8 @@ const activationSchema = z.strictObject({
 
 const outboxClaimSchema = z.strictObject({
   tenantId,
-  limit: z.number().int().min(1).max(1000),
-  leaseSeconds: z.number().int().min(1).max(3600),
+  limit: z.number().int().min(1).max(OUTBOX_BATCH_MAX),
+  leaseSeconds: z.number().int().min(1).max(OUTBOX_LEASE_MAX_SECONDS),
 });
 
 const recoveryPolicySchema = z.strictObject({
@@ -155,7 +165,7 @@ const recoveryPolicySchema = z.strictObject({
       z.strictObject({
         tools: z.string().min(1).max(512),
         retry: z.enum(["none", "reinvoke"]),
-        maxAttempts: z.number().int().min(1).max(100).optional(),
+        maxAttempts: z.number().int().min(1).max(RECOVERY_ATTEMPTS_MAX).optional(),
       }),
     )
     .max(10_000),
@@ -174,24 +184,11 @@ const bodyKeysMatch: [
 ] = [true, true, true, true, true, true, true];
 void bodyKeysMatch;
 
-function toRef(ref: z.output<typeof toolRefSchema>): ToolRef {
-  return ref.version === undefined
-    ? { providerId: ref.providerId, tool: ref.tool }
-    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
-}
-
-/** Copies an object without its undefined properties (zod's optional outputs vs exact optional types). */
-function defined<T extends object>(value: T): { [K in keyof T]: Exclude<T[K], undefined> } {
-  const out: Record<string, unknown> = {};
-  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
-  return out as { [K in keyof T]: Exclude<T[K], undefined> };
-}
-
 function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
-  return defined({
-    rules: policy.rules.map((rule) => defined(rule)),
+  return withoutUndefined({
+    rules: policy.rules.map((rule) => withoutUndefined(rule)),
     trustedConfirmationUis: policy.trustedConfirmationUis,
-    minVerificationLevel: policy.minVerificationLevel === undefined ? undefined : defined(policy.minVerificationLevel),
+    minVerificationLevel: policy.minVerificationLevel === undefined ? undefined : withoutUndefined(policy.minVerificationLevel),
     narrow: policy.narrow,
   });
 }
@@ -202,24 +199,24 @@ export const appRouter = t.router({
     list: callerProcedure.query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
     preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
       const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
-      return ctx.runtime.preview(ctx.principal, toRef(input.ref), input.input, options);
+      return ctx.runtime.preview(ctx.principal, toolRefOf(input.ref), input.input, options);
     }),
     execute: callerProcedure.input(executeSchema).mutation(({ ctx, input }) => {
-      const options: ExecuteOptions = defined({
+      const options: ExecuteOptions = withoutUndefined({
         runId: input.runId,
         confirmationToken: input.confirmationToken,
         idempotencyKey: input.idempotencyKey,
       });
-      return ctx.runtime.execute(ctx.principal, toRef(input.ref), input.input, options);
+      return ctx.runtime.execute(ctx.principal, toolRefOf(input.ref), input.input, options);
     }),
     operation: callerProcedure
-      .input(z.strictObject({ operationId: z.string().min(1).max(MAX_ID) }))
+      .input(z.strictObject({ operationId: z.string().min(1).max(ID_MAX_LENGTH) }))
       .query(({ ctx, input }) => ctx.runtime.getOperation(ctx.principal, input.operationId)),
   }),
   runs: t.router({
     open: callerProcedure.input(runOpenSchema).mutation(({ ctx, input }) => ctx.runtime.openRun(ctx.principal, input)),
     close: callerProcedure
-      .input(z.strictObject({ runId: z.string().min(1).max(MAX_ID) }))
+      .input(z.strictObject({ runId: z.string().min(1).max(ID_MAX_LENGTH) }))
       .mutation(({ ctx, input }) => ctx.runtime.closeRun(ctx.principal, input.runId)),
   }),
   confirmations: t.router({
@@ -227,7 +224,7 @@ export const appRouter = t.router({
     /** One long-poll round: the decision as soon as it is made, else `pending` after at most ~25 s. */
     wait: callerProcedure.input(waitSchema).query(({ ctx, input, signal }) => {
       const aborted = signal === undefined ? ctx.shutdown : AbortSignal.any([signal, ctx.shutdown]);
-      return ctx.runtime.waitConfirmation(ctx.principal, input.requestId, defined({ timeoutMs: input.timeoutMs, signal: aborted }));
+      return ctx.runtime.waitConfirmation(ctx.principal, input.requestId, withoutUndefined({ timeoutMs: input.timeoutMs, signal: aborted }));
     }),
     cancel: callerProcedure.input(requestIdInput).mutation(({ ctx, input }) => ctx.runtime.cancelConfirmation(ctx.principal, input.requestId)),
     approve: presenceProcedure
@@ -240,7 +237,7 @@ export const appRouter = t.router({
   activity: t.router({
     list: callerProcedure
       .input(z.strictObject(pageSchema).optional())
-      .query(({ ctx, input }) => ctx.runtime.listActivity(ctx.principal, defined(input ?? {}) satisfies ActivityQuery)),
+      .query(({ ctx, input }) => ctx.runtime.listActivity(ctx.principal, withoutUndefined(input ?? {}) satisfies ActivityQuery)),
   }),
   admin: t.router({
     installPlugin: adminProcedure
@@ -253,25 +250,25 @@ export const appRouter = t.router({
       .input(z.strictObject({ tenantId, pluginId }))
       .mutation(({ ctx, input }) => ctx.runtime.admin.issuePluginKey(input.tenantId, input.pluginId)),
     revokePluginKey: adminProcedure
-      .input(z.strictObject({ tenantId, keyId: z.string().min(1).max(MAX_ID) }))
+      .input(z.strictObject({ tenantId, keyId: z.string().min(1).max(ID_MAX_LENGTH) }))
       .mutation(({ ctx, input }) => ctx.runtime.admin.revokePluginKey(input.tenantId, input.keyId)),
     setPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: policySchema }))
       .mutation(({ ctx, input }) => ctx.runtime.admin.setPolicy(input.tenantId, toPolicy(input.policy))),
     setActivation: adminProcedure.input(activationSchema).mutation(({ ctx, input }) => {
       const { tenantId: tenant, pluginId: plugin, ...activation } = input;
-      return ctx.runtime.admin.setActivation(tenant, plugin, defined(activation));
+      return ctx.runtime.admin.setActivation(tenant, plugin, withoutUndefined(activation));
     }),
     setRecoveryPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: recoveryPolicySchema }))
       .mutation(({ ctx, input }) =>
-        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, { rules: input.policy.rules.map((rule) => defined(rule)) }),
+        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, { rules: input.policy.rules.map((rule) => withoutUndefined(rule)) }),
       ),
     listActivity: adminProcedure
       .input(z.strictObject({ tenantId, ...pageSchema }))
       .query(({ ctx, input }) => {
         const { tenantId: tenant, ...query } = input;
-        return ctx.runtime.admin.listActivity(tenant, defined(query) satisfies ActivityQuery);
+        return ctx.runtime.admin.listActivity(tenant, withoutUndefined(query) satisfies ActivityQuery);
       }),
   }),
   outbox: t.router({
@@ -279,7 +276,7 @@ export const appRouter = t.router({
       .input(outboxClaimSchema)
       .mutation(({ ctx, input }) => ctx.runtime.admin.claimOutbox(input.tenantId, { limit: input.limit, leaseSeconds: input.leaseSeconds })),
     ack: adminProcedure
-      .input(z.strictObject({ tenantId, ids: z.array(z.string().min(1).max(MAX_ID)).min(1).max(1000) }))
+      .input(z.strictObject({ tenantId, ids: z.array(z.string().min(1).max(ID_MAX_LENGTH)).min(1).max(OUTBOX_BATCH_MAX) }))
       .mutation(({ ctx, input }) => ctx.runtime.admin.ackOutbox(input.tenantId, input.ids)),
   }),
 });

@@ -1,5 +1,7 @@
-import { createPostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
-import { createSqliteStore, type SqliteStoreOptions } from "./sqlite-store.js";
+import { createPostgresStore } from "./postgres/postgres-store.js";
+import type { PostgresStoreOptions } from "./postgres/settings.js";
+import { createSqliteStore } from "./sqlite/sqlite-store.js";
+import type { SqliteStoreOptions } from "./sqlite/settings.js";
 import type { Store } from "./store.js";
 
 /** Per-kind options of `createStore`; only the ones of the kind `database` selects are used. */

@@ -6,7 +6,7 @@
  */
 import type { ActivityEvent, OperationState } from "../api.js";
 
-/** A tenant's configuration as the pipeline reads it: plugin installs and the policy. */
+/** A tenant's configuration as calls read it: plugin installs, the policy, activations and the recovery policy. */
 export interface TenantConfigRecord {
   readonly tenantId: string;
   /** Grows with every install, enable/disable and policy change; 0 for a tenant never configured. */
@@ -168,6 +168,19 @@ export interface OutboxRecord {
   readonly claimedUntil?: number;
 }
 
+/** Enables or disables an installed plugin, at `now`. */
+export interface PluginEnabledChange {
+  readonly enabled: boolean;
+  readonly now: number;
+}
+
+/** Which outbox rows one claim takes: at most `limit`, unclaimed or claim-expired at `now`, held until `claimUntil`. */
+export interface OutboxClaimQuery {
+  readonly limit: number;
+  readonly now: number;
+  readonly claimUntil: number;
+}
+
 /** A run: calls passing its id may use only the tools `allow` matches, until it closes or expires. */
 export interface RunRecord {
   readonly tenantId: string;
@@ -293,7 +306,7 @@ export interface PruneResult {
   readonly outboxItems: number;
 }
 
-/** The storage contract. SQLite implements it today; PostgreSQL runs the same contract suite. */
+/** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
 export interface Store {
   /** A short name for logs: "sqlite", "postgres". */
   readonly kind: string;
@@ -303,7 +316,7 @@ export interface Store {
   /** Installs a plugin for a tenant (enabled); installing again changes nothing. */
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void>;
   /** False when the plugin is not installed for the tenant. */
-  setPluginEnabled(tenantId: string, pluginId: string, enabled: boolean, now: number): Promise<boolean>;
+  setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean>;
   /** Replaces the tenant policy and records `activity` in the same transaction. */
   setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void>;
   /** Replaces one plugin's activation (bumps the config version) and records `activity` with it. */
@@ -348,8 +361,8 @@ export interface Store {
   /** Pending requests that expired at or before `now`, in any tenant, oldest first. */
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]>;
 
-  /** Claims up to `limit` unclaimed (or claim-expired) outbox rows of a tenant, oldest first, until `claimUntil`. */
-  claimOutbox(tenantId: string, limit: number, now: number, claimUntil: number): Promise<readonly OutboxRecord[]>;
+  /** Claims up to `limit` unclaimed (or claim-expired at `now`) outbox rows of a tenant, oldest first, until `claimUntil`. */
+  claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]>;
   /** Deletes delivered outbox rows of a tenant; returns how many. */
   ackOutbox(tenantId: string, ids: readonly string[]): Promise<number>;
 

@@ -1,0 +1,176 @@
+import { isToolpactError, toolFullName } from "@toolpact/contract";
+import type { ActivityKind, ActivityOutcome, ActivityPhase, Principal } from "../api.js";
+import { uuidv7 } from "../ids.js";
+import type { Logger } from "../logger.js";
+import type { RegisteredTool } from "../registry.js";
+import type { ActivityRecord, Store } from "../store/store.js";
+import { errorClassOf, outcomeOf } from "./error-class.js";
+
+/** The fields of a call's event that its outcome sets. */
+export type EventDetails = Partial<Pick<ActivityRecord, "operationId" | "errorCode" | "errorClass" | "targetId">>;
+
+/** What an activity writer needs. */
+export interface ActivityWriterOptions {
+  readonly store: Store;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** Counts an event that could not be written (the store failed). */
+  readonly onWriteFailure: () => void;
+}
+
+/** Starts the trace of each call and writes the events that are not part of an operation's settle. */
+export class ActivityWriter {
+  readonly #options: ActivityWriterOptions;
+
+  constructor(options: ActivityWriterOptions) {
+    this.#options = options;
+  }
+
+  /** A fresh trace for one call. */
+  trace(principal: Principal, phase: ActivityPhase, kind: ActivityKind = "call"): CallTrace {
+    return new CallTrace(this, { principal, phase, kind });
+  }
+
+  /** The runtime's clock (Unix ms). */
+  now(): number {
+    return this.#options.clock();
+  }
+
+  /** Writes one event; a failed write is logged and counted, never thrown. */
+  async append(event: ActivityRecord): Promise<void> {
+    try {
+      await this.#options.store.appendActivity(event);
+    } catch (error) {
+      this.#options.onWriteFailure();
+      this.#options.logger.error({ event: "activity_write_failed", errorClass: errorClassOf(error) });
+    }
+  }
+}
+
+/**
+ * The one per-call trace: what a call found out so far (the provider, tool and version it names, the
+ * confirmation it carries, the gate or guard that decided it), changed only through these methods, and
+ * the activity event it becomes. Each call's event is written once: by its operation's settle, or here.
+ */
+export class CallTrace {
+  readonly principal: Principal;
+  readonly #writer: ActivityWriter;
+  readonly #kind: ActivityKind;
+  readonly #phase: ActivityPhase;
+  readonly #started = performance.now();
+  #providerId: string | undefined;
+  #toolName: string | undefined;
+  #version: number | undefined;
+  #tool: RegisteredTool | undefined;
+  #confirmationId: string | undefined;
+  #seam: string | undefined;
+  #recorded = false;
+
+  constructor(writer: ActivityWriter, about: { principal: Principal; phase: ActivityPhase; kind: ActivityKind }) {
+    this.#writer = writer;
+    this.principal = about.principal;
+    this.#phase = about.phase;
+    this.#kind = about.kind;
+  }
+
+  /** The provider the call names (a well-formed plugin id). */
+  namedProvider(providerId: string): void {
+    this.#providerId = providerId;
+  }
+
+  /** The tool name the call names (a well-formed name). */
+  namedTool(name: string): void {
+    this.#toolName = name;
+  }
+
+  /** The version the call asks for, before it is known to exist. */
+  namedVersion(version: number): void {
+    this.#version = version;
+  }
+
+  /** The declared tool the call resolved to. */
+  resolved(tool: RegisteredTool): void {
+    this.#tool = tool;
+    this.#version = tool.declaration.version;
+  }
+
+  /** The confirmation (token id or platform request id) the call made or carries; undefined forgets it. */
+  confirmedBy(confirmationId: string | undefined): void {
+    this.#confirmationId = confirmationId;
+  }
+
+  /** The gate or guard (`<pluginId>:<name>`) that decided the call's fate. */
+  decidedBy(seam: string): void {
+    this.#seam = seam;
+  }
+
+  /** True once the call's event was written. */
+  get recorded(): boolean {
+    return this.#recorded;
+  }
+
+  /** The call's event as it stands now. */
+  event(outcome: ActivityOutcome, details: EventDetails = {}): ActivityRecord {
+    const { principal } = this;
+    const tool = this.#tool;
+    const now = this.#writer.now();
+    const event: Record<string, unknown> = {
+      id: uuidv7(now),
+      tenantId: principal.tenantId,
+      at: now,
+      kind: this.#kind,
+      actorUserId: principal.actor.userId,
+      callerPluginId: principal.callerPluginId,
+      phase: this.#phase,
+      outcome,
+      durationMs: Math.round((performance.now() - this.#started) * 1000) / 1000,
+      ...details,
+    };
+    const providerId = this.#providerId;
+    if (providerId !== undefined) event.providerPluginId = providerId;
+    if (tool !== undefined) {
+      event.tool = tool.fullName;
+      event.version = tool.declaration.version;
+      event.effect = tool.declaration.effect;
+    } else if (providerId !== undefined && this.#toolName !== undefined) {
+      const version = this.#version;
+      event.tool = version === undefined ? `${providerId}:${this.#toolName}` : toolFullName(providerId, this.#toolName, version);
+      if (version !== undefined) event.version = version;
+    }
+    if (this.#confirmationId !== undefined) event.confirmationId = this.#confirmationId;
+    if (this.#seam !== undefined) event.seam = this.#seam;
+    if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
+    return event as unknown as ActivityRecord;
+  }
+
+  /** The event of an AfterTool hook that failed, committed with its operation. */
+  hookFailed(hook: string, operationId: string, errorClass: string): ActivityRecord {
+    return { ...this.event("failed", { operationId, errorClass }), kind: "hook", phase: "execute", seam: hook };
+  }
+
+  /** The operation's settle committed the call's event. */
+  committed(): void {
+    this.#recorded = true;
+  }
+
+  /** Writes the call's event now (outside an operation's settle). */
+  record(outcome: ActivityOutcome, details: EventDetails = {}): Promise<void> {
+    this.#recorded = true;
+    return this.#writer.append(this.event(outcome, details));
+  }
+
+  /** Records a refused or failed call (once) and returns the error the caller gets. */
+  async refused(error: unknown): Promise<unknown> {
+    if (this.#recorded) return error;
+    if (isToolpactError(error)) {
+      await this.record(outcomeOf(error.code), {
+        errorCode: error.code,
+        ...(error.data.operationId === undefined ? {} : { operationId: error.data.operationId }),
+        ...(error.data.errorClass === undefined ? {} : { errorClass: error.data.errorClass }),
+      });
+      return error;
+    }
+    await this.record("failed", { errorClass: errorClassOf(error) });
+    return error;
+  }
+}

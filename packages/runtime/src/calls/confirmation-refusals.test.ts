@@ -1,0 +1,257 @@
+/**
+ * The refusals of step 8 (idempotency keys, confirmation) and of the preview rate limit, one row each:
+ * the error and the activity event, ids and times masked.
+ */
+import { describe, expect, it } from "vitest";
+import type { Principal } from "../api.js";
+import { NOTES, eachTestFixtureWithAlice, type RuntimeFixture } from "../testing/fixtures.js";
+import { pinRefusal } from "../testing/pin-refusal.js";
+
+const search = { providerId: NOTES, tool: "search-records" };
+const create = { providerId: NOTES, tool: "create-record", version: 1 };
+
+let fx: RuntimeFixture;
+let alice: Principal;
+eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
+
+async function tokenFor(input: unknown): Promise<string> {
+  const preview = await fx.runtime.preview(alice, create, input);
+  return (preview.confirmation as { token: string }).token;
+}
+
+describe("step 8: idempotency and confirmation", () => {
+  it("INPUT_INVALID: the idempotency key", async () => {
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "k".repeat(300) }))).toMatchInlineSnapshot(`
+      {
+        "code": "INPUT_INVALID",
+        "data": {
+          "issues": [
+            {
+              "message": "must be 1 to 256 characters",
+              "path": "/idempotencyKey",
+            },
+          ],
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "read",
+          "errorCode": "INPUT_INVALID",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:search-records@1",
+          "version": 1,
+        },
+        "message": "an idempotency key is a string of 1 to 256 characters",
+      }
+    `);
+  });
+  it("IDEMPOTENCY_CONFLICT", async () => {
+    await fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "k" });
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "y" }, { idempotencyKey: "k" }))).toMatchInlineSnapshot(`
+      {
+        "code": "IDEMPOTENCY_CONFLICT",
+        "data": {
+          "tool": "com.example.notes:search-records@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "read",
+          "errorCode": "IDEMPOTENCY_CONFLICT",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:search-records@1",
+          "version": 1,
+        },
+        "message": "this idempotency key was used for com.example.notes:search-records@1 with a different input: use a new key for a new call",
+      }
+    `);
+  });
+  it("OPERATION_IN_PROGRESS", async () => {
+    const held = { providerId: NOTES, tool: "hold-read" };
+    const first = fx.runtime.execute(alice, held, { title: "x" }, { idempotencyKey: "k" });
+    while (fx.handlers.executed.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    const pinned = await pinRefusal(fx, fx.runtime.execute(alice, held, { title: "x" }, { idempotencyKey: "k" }));
+    fx.handlers.release!();
+    await first;
+    expect(pinned).toMatchInlineSnapshot(`
+      {
+        "code": "OPERATION_IN_PROGRESS",
+        "data": {
+          "operationId": "<id 1>",
+          "tool": "com.example.notes:hold-read@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "read",
+          "errorCode": "OPERATION_IN_PROGRESS",
+          "id": "<id 2>",
+          "kind": "call",
+          "operationId": "<id 1>",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:hold-read@1",
+          "version": 1,
+        },
+        "message": "operation <id 1> with this idempotency key is still running: read it with tools.operation, or retry later",
+      }
+    `);
+  });
+  it("CONFIRMATION_REQUIRED", async () => {
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, create, { title: "x" }))).toMatchInlineSnapshot(`
+      {
+        "code": "CONFIRMATION_REQUIRED",
+        "data": {
+          "tool": "com.example.notes:create-record@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "write",
+          "errorCode": "CONFIRMATION_REQUIRED",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:create-record@1",
+          "version": 1,
+        },
+        "message": "com.example.notes:create-record@1 requires confirmation: call preview first and pass its confirmationToken",
+      }
+    `);
+  });
+  it("CONFIRMATION_INVALID", async () => {
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, create, { title: "x" }, { confirmationToken: "not.a.token" }))).toMatchInlineSnapshot(`
+      {
+        "code": "CONFIRMATION_INVALID",
+        "data": {
+          "tool": "com.example.notes:create-record@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "write",
+          "errorCode": "CONFIRMATION_INVALID",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:create-record@1",
+          "version": 1,
+        },
+        "message": "the confirmation token for com.example.notes:create-record@1 is not valid: it is not a compact JWS (three base64url segments)",
+      }
+    `);
+  });
+  it("CONFIRMATION_MISMATCH", async () => {
+    const token = await tokenFor({ title: "x" });
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, create, { title: "y" }, { confirmationToken: token }))).toMatchInlineSnapshot(`
+      {
+        "code": "CONFIRMATION_MISMATCH",
+        "data": {
+          "tool": "com.example.notes:create-record@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "effect": "write",
+          "errorCode": "CONFIRMATION_MISMATCH",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:create-record@1",
+          "version": 1,
+        },
+        "message": "the confirmation token does not match this call to com.example.notes:create-record@1: the input differs from the previewed input; preview this exact call again",
+      }
+    `);
+  });
+  it("CONFIRMATION_USED", async () => {
+    const token = await tokenFor({ title: "x" });
+    await fx.runtime.execute(alice, create, { title: "x" }, { confirmationToken: token });
+    expect(await pinRefusal(fx, fx.runtime.execute(alice, create, { title: "x" }, { confirmationToken: token }))).toMatchInlineSnapshot(`
+      {
+        "code": "CONFIRMATION_USED",
+        "data": {
+          "operationId": "<id 1>",
+          "tool": "com.example.notes:create-record@1",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "confirmationId": "<id 2>",
+          "durationMs": "<duration>",
+          "effect": "write",
+          "errorCode": "CONFIRMATION_USED",
+          "id": "<id 3>",
+          "kind": "call",
+          "operationId": "<id 1>",
+          "outcome": "denied",
+          "phase": "execute",
+          "providerPluginId": "com.example.notes",
+          "tenantId": "tenant-a",
+          "tool": "com.example.notes:create-record@1",
+          "version": 1,
+        },
+        "message": "this confirmation for com.example.notes:create-record@1 was already used by operation <id 1>: read its outcome with tools.operation; preview again to confirm another call",
+      }
+    `);
+  });
+  it("RATE_LIMITED: previews", async () => {
+    const limited = await fx.reopen({ rateLimits: { previewsPerMinute: 1 } });
+    await limited.preview(alice, search, { query: "x" });
+    expect(await pinRefusal(fx, limited.preview(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
+      {
+        "code": "RATE_LIMITED",
+        "data": {
+          "retryAfterMs": "<ms>",
+        },
+        "event": {
+          "actorUserId": "alice",
+          "at": "<time>",
+          "callerPluginId": "com.example.assistant",
+          "durationMs": "<duration>",
+          "errorCode": "RATE_LIMITED",
+          "id": "<id 1>",
+          "kind": "call",
+          "outcome": "denied",
+          "phase": "preview",
+          "tenantId": "tenant-a",
+        },
+        "message": "too many previews by this caller for this user: at most 1 a minute; retry in <n> s",
+      }
+    `);
+  });
+});

@@ -1,0 +1,27 @@
+import { ToolpactError } from "@toolpact/contract";
+import type { Call } from "../call.js";
+import type { Next } from "../compose.js";
+
+/**
+ * Step 5: the tenant's policy, the sole grant, allows this caller and actor the tool (deciding whether
+ * and how it is confirmed), and the actor's verification level is high enough.
+ */
+export function decidePermission<T>(call: Call, next: Next<T>): Promise<T> {
+  const { principal, tool } = call;
+  const decision = call.tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
+  if (decision.kind === "deny") {
+    throw new ToolpactError("PERMISSION_DENIED", `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`, {
+      tool: tool.fullName,
+    });
+  }
+  if (principal.actor.verificationLevel < decision.minVerificationLevel) {
+    throw new ToolpactError(
+      "VERIFICATION_REQUIRED",
+      `${tool.fullName} needs verification level ${decision.minVerificationLevel}; the user is at ${principal.actor.verificationLevel}: ` +
+        "the user must verify further",
+      { tool: tool.fullName },
+    );
+  }
+  call.permitted(decision);
+  return next();
+}

@@ -1,0 +1,54 @@
+import type { ToolExecuteContext } from "@toolpact/contract";
+import { errorClassOf } from "../../activity/error-class.js";
+import { outputOf } from "../../plugin-code/answers.js";
+import { TIMED_OUT } from "../../plugin-code/plugin-code-runner.js";
+import type { Call } from "../call.js";
+import { answered, unanswered, type EffectOutcome } from "../outcome.js";
+
+/**
+ * Step 10: the effect. The provider's `execute` runs once, with the operation id, under the tool's
+ * timeout; its answer is copied at once (what the provider does to its object later changes nothing).
+ * A gate that answered the call stands in for the provider. A read that times out failed; a write or
+ * external effect that times out may have happened: its outcome is unknown.
+ */
+export async function invokeProvider(call: Call): Promise<EffectOutcome> {
+  const gate = call.gateAnswer;
+  if (gate !== undefined) {
+    call.trace.decidedBy(gate.seam);
+    return answered(gate.value);
+  }
+  const { principal, tool, handler, abort, parts } = call;
+  const { declaration, fullName } = tool;
+  const { operationId } = call.operation;
+  const ctx: ToolExecuteContext = Object.freeze({
+    tenantId: principal.tenantId,
+    actor: principal.actor,
+    callerPluginId: principal.callerPluginId,
+    tool: fullName,
+    effect: declaration.effect,
+    phase: "execute" as const,
+    get signal() {
+      return abort.signal;
+    },
+    operationId,
+  });
+  let answer: unknown;
+  try {
+    const invocation = { owner: call.providerScope, timeoutMs: declaration.timeoutMs, abort };
+    answer = await parts.pluginCode.run(invocation, () => handler.execute(call.input, ctx));
+  } catch (error) {
+    const failed =
+      error !== TIMED_OUT
+        ? unanswered("failed", "PROVIDER_FAILED", errorClassOf(error))
+        : declaration.effect === "read"
+          ? unanswered("failed", "PROVIDER_FAILED", "TimeoutError")
+          : unanswered("unknown", "OUTCOME_UNKNOWN", "TimeoutError");
+    parts.context.logger.warn({ event: "provider_failed", tool: fullName, operationId, errorClass: failed.errorClass, state: failed.state });
+    return failed;
+  }
+  try {
+    return answered(outputOf(answer));
+  } catch {
+    return unanswered("succeeded", "OUTPUT_INVALID", "NotJson");
+  }
+}

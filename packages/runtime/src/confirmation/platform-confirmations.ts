@@ -1,0 +1,367 @@
+import { randomUUID } from "node:crypto";
+import {
+  ID_MAX_LENGTH,
+  MAX_CONFIRMATION_WAIT_MS,
+  ToolpactError,
+  parseToolFullName,
+  toolFullName,
+  type ConfirmationInfo,
+  type ConfirmationStatus,
+} from "@toolpact/contract";
+import { errorClassOf } from "../activity/error-class.js";
+import type {
+  ActivityOutcome,
+  ActivityPhase,
+  ConfirmationDecision,
+  ConfirmationPerson,
+  ConfirmationRequestView,
+  Principal,
+  WaitConfirmationOptions,
+} from "../api.js";
+import { uuidv7 } from "../ids.js";
+import type { RuntimeContext } from "../options.js";
+import type { PluginRegistry } from "../registry.js";
+import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
+import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "../store/store.js";
+import { boundCallOf, type ConfirmationBinding } from "./binding.js";
+import type { ConfirmationTokens } from "./confirmation-tokens.js";
+import { ConfirmationWaiters } from "./confirmation-waiters.js";
+
+/** Expired requests settled per sweep step. */
+const SWEEP_BATCH = 200;
+
+/**
+ * Platform-mode confirmation: requests kept in the store (preview sealed), decided by the person they are
+ * for on the confirmation page, waited for by the caller that asked. Any instance answers: waits read the
+ * store every `confirmationPollMs`, and decisions made in this process wake them at once.
+ */
+export class PlatformConfirmations {
+  readonly #context: RuntimeContext;
+  readonly #tokens: ConfirmationTokens;
+  readonly #sealed: SealedPayloads;
+  readonly #registry: PluginRegistry;
+  readonly #waiters = new ConfirmationWaiters();
+
+  constructor(parts: { context: RuntimeContext; tokens: ConfirmationTokens; sealed: SealedPayloads; registry: PluginRegistry }) {
+    this.#context = parts.context;
+    this.#tokens = parts.tokens;
+    this.#sealed = parts.sealed;
+    this.#registry = parts.registry;
+  }
+
+  /**
+   * Step 8 of a platform-mode preview: keeps the request for `binding` (its preview sealed), unless the
+   * caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
+   */
+  async create(binding: ConfirmationBinding, shown: ShownPreview): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
+    const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
+    const now = this.#context.clock();
+    const requestId = randomUUID();
+    const { digest, kid } = this.#tokens.digest(binding.input);
+    const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
+    let sealedPreview: Uint8Array;
+    try {
+      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, shown);
+    } catch {
+      throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${fullName} has details that are not JSON`, {
+        tool: fullName,
+        errorClass: "InvalidPreview",
+      });
+    }
+    const record: ConfirmationRecord = {
+      tenantId: binding.tenantId,
+      requestId,
+      tool: fullName,
+      providerPluginId: binding.providerId,
+      callerPluginId: binding.callerPluginId,
+      actorUserId: binding.actorUserId,
+      digest,
+      digestKid: kid,
+      schemaHash: binding.schemaHash,
+      effect: binding.effect,
+      mode: "platform",
+      ...(binding.runId === undefined ? {} : { runId: binding.runId }),
+      status: "pending",
+      createdAt: now,
+      expiresAt,
+      sealedPreview,
+    };
+    const created = await this.#context.store.createConfirmation(record, this.#context.pendingConfirmations);
+    if (created.status === "rate-limited") {
+      throw new ToolpactError(
+        "RATE_LIMITED",
+        `this caller already has ${this.#context.pendingConfirmations} confirmation requests pending for this user: ` +
+          "wait for them to be decided, cancel them with confirmations.cancel, or retry later",
+        { tool: fullName, retryAfterMs: Math.max(1, created.retryAt - now) },
+      );
+    }
+    const base = this.#context.publicUrl?.replace(/\/+$/, "") ?? "";
+    return {
+      required: true,
+      mode: "platform",
+      requestId,
+      confirmUrl: `${base}/confirm/${requestId}`,
+      expiresAt: new Date(expiresAt).toISOString(),
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The caller
+
+  /** The status for the caller and actor the request was made for; anyone else learns nothing. */
+  async get(principal: Principal, requestId: string): Promise<ConfirmationStatus> {
+    return this.#statusOf(await this.#callerRecord(principal, requestId));
+  }
+
+  /** Waits for a decision (at most 25 s per call), then answers like `get`. */
+  async wait(principal: Principal, requestId: string, options: WaitConfirmationOptions = {}): Promise<ConfirmationStatus> {
+    const timeoutMs = options.timeoutMs ?? MAX_CONFIRMATION_WAIT_MS;
+    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+      throw new ToolpactError("INPUT_INVALID", `timeoutMs is a number of ms from 0 to ${MAX_CONFIRMATION_WAIT_MS}`, {
+        issues: [{ path: "/timeoutMs", message: `must be 0 to ${MAX_CONFIRMATION_WAIT_MS}` }],
+      });
+    }
+    const deadline = performance.now() + Math.min(timeoutMs, MAX_CONFIRMATION_WAIT_MS);
+    let record = await this.#callerRecord(principal, requestId);
+    const signal = options.signal;
+    while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
+      const left = deadline - performance.now();
+      if (left <= 0 || signal?.aborted === true || this.#waiters.closed) break;
+      const ms = Math.min(left, this.#context.confirmationPollMs, record.expiresAt - this.#context.clock());
+      await this.#waiters.sleep({ tenantId: principal.tenantId, requestId }, ms, signal);
+      record = (await this.#context.store.getConfirmation(principal.tenantId, requestId)) ?? record;
+    }
+    return this.#statusOf(record);
+  }
+
+  /** Withdraws a pending request; a request already decided, expired or cancelled is left as it is. */
+  async cancel(principal: Principal, requestId: string): Promise<void> {
+    const record = await this.#callerRecord(principal, requestId);
+    if (record.status !== "pending") return;
+    const now = this.#context.clock();
+    if (record.expiresAt <= now) {
+      await this.#expire(record, now);
+      return;
+    }
+    // When it was decided or expired meanwhile, there is nothing left to withdraw.
+    await this.#transition(record, { to: "cancelled", at: now, when: "live" }, { phase: "cancel", outcome: "denied" });
+  }
+
+  async #callerRecord(principal: Principal, requestId: string): Promise<ConfirmationRecord> {
+    const record = isRequestId(requestId) ? await this.#context.store.getConfirmation(principal.tenantId, requestId) : undefined;
+    if (record === undefined || record.callerPluginId !== principal.callerPluginId || record.actorUserId !== principal.actor.userId) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `no confirmation request "${String(requestId).slice(0, ID_MAX_LENGTH)}" is visible to this caller and user: ` +
+          "a request is visible only to the caller and user whose preview made it",
+      );
+    }
+    return record;
+  }
+
+  async #statusOf(record: ConfirmationRecord): Promise<ConfirmationStatus> {
+    switch (record.status) {
+      case "pending": {
+        const now = this.#context.clock();
+        if (record.expiresAt > now) return { status: "pending", expiresAt: new Date(record.expiresAt).toISOString() };
+        const settled = await this.#expire(record, now);
+        return settled === undefined || settled.status === "expired" ? { status: "expired" } : this.#statusOf(settled);
+      }
+      case "approved":
+        return {
+          status: "approved",
+          token: await this.#tokenOf(record),
+          expiresAt: new Date(record.tokenExpiresAt ?? record.expiresAt).toISOString(),
+        };
+      case "denied":
+        return { status: "denied" };
+      case "expired":
+        return { status: "expired" };
+      case "cancelled":
+        return { status: "cancelled" };
+    }
+  }
+
+  #tokenOf(record: ConfirmationRecord): Promise<string> {
+    const bound = boundCallOf(record);
+    if (bound === undefined) {
+      throw new ToolpactError("STORE_UNAVAILABLE", `the stored confirmation request ${record.requestId} names no valid tool`);
+    }
+    return this.#tokens.mintApproved({
+      ...bound,
+      tokenId: record.requestId,
+      issuedAt: record.decidedAt ?? record.createdAt,
+      expiresAt: record.tokenExpiresAt ?? record.expiresAt,
+      digest: record.digest,
+      digestKid: record.digestKid,
+    });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The person on the confirmation page
+
+  /** The request as its page shows it; only for the actor it is for. */
+  async describe(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView> {
+    let record = await this.#personRecord(person, requestId);
+    const now = this.#context.clock();
+    if (record.status === "pending" && record.expiresAt <= now) record = (await this.#expire(record, now)) ?? record;
+    let summary = "";
+    let details: unknown = null;
+    if (record.status === "pending" && record.sealedPreview !== undefined) {
+      ({ summary, details } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
+    }
+    const parsed = parseToolFullName(record.tool);
+    const declaration =
+      parsed === undefined ? undefined : this.#registry.get(parsed.pluginId)?.tools.get(parsed.tool)?.byVersion.get(parsed.version)?.declaration;
+    const callerName = this.#registry.get(record.callerPluginId)?.manifest.name;
+    return {
+      requestId: record.requestId,
+      tool: record.tool,
+      ...(declaration?.title === undefined ? {} : { title: declaration.title }),
+      ...(declaration?.description === undefined ? {} : { description: declaration.description }),
+      effect: record.effect,
+      summary,
+      details,
+      callerPluginId: record.callerPluginId,
+      ...(callerName === undefined ? {} : { callerName }),
+      status: record.status === "pending" && record.expiresAt <= now ? "expired" : record.status,
+      expiresAt: new Date(record.expiresAt).toISOString(),
+      createdAt: new Date(record.createdAt).toISOString(),
+    };
+  }
+
+  /** Approves or denies a pending, unexpired request; only by the actor it is for. */
+  async decide(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
+    if (decision !== "approve" && decision !== "deny") {
+      throw new ToolpactError("INPUT_INVALID", 'decision is "approve" or "deny"', {
+        issues: [{ path: "/decision", message: 'must be "approve" or "deny"' }],
+      });
+    }
+    const record = await this.#personRecord(person, requestId);
+    const now = this.#context.clock();
+    if (record.status === "pending" && record.expiresAt <= now) {
+      await this.#expire(record, now);
+      throw this.#notPending({ ...record, status: "expired" });
+    }
+    if (record.status !== "pending") throw this.#notPending(record);
+    const approve = decision === "approve";
+    const tokenExpiresAt = (Math.floor(now / 1000) + this.#context.confirmationTtlSeconds) * 1000;
+    const changed = await this.#transition(
+      record,
+      approve ? { to: "approved", at: now, when: "live", tokenExpiresAt } : { to: "denied", at: now, when: "live" },
+      approve ? { phase: "approve", outcome: "approved" } : { phase: "deny", outcome: "denied" },
+    );
+    if (changed === undefined) {
+      const current = (await this.#context.store.getConfirmation(record.tenantId, record.requestId)) ?? record;
+      throw this.#notPending(current.status === "pending" ? { ...current, status: "expired" } : current);
+    }
+    return { requestId: record.requestId, status: approve ? "approved" : "denied" };
+  }
+
+  async #personRecord(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRecord> {
+    const tenantId = person?.tenantId;
+    const record =
+      typeof tenantId === "string" && isRequestId(requestId) ? await this.#context.store.getConfirmation(tenantId, requestId) : undefined;
+    if (record === undefined || record.actorUserId !== person.userId) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        `no confirmation request "${String(requestId).slice(0, ID_MAX_LENGTH)}" is waiting for you: ` +
+          "only the user a request is for can see and decide it; sign in as that user",
+      );
+    }
+    return record;
+  }
+
+  #notPending(record: ConfirmationRecord): ToolpactError {
+    const data = { tool: record.tool, requestId: record.requestId };
+    switch (record.status) {
+      case "expired":
+        return new ToolpactError(
+          "CONFIRMATION_EXPIRED",
+          `this confirmation request for ${record.tool} expired before it was decided: the app has to ask again`,
+          data,
+        );
+      case "cancelled":
+        return new ToolpactError("CONFIRMATION_DENIED", `the app withdrew this confirmation request for ${record.tool}`, data);
+      default:
+        return new ToolpactError(
+          "CONFIRMATION_USED",
+          `this confirmation request for ${record.tool} was already ${record.status}: a request is decided once`,
+          data,
+        );
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Transitions, expiry, waiting
+
+  /** Settles every pending request that expired (a host job, with recovery); returns how many. */
+  async expireDue(): Promise<number> {
+    let settled = 0;
+    for (;;) {
+      const now = this.#context.clock();
+      const due = await this.#context.store.listExpiredConfirmations(now, SWEEP_BATCH);
+      for (const record of due) if ((await this.#expire(record, now))?.status === "expired") settled++;
+      if (due.length < SWEEP_BATCH) return settled;
+    }
+  }
+
+  async #expire(record: ConfirmationRecord, now: number): Promise<ConfirmationRecord | undefined> {
+    const changed = await this.#transition(record, { to: "expired", at: now, when: "expired" }, { phase: "expire", outcome: "expired" });
+    return changed ?? (await this.#context.store.getConfirmation(record.tenantId, record.requestId));
+  }
+
+  /** Applies `change` to a pending request, recording it as `logged` in the same transaction. */
+  async #transition(
+    record: ConfirmationRecord,
+    change: Omit<ConfirmationTransition, "tenantId" | "requestId" | "activity">,
+    logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome },
+  ): Promise<ConfirmationRecord | undefined> {
+    const transition: ConfirmationTransition = {
+      tenantId: record.tenantId,
+      requestId: record.requestId,
+      ...change,
+      activity: this.#event(record, { ...logged, at: change.at }),
+    };
+    let changed: ConfirmationRecord | undefined;
+    try {
+      changed = await this.#context.store.transitionConfirmation(transition);
+    } catch (error) {
+      this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
+      throw error;
+    }
+    if (changed !== undefined) this.#waiters.wake(record);
+    return changed;
+  }
+
+  #event(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
+    const { phase, outcome, at } = logged;
+    const parsed = parseToolFullName(record.tool);
+    return {
+      id: uuidv7(at),
+      tenantId: record.tenantId,
+      at,
+      kind: "confirmation",
+      actorUserId: record.actorUserId,
+      callerPluginId: record.callerPluginId,
+      providerPluginId: record.providerPluginId,
+      tool: record.tool,
+      ...(parsed === undefined ? {} : { version: parsed.version }),
+      effect: record.effect,
+      phase,
+      outcome,
+      ...(phase === "cancel" || phase === "deny" ? { errorCode: "CONFIRMATION_DENIED" } : {}),
+      ...(phase === "expire" ? { errorCode: "CONFIRMATION_EXPIRED" } : {}),
+      confirmationId: record.requestId,
+    };
+  }
+
+  /** Ends every wait (the runtime is closing): each answers with the status it has. */
+  close(): void {
+    this.#waiters.close();
+  }
+}
+
+function isRequestId(requestId: unknown): requestId is string {
+  return typeof requestId === "string" && requestId.length > 0 && requestId.length <= ID_MAX_LENGTH;
+}

@@ -1,0 +1,101 @@
+import { ToolpactError, isToolpactError } from "@toolpact/contract";
+import type { CallerCredentials, PresenceIdentity, Principal } from "../api.js";
+import type { Logger } from "../logger.js";
+import type { Store } from "../store/store.js";
+import type { ActorTokenVerifier, VerifiedActor } from "./actor-token.js";
+import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
+
+/** Compared against when a key id is unknown, so a miss costs what a hit costs. */
+const DECOY_HASH = hashPluginKey("tpk_00000000000000000000_decoy");
+
+/** What step 1 needs. */
+export interface AuthenticatorOptions {
+  readonly store: Store;
+  readonly actors: ActorTokenVerifier;
+  readonly logger: Logger;
+}
+
+/**
+ * Step 1: who is calling. A plugin key bound to (tenant, plugin) and an actor token for that tenant and
+ * caller; an in-process plugin's actor token (`sdk.withActor`); the confirmation page's presence token.
+ * Failures are logged and counted here: they are not activity events (no trustworthy actor yet).
+ */
+export class Authenticator {
+  readonly #store: Store;
+  readonly #actors: ActorTokenVerifier;
+  readonly #logger: Logger;
+  #failures = 0;
+
+  constructor(options: AuthenticatorOptions) {
+    this.#store = options.store;
+    this.#actors = options.actors;
+    this.#logger = options.logger;
+  }
+
+  /** Requests refused at step 1 so far. */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /** The principal of a plugin key and an actor token. @throws UNAUTHENTICATED saying which check failed. */
+  async authenticate(credentials: CallerCredentials): Promise<Principal> {
+    const { pluginKey, actorToken } = credentials ?? ({} as CallerCredentials);
+    if (typeof pluginKey !== "string" || pluginKey === "") {
+      throw this.#failure("no plugin key: send Authorization: Bearer <plugin key>");
+    }
+    const keyId = pluginKeyId(pluginKey);
+    if (keyId === undefined) throw this.#failure("the plugin key is malformed: it is not a key toolpact issued");
+    const record = await this.#store.findPluginKey(keyId);
+    const matches = pluginKeyMatches(pluginKey, record?.keyHash ?? DECOY_HASH);
+    if (record === undefined || !matches) throw this.#failure("the plugin key is not known", { keyId });
+    if (record.revokedAt !== undefined) {
+      throw this.#failure("the plugin key was revoked: ask the tenant admin for a new one", { keyId });
+    }
+    if (typeof actorToken !== "string" || actorToken === "") {
+      throw this.#failure("no actor token: send X-Toolpact-Actor: <actor token>", { keyId });
+    }
+    const verified = await this.#verify(actorToken, { keyId });
+    if (verified.tenantId !== record.tenantId) {
+      throw this.#failure("the actor token's tenant (tid) is not the plugin key's tenant", { keyId });
+    }
+    if (verified.authorizedParty !== undefined && verified.authorizedParty !== record.pluginId) {
+      throw this.#failure("the actor token was issued to another plugin (azp)", { keyId });
+    }
+    return Object.freeze({ tenantId: record.tenantId, callerPluginId: record.pluginId, actor: verified.actor });
+  }
+
+  /** The actor an in-process plugin acts for through `sdk.withActor(actorToken)`; its `azp`, if any, must be the plugin. */
+  async verifyInProcessActor(actorToken: string, pluginId: string): Promise<VerifiedActor> {
+    if (typeof actorToken !== "string" || actorToken === "") {
+      throw this.#failure("no actor token: sdk.withActor needs the actor token of the user to act for", { pluginId });
+    }
+    const verified = await this.#verify(actorToken, { pluginId });
+    if (verified.authorizedParty !== undefined && verified.authorizedParty !== pluginId) {
+      throw this.#failure("the actor token was issued to another plugin (azp)", { pluginId });
+    }
+    return verified;
+  }
+
+  /** The person a presence token signs in to the confirmation page. */
+  async verifyPresence(token: string): Promise<PresenceIdentity> {
+    try {
+      return await this.#actors.verifyPresence(token);
+    } catch (error) {
+      throw this.#failure(isToolpactError(error) ? error.message : "the presence token did not verify");
+    }
+  }
+
+  async #verify(actorToken: string, fields: Record<string, string>): Promise<VerifiedActor> {
+    try {
+      return await this.#actors.verify(actorToken);
+    } catch (error) {
+      throw this.#failure(isToolpactError(error) ? error.message : "the actor token did not verify", fields);
+    }
+  }
+
+  #failure(reason: string, fields: Record<string, string> = {}): ToolpactError {
+    this.#failures++;
+    this.#logger.warn({ event: "authentication_failed", reason, ...fields });
+    return new ToolpactError("UNAUTHENTICATED", reason);
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Reading what plugin code answered: each answer is read once, inside the caller's guarded block (a getter
+ * that throws is the plugin failing), and what is kept is a frozen JSON copy.
+ */
+import { ToolpactError, prepareOutput } from "@toolpact/contract";
+import { errorClassOf } from "../activity/error-class.js";
+import type { GateDecision, StagedReaction } from "../seams.js";
+import { TIMED_OUT } from "./plugin-code-runner.js";
+
+const REASON_MAX = 500;
+/** The longest preview summary kept (and shown on the confirmation page); longer ones are cut. */
+const SUMMARY_MAX = 2_000;
+/** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
+const MAX_REACTIONS = 100;
+const MAX_REACTION_BYTES = 64 * 1024;
+const REACTION_KIND = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+const TARGET_ID_MAX = 256;
+
+/**
+ * What a provider, gate or guard handed back, as the frozen JSON copy the runtime works on from then on
+ * (undefined, a provider that answers nothing, stays undefined).
+ * @throws ToolpactError OUTPUT_INVALID when it is not JSON.
+ */
+export function outputOf(value: unknown): unknown {
+  return value === undefined ? undefined : prepareOutput(value);
+}
+
+/** A provider's `authorize` answer: true, or `{ allowed: true }`, allows; anything else refuses. */
+export function isAllowed(answer: unknown): boolean {
+  return answer === true || (typeof answer === "object" && answer !== null && (answer as { allowed?: unknown }).allowed === true);
+}
+
+/** A preview answer as plain data (summary cut to SUMMARY_MAX, details a frozen JSON copy), or what is wrong with it. */
+export function previewOf(answer: unknown): { summary: string; details: unknown } | string {
+  if (typeof answer !== "object" || answer === null) return "returned no summary string";
+  const { summary, details } = answer as { summary?: unknown; details?: unknown };
+  if (typeof summary !== "string") return "returned no summary string";
+  let copy: unknown = null;
+  if (details !== undefined) {
+    try {
+      copy = prepareOutput(details);
+    } catch {
+      return "has details that are not JSON";
+    }
+  }
+  return { summary: summary.length > SUMMARY_MAX ? summary.slice(0, SUMMARY_MAX) : summary, details: copy };
+}
+
+/** A gate's answer as one of the four decisions, or undefined when it is none of them. */
+export function gateDecisionOf(answer: unknown): GateDecision | undefined {
+  if (typeof answer !== "object" || answer === null) return undefined;
+  const { decision, reason, value } = answer as { decision?: unknown; reason?: unknown; value?: unknown };
+  switch (decision) {
+    case "allow":
+      return { decision: "allow" };
+    case "block":
+      return {
+        decision: "block",
+        reason: typeof reason === "string" && reason.length > 0 ? reason.slice(0, REASON_MAX) : "the gate gave no reason",
+      };
+    case "requireConfirmation":
+      return typeof reason === "string" ? { decision: "requireConfirmation", reason: reason.slice(0, REASON_MAX) } : { decision: "requireConfirmation" };
+    case "result": {
+      if (!("value" in (answer as object))) return undefined;
+      let copy: unknown;
+      try {
+        copy = outputOf(value);
+      } catch {
+        return undefined; // not JSON: no valid decision (fail closed)
+      }
+      return { decision: "result", value: copy };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** A guard's answer, read once; a replacement already copied. */
+export type GuardAnswer =
+  | { readonly kind: "pass" | "withhold" | "not-json" | "invalid" }
+  | { readonly kind: "replace"; readonly output: unknown };
+
+/** A guard's answer as one of its decisions (a replacement copied), or invalid. */
+export function guardAnswerOf(answer: unknown): GuardAnswer {
+  if (typeof answer !== "object" || answer === null) return { kind: "invalid" };
+  const decision = (answer as { decision?: unknown }).decision;
+  if (decision === "pass" || decision === "withhold") return { kind: decision };
+  if (decision !== "replace" || !("output" in answer)) return { kind: "invalid" };
+  const output = (answer as { output: unknown }).output;
+  try {
+    return { kind: "replace", output: outputOf(output) };
+  } catch {
+    return { kind: "not-json" };
+  }
+}
+
+/** A staged reaction that passed the checks, with its payload as JSON. */
+export interface CheckedReaction {
+  readonly kind: StagedReaction["kind"];
+  readonly json: string;
+}
+
+/** A hook's answer as checked reactions with their payload JSON, or the reason it is not one. */
+export function reactionsOf(answer: unknown): { reactions: readonly CheckedReaction[] } | { failure: string } {
+  if (!Array.isArray(answer) || answer.length > MAX_REACTIONS) return { failure: "InvalidReactions" };
+  const reactions: CheckedReaction[] = [];
+  for (const item of answer as unknown[]) {
+    const kind = (item as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== "string" || !REACTION_KIND.test(kind)) return { failure: "InvalidReactions" };
+    let json: string | undefined;
+    try {
+      json = JSON.stringify((item as { payload?: unknown }).payload ?? null);
+    } catch {
+      return { failure: "InvalidReactions" };
+    }
+    if (json === undefined || Buffer.byteLength(json, "utf8") > MAX_REACTION_BYTES) return { failure: "InvalidReactions" };
+    reactions.push({ kind, json });
+  }
+  return { reactions };
+}
+
+/** The resource a result names (`targetId`), for the activity log. */
+export function targetIdOf(result: unknown): string | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const target = (result as { targetId?: unknown }).targetId;
+  return typeof target === "string" && target.length > 0 ? target.slice(0, TARGET_ID_MAX) : undefined;
+}
+
+/** How a failure of plugin code shows in the activity log: its class, or TimeoutError. */
+export function failureClassOf(error: unknown): string {
+  return error === TIMED_OUT ? "TimeoutError" : errorClassOf(error);
+}
+
+/** PROVIDER_FAILED for a provider's preview or authorize that threw or timed out; its message is never forwarded. */
+export function providerFailed(tool: string, what: "preview" | "authorize", error: unknown): ToolpactError {
+  if (error === TIMED_OUT) {
+    return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} timed out`, {
+      tool,
+      errorClass: "TimeoutError",
+    });
+  }
+  return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} failed; its message is not forwarded`, {
+    tool,
+    errorClass: errorClassOf(error),
+  });
+}

@@ -1,0 +1,161 @@
+import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult } from "pg";
+import { storeClosed } from "../refusals.js";
+import type { Row } from "../rows.js";
+import { failedCall, hasCode, hasSqlState, isRetryable } from "./errors.js";
+import { REFUSED_SQLSTATE } from "./migrations.js";
+import { PRUNE_STATEMENT_TIMEOUT_MS, QUERY_TIMEOUT_MARGIN_MS, type PostgresSettings } from "./settings.js";
+import type { Statement } from "./statements.js";
+
+/** A client's settings: the server's statement timeout, and how long the client waits for an answer. */
+export function clientConfig(settings: PostgresSettings, queryTimeoutMs: number): PoolConfig {
+  return {
+    connectionString: settings.url,
+    connectionTimeoutMillis: settings.connectionTimeoutMs,
+    statement_timeout: settings.statementTimeoutMs,
+    query_timeout: queryTimeoutMs,
+    // A session stuck inside a transaction (a migration whose instance froze) releases its locks.
+    idle_in_transaction_session_timeout: settings.statementTimeoutMs * 2,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    application_name: settings.applicationName,
+    ...(settings.schema === undefined ? {} : { options: `-c search_path=${settings.schema}` }),
+  };
+}
+
+/** A single client for migrations, errors ignored until a query fails. */
+export function migrationClient(settings: PostgresSettings, queryTimeoutMs: number): Client {
+  const client = new Client(clientConfig(settings, queryTimeoutMs));
+  client.on("error", ignore);
+  return client;
+}
+
+/** A named prepared statement with its values (and, when given, its own client-side timeout). */
+function config(query: Statement, values: readonly unknown[], queryTimeoutMs?: number): QueryConfig<unknown[]> {
+  const base: QueryConfig<unknown[]> = { name: query.name, text: query.text, values: values as unknown[] };
+  if (queryTimeoutMs === undefined) return base;
+  const withTimeout: QueryConfig<unknown[]> & { readonly query_timeout: number } = { ...base, query_timeout: queryTimeoutMs };
+  return withTimeout;
+}
+
+/** Swallows what a dead connection or a closing pool reports: the next query on it fails and says so. */
+export function ignore(): void {}
+
+/**
+ * This instance's pool of connections: statements and transactions with retries when the server asks
+ * for them, and every failure turned into STORE_UNAVAILABLE (details to the store's logger).
+ */
+export class PostgresConnection {
+  readonly #pool: Pool;
+  readonly #settings: PostgresSettings;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(settings: PostgresSettings) {
+    this.#settings = settings;
+    // Hot-path statements: the client waits the server's statement timeout plus a margin, then gives up.
+    this.#pool = new Pool({
+      ...clientConfig(settings, settings.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS),
+      max: settings.poolSize,
+      idleTimeoutMillis: 30_000,
+    });
+    // A connection that dies while idle or checked out emits "error"; the next query on it fails and is mapped.
+    this.#pool.on("error", ignore);
+    this.#pool.on("connect", (client) => client.on("error", ignore));
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Runs one statement (itself a transaction), retrying once or twice when the server asks to. A
+   * `toolpact_refuse` abort (REFUSED_SQLSTATE) is rethrown as it is, for the caller that asked for it.
+   */
+  query(what: string, query: Statement, values: readonly unknown[]): Promise<QueryResult<Row>> {
+    return this.#send(what, config(query, values));
+  }
+
+  /** The rows one statement answers. */
+  async rows(what: string, query: Statement, values: readonly unknown[]): Promise<Row[]> {
+    return (await this.#send(what, config(query, values))).rows;
+  }
+
+  /** Runs `work` inside BEGIN/COMMIT on one connection (rolled back if it throws), retrying a deadlock. */
+  async transaction<T>(what: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.#connect(what);
+      try {
+        await client.query("BEGIN");
+        const result = await work(client);
+        await client.query("COMMIT");
+        this.#release(client);
+        return result;
+      } catch (error) {
+        // Roll back only on a connection that answered; a broken one is dropped and the server rolls back.
+        if (hasSqlState(error)) await client.query("ROLLBACK").catch(ignore);
+        this.#release(client, error);
+        if (attempt < 2 && isRetryable(error)) continue;
+        throw failedCall(this.#settings, what, error);
+      }
+    }
+  }
+
+  /** Runs `query` with its values inside a transaction already begun on `client`. */
+  static run(client: PoolClient, query: Statement, values: readonly unknown[]): Promise<QueryResult<Row>> {
+    return client.query<Row>(config(query, values));
+  }
+
+  /** One prune chunk: off the hot path, so under PRUNE_STATEMENT_TIMEOUT_MS instead of the call timeout. */
+  async pruneChunk(query: Statement, values: readonly unknown[]): Promise<number> {
+    const result = await this.transaction("could not prune expired rows", async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${PRUNE_STATEMENT_TIMEOUT_MS}`);
+      return client.query<Row>(config(query, values, PRUNE_STATEMENT_TIMEOUT_MS + QUERY_TIMEOUT_MARGIN_MS));
+    });
+    return result.rowCount ?? 0;
+  }
+
+  /** Whether the database answers `query` within the connection timeout (not the statement timeout): readiness checks. */
+  async answers(query: Statement): Promise<Row | undefined> {
+    const result = await this.#send("did not answer a ping", config(query, [], this.#settings.connectionTimeoutMs));
+    return result.rows[0];
+  }
+
+  /** In-flight statements finish (or time out) before the pool's connections close. */
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#closing ??= this.#pool.end().catch(ignore);
+    return this.#closing;
+  }
+
+  async #send(what: string, query: QueryConfig<unknown[]>): Promise<QueryResult<Row>> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.#connect(what);
+      try {
+        const result = await client.query<Row>(query);
+        this.#release(client);
+        return result;
+      } catch (error) {
+        this.#release(client, error);
+        if (attempt < 2 && isRetryable(error)) continue;
+        if (hasCode(error, REFUSED_SQLSTATE)) throw error;
+        throw failedCall(this.#settings, what, error);
+      }
+    }
+  }
+
+  /** A pooled connection, or STORE_UNAVAILABLE within the connection timeout. */
+  async #connect(what: string): Promise<PoolClient> {
+    if (this.#closed) throw storeClosed();
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw failedCall(this.#settings, what, error);
+    }
+  }
+
+  /** Hands a connection back; one that failed below the SQL level is dropped, so the pool opens a fresh one. */
+  #release(client: PoolClient, error?: unknown): void {
+    const broken = error !== undefined && !hasSqlState(error);
+    client.release(broken ? (error instanceof Error ? error : new Error(String(error))) : undefined);
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * The statements of the ledger's writes on PostgreSQL (begin, settle) and of confirmation transitions:
+ * each one statement, so each is its own transaction; with the JSON rows a settle carries.
+ */
+import { ACTIVITY_COLUMNS } from "../rows.js";
+import type { ActivityRecord, OutboxRecord } from "../store.js";
+import { ACTIVITY_RECORD, ACTIVITY_TYPES, IDEMPOTENCY_SCOPE, OPERATION_COLUMNS, TOKEN_INSERT, placeholders, statement, type Statement } from "./statements.js";
+
+/** Which steps one begin takes: each combination is its own prepared statement. */
+interface BeginShape {
+  readonly checkConfig: boolean;
+  readonly withKey: boolean;
+  readonly withToken: boolean;
+}
+
+/**
+ * One begin as one statement: a chain of CTEs where each step selects from the one before, so a step
+ * that finds its row taken (ON CONFLICT) stops every later one. It answers (cfg, idem, tok, op): the
+ * tenant's config version and which steps wrote a row, so a refusal says why.
+ * Parameters: $1..$12 the operation, then the token's 3, the key's 7 and the expected config version.
+ * The config check locks the tenant row FOR SHARE, so a config change commits before or after the
+ * begin, never during it. A key taken before its token turns out used must be undone: then the
+ * statement aborts itself through `toolpact_refuse` (SQLSTATE TP001), which rolls all of it back.
+ */
+function beginStatement(shape: BeginShape): Statement {
+  let next = 13;
+  const token = shape.withToken ? next : 0;
+  if (shape.withToken) next += 3;
+  const key = shape.withKey ? next : 0;
+  if (shape.withKey) next += 7;
+  const version = next;
+
+  const steps: string[] = [];
+  let previous: string | undefined;
+  /** `SELECT <values> FROM <previous step>`, or `VALUES (<values>)` for the first step. */
+  const from = (values: string): string => (previous === undefined ? `VALUES (${values})` : `SELECT ${values} FROM ${previous}`);
+  if (shape.checkConfig) {
+    steps.push(
+      "cfg AS (SELECT COALESCE((SELECT config_version FROM tenants WHERE tenant_id = $2::text FOR SHARE), 0) AS version)",
+      `cfg_ok AS (SELECT 1 FROM cfg WHERE version = $${version}::int8)`,
+    );
+    previous = "cfg_ok";
+  }
+  if (shape.withKey) {
+    steps.push(`idem AS (
+      INSERT INTO idempotency_keys (${IDEMPOTENCY_SCOPE}, input_digest, operation_id, state, created_at, expires_at)
+      ${from(`${placeholders(key, ["text", "text", "text", "text", "text", "text"])}, $1::text, 'running', $8::int8, $${key + 6}::int8`)}
+      ON CONFLICT (${IDEMPOTENCY_SCOPE}) DO UPDATE SET input_digest = EXCLUDED.input_digest, operation_id = EXCLUDED.operation_id,
+        state = 'running', error_code = NULL, sealed_result = NULL, guard_set = NULL, created_at = EXCLUDED.created_at,
+        expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= EXCLUDED.created_at
+      RETURNING 1)`);
+    previous = "idem";
+  }
+  if (shape.withToken) {
+    steps.push(`tok AS (
+      ${TOKEN_INSERT} ${from(`$2::text, $${token}::text, $1::text, $3::text, $4::text, $${token + 1}::int8, $${token + 2}::int8`)}
+      ON CONFLICT (tenant_id, token_id) DO NOTHING RETURNING 1)`);
+    previous = "tok";
+  }
+  steps.push(`op AS (
+    INSERT INTO operations (${OPERATION_COLUMNS})
+    ${from("$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'running', $7::text, $8::int8, $9::text, $10::int8, $11::int8, $12::bytea")}
+    RETURNING 1)`);
+  const flag = (step: string, present: boolean) => (present ? `(SELECT count(*) FROM ${step})::int` : "1");
+  const undo =
+    shape.withKey && shape.withToken
+      ? `, CASE WHEN ${flag("idem", true)} = 1 AND ${flag("tok", true)} = 0 THEN toolpact_refuse('token already used') END AS refused`
+      : "";
+  const name = `begin${shape.checkConfig ? "_cfg" : ""}${shape.withKey ? "_key" : ""}${shape.withToken ? "_token" : ""}`;
+  return statement(
+    name,
+    `WITH ${steps.join(",\n")}
+     SELECT ${shape.checkConfig ? "(SELECT version FROM cfg)" : "NULL::int8"} AS cfg, ${flag("idem", shape.withKey)} AS idem,
+       ${flag("tok", shape.withToken)} AS tok, (SELECT count(*) FROM op)::int AS op${undo}`,
+  );
+}
+
+/** The eight begin statements, indexed by `checkConfig * 4 + withKey * 2 + withToken`. */
+export const BEGIN_STATEMENTS: readonly Statement[] = Array.from({ length: 8 }, (_, index) =>
+  beginStatement({ checkConfig: (index & 4) !== 0, withKey: (index & 2) !== 0, withToken: (index & 1) !== 0 }),
+);
+
+/** How a settle finds the operation's idempotency record: not at all, by its scope, or by operation id. */
+export type SettleKey = "none" | "scope" | "operation";
+
+/**
+ * One settle as one statement: the lease-guarded update, then (only if it matched) the activity event,
+ * the extra events and outbox rows (as JSON lists) and the idempotency outcome, all or nothing.
+ * Parameters: $1..$7 the settle, $8..$27 the event, then the key's (sealed result, guard set, and scope),
+ * then the extra events' and outbox rows' JSON.
+ */
+function settleStatement(key: SettleKey, extras: boolean): Statement {
+  const steps = [
+    `settled AS (
+      UPDATE operations SET state = $1::text, error_code = $2::text, settled_at = $3::int8, sealed_input = NULL
+      WHERE operation_id = $4::text AND tenant_id = $5::text AND state = 'running' AND lease_owner = $6::text AND lease_epoch = $7::int8
+      RETURNING 1)`,
+    `logged AS (INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(8, ACTIVITY_TYPES)} FROM settled RETURNING 1)`,
+  ];
+  let next = 28;
+  if (key !== "none") {
+    const match =
+      key === "scope"
+        ? `(${IDEMPOTENCY_SCOPE}) = (${placeholders(next + 2, ["text", "text", "text", "text", "text"])}) AND operation_id = $4::text`
+        : "tenant_id = $5::text AND operation_id = $4::text";
+    steps.push(`remembered AS (
+      UPDATE idempotency_keys SET state = $1::text, error_code = $2::text, sealed_result = $${next}::bytea,
+        guard_set = $${next + 1}::text
+      WHERE ${match} AND EXISTS (SELECT 1 FROM settled)
+      RETURNING 1)`);
+    next += key === "scope" ? 7 : 2;
+  }
+  if (extras) {
+    steps.push(
+      `more_logged AS (
+        INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${ACTIVITY_COLUMNS}
+        FROM jsonb_to_recordset($${next}::jsonb) AS e(${ACTIVITY_RECORD}) WHERE EXISTS (SELECT 1 FROM settled)
+        RETURNING 1)`,
+      `staged AS (
+        INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
+        SELECT tenant_id, id, operation_id, tool, hook, kind, decode(sealed_payload, 'base64'), created_at, 0, NULL
+        FROM jsonb_to_recordset($${next + 1}::jsonb)
+          AS o(tenant_id text, id text, operation_id text, tool text, hook text, kind text, sealed_payload text, created_at bigint)
+        WHERE EXISTS (SELECT 1 FROM settled)
+        RETURNING 1)`,
+    );
+  }
+  return statement(
+    `settle_${key}${extras ? "_extras" : ""}`,
+    `WITH ${steps.join(",\n")}
+     SELECT (SELECT count(*) FROM settled)::int AS settled`,
+  );
+}
+
+/** The six settle statements, by how the idempotency record is found and whether extra rows come along. */
+export const SETTLE_STATEMENTS: Readonly<Record<`${SettleKey}:${boolean}`, Statement>> = {
+  "none:false": settleStatement("none", false),
+  "none:true": settleStatement("none", true),
+  "scope:false": settleStatement("scope", false),
+  "scope:true": settleStatement("scope", true),
+  "operation:false": settleStatement("operation", false),
+  "operation:true": settleStatement("operation", true),
+};
+
+/** A confirmation transition: applies only while pending, and live or expired as asked; with its event or not. */
+function transitionStatement(when: "live" | "expired", withActivity: boolean): Statement {
+  const moved = `moved AS (
+    UPDATE confirmation_requests SET status = $1::text, decided_at = $2::int8, token_expires_at = $3::int8, sealed_preview = NULL
+    WHERE tenant_id = $4::text AND request_id = $5::text AND status = 'pending' AND expires_at ${when === "live" ? ">" : "<="} $2::int8
+    RETURNING *)`;
+  const logged = withActivity
+    ? `, logged AS (INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(6, ACTIVITY_TYPES)} FROM moved RETURNING 1)`
+    : "";
+  return statement(`transition_${when}${withActivity ? "_logged" : ""}`, `WITH ${moved}${logged} SELECT * FROM moved`);
+}
+
+/** The four transition statements, by when they apply and whether an event is recorded with them. */
+export const TRANSITION_STATEMENTS: Readonly<Record<`${"live" | "expired"}:${boolean}`, Statement>> = {
+  "live:false": transitionStatement("live", false),
+  "live:true": transitionStatement("live", true),
+  "expired:false": transitionStatement("expired", false),
+  "expired:true": transitionStatement("expired", true),
+};
+
+/** An event as one `jsonb_to_recordset` row (see ACTIVITY_RECORD). */
+export function activityJson(event: ActivityRecord): Record<string, unknown> {
+  return {
+    tenant_id: event.tenantId,
+    id: event.id,
+    at: event.at,
+    kind: event.kind,
+    actor_user_id: event.actorUserId ?? null,
+    caller_plugin_id: event.callerPluginId ?? null,
+    provider_plugin_id: event.providerPluginId ?? null,
+    tool: event.tool ?? null,
+    version: event.version ?? null,
+    effect: event.effect ?? null,
+    phase: event.phase,
+    outcome: event.outcome,
+    error_code: event.errorCode ?? null,
+    error_class: event.errorClass ?? null,
+    operation_id: event.operationId ?? null,
+    confirmation_id: event.confirmationId ?? null,
+    target_id: event.targetId ?? null,
+    duration_ms: event.durationMs ?? null,
+    correlation_id: event.correlationId ?? null,
+    seam: event.seam ?? null,
+  };
+}
+
+/** An outbox row as one `jsonb_to_recordset` row, its sealed payload in base64. */
+export function outboxJson(item: OutboxRecord): Record<string, unknown> {
+  return {
+    tenant_id: item.tenantId,
+    id: item.id,
+    operation_id: item.operationId,
+    tool: item.tool,
+    hook: item.hook,
+    kind: item.kind,
+    sealed_payload: Buffer.from(item.sealedPayload.buffer, item.sealedPayload.byteOffset, item.sealedPayload.byteLength).toString(
+      "base64",
+    ),
+    created_at: item.createdAt,
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * The ledger's two writes on PostgreSQL, each one statement and so its own transaction: the begin
+ * (consume a token, take an idempotency key, create the operation) and the lease-guarded settle.
+ */
+import { ToolpactError } from "@toolpact/contract";
+import { checkSettleState, storeClosed, unsettled } from "../refusals.js";
+import { activityValues, buffer, idempotencyFromRow, scopeValues, settleValues, tokenFromRow } from "../rows.js";
+import type { OperationBegin, OperationBeginResult, OperationSettle, OperationSettleResult } from "../store.js";
+import type { PostgresConnection } from "./connection.js";
+import { hasCode } from "./errors.js";
+import { BEGIN_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
+import { REFUSED_SQLSTATE } from "./migrations.js";
+import { S, type Statement } from "./statements.js";
+
+/** Which steps of one begin wrote a row, and the tenant's config version when it was checked. */
+interface BeginFlags {
+  readonly cfg: number;
+  readonly idem: number;
+  readonly tok: number;
+  readonly op: number;
+}
+
+/** Step 9 as one statement; a refusal is answered with the row that caused it. */
+export async function beginOperation(db: PostgresConnection, begin: OperationBegin): Promise<OperationBeginResult> {
+  const op = begin.operation;
+  if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
+  if (db.closed) throw storeClosed();
+  const values: unknown[] = [
+    op.operationId,
+    op.tenantId,
+    op.callerPluginId,
+    op.actorUserId,
+    op.providerPluginId,
+    op.tool,
+    op.errorCode ?? null,
+    op.createdAt,
+    op.leaseOwner,
+    op.leaseEpoch,
+    op.leaseExpiresAt,
+    buffer(op.sealedInput),
+  ];
+  const { consumeToken: token, idempotency, tenantConfigVersion } = begin;
+  if (token !== undefined) values.push(token.tokenId, token.consumedAt, token.expiresAt);
+  if (idempotency !== undefined) values.push(...scopeValues(idempotency.scope), idempotency.inputDigest, idempotency.expiresAt);
+  if (tenantConfigVersion !== undefined) values.push(tenantConfigVersion);
+  const shape =
+    (tenantConfigVersion !== undefined ? 4 : 0) + (idempotency !== undefined ? 2 : 0) + (token !== undefined ? 1 : 0);
+  const query = BEGIN_STATEMENTS[shape]!;
+
+  // A refusal is answered with the row that caused it; if that row vanished meanwhile (pruned, or an
+  // expired key replaced), the begin is tried again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const flags = await runBegin(db, { query, values, configVersion: tenantConfigVersion ?? 0 });
+    if (flags.op === 1) return { status: "started" };
+    if (tenantConfigVersion !== undefined && flags.cfg !== tenantConfigVersion) {
+      return { status: "config-changed", version: flags.cfg };
+    }
+    if (flags.idem === 0 && idempotency !== undefined) {
+      const [row] = await db.rows("could not read an idempotency record", S.findIdempotencyAny, scopeValues(idempotency.scope));
+      if (row !== undefined && Number(row.expires_at) > op.createdAt) {
+        return { status: "idempotency-exists", record: idempotencyFromRow(row) };
+      }
+    } else if (flags.tok === 0 && token !== undefined) {
+      const [row] = await db.rows("could not read a consumed token id", S.findToken, [op.tenantId, token.tokenId]);
+      if (row !== undefined) return { status: "token-used", consumed: tokenFromRow(row) };
+    }
+  }
+  throw new ToolpactError(
+    "STORE_UNAVAILABLE",
+    `operation ${op.operationId} could not begin: the token or idempotency record it conflicted with kept changing; try again`,
+  );
+}
+
+/** Runs one begin statement and reads which of its steps wrote a row. */
+async function runBegin(
+  db: PostgresConnection,
+  begin: { readonly query: Statement; readonly values: readonly unknown[]; readonly configVersion: number },
+): Promise<BeginFlags> {
+  const { query, values, configVersion } = begin;
+  try {
+    const row = (await db.rows("could not begin an operation", query, values))[0];
+    return { cfg: Number(row?.cfg ?? 0), idem: Number(row?.idem ?? 0), tok: Number(row?.tok ?? 0), op: Number(row?.op ?? 0) };
+  } catch (error) {
+    // The key was free but the token used: the statement undid itself (see `beginStatement`).
+    if (hasCode(error, REFUSED_SQLSTATE)) return { cfg: configVersion, idem: 1, tok: 0, op: 0 };
+    throw error;
+  }
+}
+
+/** Step 12 as one statement guarded by the lease; when nothing was written, the operation is read again to say why. */
+export async function settleOperation(db: PostgresConnection, settle: OperationSettle): Promise<OperationSettleResult> {
+  checkSettleState(settle);
+  const values = [...settleValues(settle), ...activityValues(settle.activity)];
+  const idempotency = settle.idempotency;
+  let key: SettleKey = "none";
+  if (idempotency !== undefined) {
+    values.push(buffer(idempotency.sealedResult), idempotency.guardSet ?? null);
+    if (idempotency.scope === undefined) key = "operation";
+    else {
+      key = "scope";
+      values.push(...scopeValues(idempotency.scope));
+    }
+  }
+  const extras = (settle.extraActivity?.length ?? 0) > 0 || (settle.outbox?.length ?? 0) > 0;
+  if (extras) {
+    values.push(JSON.stringify((settle.extraActivity ?? []).map(activityJson)), JSON.stringify((settle.outbox ?? []).map(outboxJson)));
+  }
+  const [row] = await db.rows("could not settle an operation", SETTLE_STATEMENTS[`${key}:${extras}`], values);
+  if (Number(row?.settled ?? 0) === 1) return "settled";
+
+  // Nothing was written; read the operation afresh to say why (another settle may have just committed).
+  const [current] = await db.rows("could not read an operation", S.operationState, [settle.operationId, settle.tenantId]);
+  return unsettled(settle.operationId, current === undefined ? undefined : String(current.state));
+}

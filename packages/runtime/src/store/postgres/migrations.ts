@@ -1,0 +1,257 @@
+import type { ClientBase } from "pg";
+import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
+
+/** One PostgreSQL schema step, recorded in `toolpact_migrations`. */
+export type PostgresMigration = SchemaMigration;
+
+/**
+ * The PostgreSQL schema, as versioned migrations: the same tables and steps as SQLite's, in PostgreSQL
+ * types (bigint Unix-ms times, bytea sealed payloads, boolean flags). Id columns use the "C" collation so
+ * UUIDv7 ids sort by creation time on every server locale, as they do in SQLite. Never edit a released
+ * step: add one.
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: "tenants, plugin keys, operations, idempotency, consumed tokens, activity",
+    sql: `
+CREATE TABLE tenants (
+  tenant_id text COLLATE "C" PRIMARY KEY,
+  config_version bigint NOT NULL,
+  policy text,
+  updated_at bigint NOT NULL
+);
+
+CREATE TABLE plugin_installs (
+  tenant_id text COLLATE "C" NOT NULL,
+  plugin_id text COLLATE "C" NOT NULL,
+  enabled boolean NOT NULL,
+  installed_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (tenant_id, plugin_id)
+);
+
+CREATE TABLE plugin_keys (
+  key_id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  plugin_id text COLLATE "C" NOT NULL,
+  key_hash bytea NOT NULL,
+  created_at bigint NOT NULL,
+  revoked_at bigint
+);
+CREATE INDEX plugin_keys_by_tenant ON plugin_keys (tenant_id, plugin_id);
+
+CREATE TABLE operations (
+  operation_id text COLLATE "C" PRIMARY KEY,
+  tenant_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text NOT NULL,
+  actor_user_id text NOT NULL,
+  provider_plugin_id text NOT NULL,
+  tool text NOT NULL,
+  state text NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+  error_code text,
+  created_at bigint NOT NULL,
+  settled_at bigint,
+  lease_owner text NOT NULL,
+  lease_epoch bigint NOT NULL,
+  lease_expires_at bigint NOT NULL,
+  sealed_input bytea
+);
+
+CREATE TABLE idempotency_keys (
+  tenant_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text COLLATE "C" NOT NULL,
+  actor_user_id text COLLATE "C" NOT NULL,
+  tool text COLLATE "C" NOT NULL,
+  key_hash text COLLATE "C" NOT NULL,
+  input_digest text NOT NULL,
+  operation_id text NOT NULL,
+  state text NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+  error_code text,
+  sealed_result bytea,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (tenant_id, caller_plugin_id, actor_user_id, tool, key_hash)
+);
+CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+
+CREATE TABLE consumed_tokens (
+  tenant_id text COLLATE "C" NOT NULL,
+  token_id text COLLATE "C" NOT NULL,
+  operation_id text NOT NULL,
+  caller_plugin_id text NOT NULL,
+  actor_user_id text NOT NULL,
+  consumed_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (tenant_id, token_id)
+);
+CREATE INDEX consumed_tokens_by_expiry ON consumed_tokens (expires_at);
+
+CREATE TABLE activity (
+  tenant_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  at bigint NOT NULL,
+  kind text NOT NULL,
+  actor_user_id text COLLATE "C",
+  caller_plugin_id text,
+  provider_plugin_id text,
+  tool text,
+  version integer,
+  effect text,
+  phase text NOT NULL,
+  outcome text NOT NULL,
+  error_code text,
+  error_class text,
+  operation_id text,
+  confirmation_id text,
+  target_id text,
+  duration_ms double precision,
+  correlation_id text,
+  PRIMARY KEY (tenant_id, id)
+);
+CREATE INDEX activity_by_actor ON activity (tenant_id, actor_user_id, id);
+
+-- Aborts the statement that calls it (and so undoes everything that statement wrote) with SQLSTATE
+-- TP001: a begin whose idempotency key was free but whose token turned out used stops this way.
+CREATE FUNCTION toolpact_refuse(reason text) RETURNS integer LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RAISE EXCEPTION 'toolpact: %', reason USING ERRCODE = 'TP001';
+END
+$$;
+`,
+  },
+  {
+    version: 2,
+    name: "runs, confirmation requests, activations, outbox, recovery policy, lease index",
+    sql: `
+ALTER TABLE tenants ADD COLUMN recovery_policy text;
+ALTER TABLE operations ADD COLUMN recovery_attempts integer NOT NULL DEFAULT 0;
+CREATE INDEX operations_running_by_lease ON operations (lease_expires_at) WHERE state = 'running';
+ALTER TABLE activity ADD COLUMN seam text;
+CREATE INDEX idempotency_keys_by_operation ON idempotency_keys (tenant_id, operation_id);
+
+CREATE TABLE plugin_activations (
+  tenant_id text COLLATE "C" NOT NULL,
+  plugin_id text COLLATE "C" NOT NULL,
+  gates text[] NOT NULL,
+  hooks text[] NOT NULL,
+  guards text[] NOT NULL,
+  updated_at bigint NOT NULL,
+  PRIMARY KEY (tenant_id, plugin_id)
+);
+
+CREATE TABLE runs (
+  tenant_id text COLLATE "C" NOT NULL,
+  run_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text NOT NULL,
+  actor_user_id text NOT NULL,
+  allow text[] NOT NULL,
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  closed_at bigint,
+  PRIMARY KEY (tenant_id, run_id)
+);
+CREATE INDEX runs_by_expiry ON runs (expires_at);
+
+CREATE TABLE confirmation_requests (
+  tenant_id text COLLATE "C" NOT NULL,
+  request_id text COLLATE "C" NOT NULL,
+  tool text NOT NULL,
+  provider_plugin_id text NOT NULL,
+  caller_plugin_id text COLLATE "C" NOT NULL,
+  actor_user_id text COLLATE "C" NOT NULL,
+  digest text NOT NULL,
+  digest_kid text NOT NULL,
+  schema_hash text NOT NULL,
+  effect text NOT NULL,
+  mode text NOT NULL,
+  run_id text,
+  status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+  created_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  decided_at bigint,
+  sealed_preview bytea,
+  token_expires_at bigint,
+  PRIMARY KEY (tenant_id, request_id)
+);
+CREATE INDEX confirmation_requests_pending ON confirmation_requests (tenant_id, caller_plugin_id, actor_user_id, expires_at)
+  WHERE status = 'pending';
+CREATE INDEX confirmation_requests_pending_by_expiry ON confirmation_requests (expires_at) WHERE status = 'pending';
+CREATE INDEX confirmation_requests_by_expiry ON confirmation_requests (expires_at);
+
+CREATE TABLE outbox (
+  tenant_id text COLLATE "C" NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  operation_id text NOT NULL,
+  tool text NOT NULL,
+  hook text NOT NULL,
+  kind text NOT NULL,
+  sealed_payload bytea NOT NULL,
+  created_at bigint NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  claimed_until bigint,
+  PRIMARY KEY (tenant_id, id)
+);
+`,
+  },
+  {
+    version: 3,
+    name: "the guards that passed an idempotency record's result",
+    sql: `
+ALTER TABLE idempotency_keys ADD COLUMN guard_set text;
+`,
+  },
+];
+
+/** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The SQLSTATE `toolpact_refuse` raises. */
+export const REFUSED_SQLSTATE = "TP001";
+
+/**
+ * Applies pending migrations in one transaction under a transaction-level advisory lock, so instances
+ * starting together on one database apply each step once: the others wait for the lock, then find
+ * nothing left to do. Creates `schema` first when one is given. Returns how many steps it applied.
+ */
+export async function applyPostgresMigrations(
+  client: ClientBase,
+  schema: string | undefined,
+  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
+): Promise<number> {
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new TypeError(`schema "${schema}" is not a plain lowercase identifier (${SCHEMA_NAME.source})`);
+  }
+  await client.query("BEGIN");
+  try {
+    // Migrations may take longer than a hot-path statement; the lock wait is bounded by the client's own timeouts.
+    await client.query("SET LOCAL statement_timeout = 0");
+    await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))", [
+      MIGRATION_LOCK_CLASS,
+      `toolpact.migrate:${schema ?? ""}`,
+    ]);
+    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS toolpact_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
+    );
+    const row = (await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM toolpact_migrations"))
+      .rows[0];
+    const pending = pendingMigrations(migrations, row?.version ?? 0);
+    for (const step of pending) {
+      await client.query(step.sql);
+      await client.query("INSERT INTO toolpact_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+        step.version,
+        step.name,
+        Date.now(),
+      ]);
+    }
+    await client.query("COMMIT");
+    return pending.length;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The advisory lock class of migrations (an arbitrary constant: "tp" in ASCII). */
+const MIGRATION_LOCK_CLASS = 0x7470;

@@ -1,0 +1,345 @@
+import { createHash } from "node:crypto";
+import {
+  activityFromRow,
+  activityValues,
+  buffer,
+  confirmationFromRow,
+  confirmationValues,
+  idempotencyFromRow,
+  operationFromRow,
+  outboxFromRow,
+  pluginKeyFromRow,
+  runFromRow,
+  scopeValues,
+  tenantConfigFromRow,
+  tokenFromRow,
+  type Row,
+} from "../rows.js";
+import type {
+  ActivationRecord,
+  ActivityListQuery,
+  ActivityRecord,
+  ConfirmationCreateResult,
+  ConfirmationRecord,
+  ConfirmationTransition,
+  ConsumedTokenRecord,
+  IdempotencyRecord,
+  IdempotencyScope,
+  LeaseRenewal,
+  LeaseTakeover,
+  OperationBegin,
+  OperationBeginResult,
+  OperationRecord,
+  OperationSettle,
+  OperationSettleResult,
+  OutboxClaimQuery,
+  OutboxRecord,
+  PluginEnabledChange,
+  PluginKeyRecord,
+  PruneRequest,
+  PruneResult,
+  RunRecord,
+  Store,
+  TenantConfigRecord,
+} from "../store.js";
+import { PostgresConnection, migrationClient, ignore } from "./connection.js";
+import { beginOperation, settleOperation } from "./ledger-writes.js";
+import { prunePostgres } from "./retention.js";
+import { unavailable } from "./errors.js";
+import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
+import { applyPostgresMigrations } from "./migrations.js";
+import { MAX_LIMIT, MIGRATION_QUERY_TIMEOUT_MS, resolveSettings, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
+import { S } from "./statements.js";
+
+/**
+ * The distributed store: PostgreSQL through a `pg` pool shared by this instance. Several instances may
+ * share one database: single use of token ids, idempotency keys and lease-guarded settles rest on unique
+ * keys and row locks taken inside one statement (each its own transaction), never on this process's memory.
+ * Migrations are applied at open, under an advisory lock. An unreachable database rejects with
+ * STORE_UNAVAILABLE within the connection or statement timeout; the pool reconnects when it is back.
+ */
+export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const settings = resolveSettings(options);
+  await migrateWith(settings);
+  return new PostgresStore(new PostgresConnection(settings));
+}
+
+/**
+ * Applies pending migrations to the database at `url` (in `schema` when given) and returns how many it
+ * applied; `toolpact migrate` calls it. Safe while other instances start: each step is applied once.
+ */
+export async function migratePostgres(url: string, schema?: string): Promise<number> {
+  return migrateWith(resolveSettings(schema === undefined ? { url } : { url, schema }));
+}
+
+async function migrateWith(settings: PostgresSettings): Promise<number> {
+  const client = migrationClient(settings, MIGRATION_QUERY_TIMEOUT_MS);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(ignore);
+    throw unavailable(settings, "could not connect to migrate", error);
+  }
+  try {
+    return await applyPostgresMigrations(client, settings.schema);
+  } catch (error) {
+    if (error instanceof TypeError) throw error;
+    throw unavailable(settings, "could not apply migrations", error);
+  } finally {
+    await client.end().catch(ignore);
+  }
+}
+
+class PostgresStore implements Store {
+  readonly kind = "postgres";
+  readonly #db: PostgresConnection;
+
+  constructor(db: PostgresConnection) {
+    this.#db = db;
+  }
+
+  async loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
+    const [row] = await this.#db.rows("could not load a tenant's configuration", S.loadTenant, [tenantId, knownVersion ?? null]);
+    const version = row?.config_version === null || row?.config_version === undefined ? 0 : Number(row.config_version);
+    if (knownVersion !== undefined && version === knownVersion) return undefined;
+    const plugins = ((row?.plugins ?? []) as [string, boolean, number][]).map(([pluginId, enabled, installedAt]) => ({
+      pluginId,
+      enabled,
+      installedAt: Number(installedAt),
+    }));
+    const activations = ((row?.activations ?? []) as [string, string[], string[], string[]][]).map(
+      ([pluginId, gates, hooks, guards]): ActivationRecord => ({ pluginId, gates, hooks, guards }),
+    );
+    return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
+  }
+
+  async installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
+    await this.#db.query("could not install a plugin", S.installPlugin, [tenantId, pluginId, now]);
+  }
+
+  async setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
+    const { enabled, now } = change;
+    const [row] = await this.#db.rows("could not enable or disable a plugin", S.setPluginEnabled, [tenantId, pluginId, enabled, now]);
+    return Number(row?.changed ?? 0) > 0;
+  }
+
+  async setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    await this.#db.query("could not set a tenant's policy", S.setPolicy, [tenantId, policyJson, activity.at, ...activityValues(activity)]);
+  }
+
+  async setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
+    await this.#db.query("could not set a plugin's activation", S.setActivation, [
+      activation.tenantId,
+      activity.at,
+      activation.pluginId,
+      activation.gates,
+      activation.hooks,
+      activation.guards,
+      ...activityValues(activity),
+    ]);
+  }
+
+  async setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    await this.#db.query("could not set a tenant's recovery policy", S.setRecoveryPolicy, [
+      tenantId,
+      policyJson,
+      activity.at,
+      ...activityValues(activity),
+    ]);
+  }
+
+  async insertPluginKey(record: PluginKeyRecord): Promise<void> {
+    await this.#db.query("could not store a plugin key", S.insertKey, [
+      record.keyId,
+      record.tenantId,
+      record.pluginId,
+      buffer(record.keyHash),
+      record.createdAt,
+    ]);
+  }
+
+  async findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+    const [row] = await this.#db.rows("could not look up a plugin key", S.findKey, [keyId]);
+    return row === undefined ? undefined : pluginKeyFromRow(row);
+  }
+
+  async revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    return ((await this.#db.query("could not revoke a plugin key", S.revokeKey, [now, keyId, tenantId])).rowCount ?? 0) > 0;
+  }
+
+  beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
+    return beginOperation(this.#db, begin);
+  }
+
+  settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
+    return settleOperation(this.#db, settle);
+  }
+
+  async renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number> {
+    if (leases.length === 0) return 0;
+    const result = await this.#db.query("could not renew leases", S.renewLeases, [
+      expiresAt,
+      leases.map((lease) => lease.operationId),
+      leases.map((lease) => lease.tenantId),
+      leases.map((lease) => lease.leaseEpoch),
+      owner,
+    ]);
+    return result.rowCount ?? 0;
+  }
+
+  async getOperation(tenantId: string, operationId: string): Promise<OperationRecord | undefined> {
+    const [row] = await this.#db.rows("could not read an operation", S.getOperation, [operationId, tenantId]);
+    return row === undefined ? undefined : operationFromRow(row);
+  }
+
+  async listExpiredLeases(now: number, limit: number): Promise<readonly OperationRecord[]> {
+    const rows = await this.#db.rows("could not list expired leases", S.expiredLeases, [now, clampLimit(limit)]);
+    return rows.map(operationFromRow);
+  }
+
+  async takeLease(takeover: LeaseTakeover): Promise<OperationRecord | undefined> {
+    const [row] = await this.#db.rows("could not take over a lease", S.takeLease, [
+      takeover.owner,
+      takeover.expiresAt,
+      takeover.operationId,
+      takeover.tenantId,
+      takeover.leaseEpoch,
+      takeover.now,
+    ]);
+    return row === undefined ? undefined : operationFromRow(row);
+  }
+
+  async insertRun(run: RunRecord): Promise<void> {
+    await this.#db.query("could not open a run", S.insertRun, [
+      run.tenantId,
+      run.runId,
+      run.callerPluginId,
+      run.actorUserId,
+      run.allow,
+      run.createdAt,
+      run.expiresAt,
+    ]);
+  }
+
+  async getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
+    const [row] = await this.#db.rows("could not read a run", S.getRun, [tenantId, runId]);
+    return row === undefined ? undefined : runFromRow(row);
+  }
+
+  async closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
+    return ((await this.#db.query("could not close a run", S.closeRun, [closedAt, tenantId, runId])).rowCount ?? 0) > 0;
+  }
+
+  async createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
+    const values = [...confirmationValues(record), maxPending];
+    // Count and insert must not interleave with another instance's for the same (tenant, caller, actor):
+    // a transaction-level advisory lock on that owner orders them, and the count runs after it.
+    const lock = `SELECT pg_advisory_xact_lock(${PENDING_LOCK_CLASS}, ${ownerLockKey(record)})`;
+    const [row] = await this.#db.transaction("could not create a confirmation request", async (client) => {
+      await client.query(lock);
+      return (await PostgresConnection.run(client, S.createConfirmation, values)).rows;
+    });
+    if (Number(row?.created ?? 0) === 1) return { status: "created" };
+    return { status: "rate-limited", retryAt: Number(row?.oldest) };
+  }
+
+  async getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
+    const [row] = await this.#db.rows("could not read a confirmation request", S.getConfirmation, [tenantId, requestId]);
+    return row === undefined ? undefined : confirmationFromRow(row);
+  }
+
+  async transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
+    const values: unknown[] = [
+      transition.to,
+      transition.at,
+      transition.tokenExpiresAt ?? null,
+      transition.tenantId,
+      transition.requestId,
+    ];
+    if (transition.activity !== undefined) values.push(...activityValues(transition.activity));
+    const query = TRANSITION_STATEMENTS[`${transition.when}:${transition.activity !== undefined}`];
+    const [row] = await this.#db.rows("could not decide a confirmation request", query, values);
+    return row === undefined ? undefined : confirmationFromRow(row);
+  }
+
+  async listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    const rows = await this.#db.rows("could not list expired confirmation requests", S.expiredConfirmations, [now, clampLimit(limit)]);
+    return rows.map(confirmationFromRow);
+  }
+
+  async claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
+    const { limit, now, claimUntil } = claim;
+    const rows = await this.#db.rows("could not claim outbox rows", S.claimOutbox, [tenantId, now, clampLimit(limit), claimUntil]);
+    return rows.map(outboxFromRow).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async ackOutbox(tenantId: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return (await this.#db.query("could not acknowledge outbox rows", S.ackOutbox, [tenantId, ids])).rowCount ?? 0;
+  }
+
+  async findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined> {
+    const [row] = await this.#db.rows("could not read an idempotency record", S.findIdempotency, [...scopeValues(scope), now]);
+    return row === undefined ? undefined : idempotencyFromRow(row);
+  }
+
+  async findConsumedToken(tenantId: string, tokenId: string): Promise<ConsumedTokenRecord | undefined> {
+    const [row] = await this.#db.rows("could not read a consumed token id", S.findToken, [tenantId, tokenId]);
+    return row === undefined ? undefined : tokenFromRow(row);
+  }
+
+  async appendActivity(event: ActivityRecord): Promise<void> {
+    await this.#db.query("could not record an activity event", S.insertActivity, activityValues(event));
+  }
+
+  async listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
+    const limit = clampLimit(query.limit);
+    const what = "could not list activity";
+    let rows: Row[];
+    if (query.actorUserId !== undefined) {
+      rows =
+        query.beforeId === undefined
+          ? await this.#db.rows(what, S.listActorActivity, [tenantId, query.actorUserId, limit])
+          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, query.actorUserId, query.beforeId, limit]);
+    } else {
+      rows =
+        query.beforeId === undefined
+          ? await this.#db.rows(what, S.listActivity, [tenantId, limit])
+          : await this.#db.rows(what, S.listActivityBefore, [tenantId, query.beforeId, limit]);
+    }
+    return rows.map(activityFromRow);
+  }
+
+  prune(request: PruneRequest): Promise<PruneResult> {
+    return prunePostgres(this.#db, request);
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.#db.closed) return false;
+    try {
+      return (await this.#db.answers(S.ping))?.ok === 1;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#db.close();
+  }
+}
+
+/** A LIMIT PostgreSQL takes: at least 1, at most a 32-bit integer. */
+function clampLimit(limit: number): number {
+  return Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
+}
+
+/** The advisory lock class that orders confirmation creation per owner (an arbitrary constant: "cf"). */
+const PENDING_LOCK_CLASS = 0x6366;
+
+/** A 32-bit key for the (tenant, caller, actor) owner; a collision only makes two owners wait for each other. */
+function ownerLockKey(owner: { tenantId: string; callerPluginId: string; actorUserId: string }): number {
+  return createHash("sha256")
+    .update(`${owner.tenantId}\u0000${owner.callerPluginId}\u0000${owner.actorUserId}`)
+    .digest()
+    .readInt32BE(0);
+}

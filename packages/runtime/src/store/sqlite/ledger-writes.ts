@@ -1,0 +1,122 @@
+/**
+ * The ledger's two writes on SQLite, each run inside one transaction of the write queue: the begin
+ * (consume a token, take an idempotency key, create the operation) and the lease-guarded settle.
+ */
+import { activityValues, buffer, idempotencyFromRow, scopeValues, settleValues, tokenFromRow, type Row } from "../rows.js";
+import { checkSettleState, unsettled } from "../refusals.js";
+import type { ActivityRecord, OperationBegin, OperationBeginResult, OperationSettle, OperationSettleResult } from "../store.js";
+import type { SqliteStatements } from "./statements.js";
+
+/** Step 9: refuses on a changed config, a live idempotency record or a used token; else writes all three rows. */
+export function beginOperation(s: SqliteStatements, begin: OperationBegin): OperationBeginResult {
+  const op = begin.operation;
+  if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
+  if (begin.tenantConfigVersion !== undefined) {
+    const version = (s.tenantVersion.get(op.tenantId) as number | undefined) ?? 0;
+    if (version !== begin.tenantConfigVersion) return { status: "config-changed", version };
+  }
+  if (begin.idempotency !== undefined) {
+    const scope = begin.idempotency.scope;
+    const existing = s.findIdempotencyAny.get(...scopeValues(scope)) as Row | undefined;
+    if (existing !== undefined) {
+      if (Number(existing.expires_at) > op.createdAt) {
+        return { status: "idempotency-exists", record: idempotencyFromRow(existing) };
+      }
+      s.deleteIdempotency.run(...scopeValues(scope));
+    }
+  }
+  if (begin.consumeToken !== undefined) {
+    const used = s.findToken.get(op.tenantId, begin.consumeToken.tokenId) as Row | undefined;
+    if (used !== undefined) return { status: "token-used", consumed: tokenFromRow(used) };
+    s.insertToken.run(
+      op.tenantId,
+      begin.consumeToken.tokenId,
+      op.operationId,
+      op.callerPluginId,
+      op.actorUserId,
+      begin.consumeToken.consumedAt,
+      begin.consumeToken.expiresAt,
+    );
+  }
+  if (begin.idempotency !== undefined) {
+    s.insertIdempotency.run(
+      ...scopeValues(begin.idempotency.scope),
+      begin.idempotency.inputDigest,
+      op.operationId,
+      op.createdAt,
+      begin.idempotency.expiresAt,
+    );
+  }
+  s.insertOperation.run(
+    op.operationId,
+    op.tenantId,
+    op.callerPluginId,
+    op.actorUserId,
+    op.providerPluginId,
+    op.tool,
+    op.state,
+    op.errorCode ?? null,
+    op.createdAt,
+    null,
+    op.leaseOwner,
+    op.leaseEpoch,
+    op.leaseExpiresAt,
+    buffer(op.sealedInput),
+  );
+  return { status: "started" };
+}
+
+/** Step 12: settles the operation under its lease, with its events, outbox rows and idempotency outcome. */
+export function settleOperation(s: SqliteStatements, settle: OperationSettle): OperationSettleResult {
+  checkSettleState(settle);
+  const changes = s.settleOperation.run(...settleValues(settle)).changes;
+  if (changes === 0) {
+    return unsettled(settle.operationId, s.operationLease.get(settle.operationId, settle.tenantId) as string | undefined);
+  }
+  insertActivity(s, settle.activity);
+  if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) insertActivity(s, event);
+  if (settle.outbox !== undefined) {
+    for (const item of settle.outbox) {
+      s.insertOutbox.run(
+        item.tenantId,
+        item.id,
+        item.operationId,
+        item.tool,
+        item.hook,
+        item.kind,
+        buffer(item.sealedPayload),
+        item.createdAt,
+      );
+    }
+  }
+  const idempotency = settle.idempotency;
+  if (idempotency !== undefined) {
+    const sealed = buffer(idempotency.sealedResult);
+    const guardSet = idempotency.guardSet ?? null;
+    if (idempotency.scope !== undefined) {
+      s.settleIdempotency.run(
+        settle.state,
+        settle.errorCode ?? null,
+        sealed,
+        guardSet,
+        ...scopeValues(idempotency.scope),
+        settle.operationId,
+      );
+    } else {
+      s.settleIdempotencyByOperation.run(
+        settle.state,
+        settle.errorCode ?? null,
+        sealed,
+        guardSet,
+        settle.tenantId,
+        settle.operationId,
+      );
+    }
+  }
+  return "settled";
+}
+
+/** Records one activity event (in the transaction the caller runs). */
+export function insertActivity(s: SqliteStatements, event: ActivityRecord): void {
+  s.insertActivity.run(...activityValues(event));
+}

@@ -1,0 +1,210 @@
+import type Database from "better-sqlite3";
+import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
+
+/** One SQLite schema step, recorded in `schema_migrations`. */
+export type SqliteMigration = SchemaMigration;
+
+/** The SQLite schema, as versioned migrations. Never edit a released step: add one. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: "tenants, plugin keys, operations, idempotency, consumed tokens, activity",
+    sql: `
+CREATE TABLE tenants (
+  tenant_id TEXT PRIMARY KEY,
+  config_version INTEGER NOT NULL,
+  policy TEXT,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE plugin_installs (
+  tenant_id TEXT NOT NULL,
+  plugin_id TEXT NOT NULL,
+  enabled INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  installed_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, plugin_id)
+) WITHOUT ROWID;
+
+CREATE TABLE plugin_keys (
+  key_id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  plugin_id TEXT NOT NULL,
+  key_hash BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER
+) WITHOUT ROWID;
+CREATE INDEX plugin_keys_by_tenant ON plugin_keys (tenant_id, plugin_id);
+
+CREATE TABLE operations (
+  operation_id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  provider_plugin_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  settled_at INTEGER,
+  lease_owner TEXT NOT NULL,
+  lease_epoch INTEGER NOT NULL,
+  lease_expires_at INTEGER NOT NULL,
+  sealed_input BLOB
+) WITHOUT ROWID;
+
+
+CREATE TABLE idempotency_keys (
+  tenant_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  key_hash TEXT NOT NULL,
+  input_digest TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'succeeded', 'failed', 'unknown')),
+  error_code TEXT,
+  sealed_result BLOB,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, caller_plugin_id, actor_user_id, tool, key_hash)
+) WITHOUT ROWID;
+CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at);
+
+CREATE TABLE consumed_tokens (
+  tenant_id TEXT NOT NULL,
+  token_id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  consumed_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, token_id)
+) WITHOUT ROWID;
+CREATE INDEX consumed_tokens_by_expiry ON consumed_tokens (expires_at);
+
+CREATE TABLE activity (
+  tenant_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  actor_user_id TEXT,
+  caller_plugin_id TEXT,
+  provider_plugin_id TEXT,
+  tool TEXT,
+  version INTEGER,
+  effect TEXT,
+  phase TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  error_code TEXT,
+  error_class TEXT,
+  operation_id TEXT,
+  confirmation_id TEXT,
+  target_id TEXT,
+  duration_ms REAL,
+  correlation_id TEXT,
+  PRIMARY KEY (tenant_id, id)
+) WITHOUT ROWID;
+CREATE INDEX activity_by_actor ON activity (tenant_id, actor_user_id, id);
+`,
+  },
+  {
+    version: 2,
+    name: "runs, confirmation requests, activations, outbox, recovery policy, lease index",
+    sql: `
+ALTER TABLE tenants ADD COLUMN recovery_policy TEXT;
+ALTER TABLE operations ADD COLUMN recovery_attempts INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX operations_running_by_lease ON operations (lease_expires_at) WHERE state = 'running';
+ALTER TABLE activity ADD COLUMN seam TEXT;
+CREATE INDEX idempotency_keys_by_operation ON idempotency_keys (tenant_id, operation_id);
+
+CREATE TABLE plugin_activations (
+  tenant_id TEXT NOT NULL,
+  plugin_id TEXT NOT NULL,
+  gates TEXT NOT NULL,
+  hooks TEXT NOT NULL,
+  guards TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, plugin_id)
+) WITHOUT ROWID;
+
+CREATE TABLE runs (
+  tenant_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  allow TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  closed_at INTEGER,
+  PRIMARY KEY (tenant_id, run_id)
+) WITHOUT ROWID;
+CREATE INDEX runs_by_expiry ON runs (expires_at);
+
+CREATE TABLE confirmation_requests (
+  tenant_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  provider_plugin_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  digest_kid TEXT NOT NULL,
+  schema_hash TEXT NOT NULL,
+  effect TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  run_id TEXT,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'cancelled')),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  sealed_preview BLOB,
+  token_expires_at INTEGER,
+  PRIMARY KEY (tenant_id, request_id)
+) WITHOUT ROWID;
+CREATE INDEX confirmation_requests_pending ON confirmation_requests (tenant_id, caller_plugin_id, actor_user_id, expires_at)
+  WHERE status = 'pending';
+CREATE INDEX confirmation_requests_pending_by_expiry ON confirmation_requests (expires_at) WHERE status = 'pending';
+CREATE INDEX confirmation_requests_by_expiry ON confirmation_requests (expires_at);
+
+CREATE TABLE outbox (
+  tenant_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  hook TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  sealed_payload BLOB NOT NULL,
+  created_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  claimed_until INTEGER,
+  PRIMARY KEY (tenant_id, id)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 3,
+    name: "the guards that passed an idempotency record's result",
+    sql: `
+ALTER TABLE idempotency_keys ADD COLUMN guard_set TEXT;
+`,
+  },
+];
+
+/** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */
+export function migrate(db: Database.Database, migrations: readonly SqliteMigration[]): number {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const apply = db.transaction(() => {
+    const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get() as { version: number | null };
+    const pending = pendingMigrations(migrations, row.version ?? 0);
+    const record = db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    for (const step of pending) {
+      db.exec(step.sql);
+      record.run(step.version, step.name, Date.now());
+    }
+    return pending.length;
+  });
+  return apply.immediate();
+}

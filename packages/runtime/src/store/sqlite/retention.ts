@@ -1,0 +1,32 @@
+import type Database from "better-sqlite3";
+import { uuidv7Floor } from "../../ids.js";
+import { CONSUMED_TOKEN_GRACE_MS, type PruneRequest, type PruneResult } from "../store.js";
+
+/** Deletes what retention allows (run inside a write transaction): off the hot path, so statements are prepared here. */
+export function pruneSqlite(db: Database.Database, request: PruneRequest): PruneResult {
+  const consumedTokens = db
+    .prepare("DELETE FROM consumed_tokens WHERE expires_at <= ?")
+    .run(request.consumedTokensExpiredBefore ?? request.now - CONSUMED_TOKEN_GRACE_MS).changes;
+  const idempotencyRecords = db
+    .prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?")
+    .run(request.now).changes;
+  // Activity ids are UUIDv7, so "older than" is a range of the primary key within each tenant.
+  const floor = uuidv7Floor(request.activityBefore + 1);
+  const tenants = db.prepare("SELECT DISTINCT tenant_id FROM activity").pluck().all() as string[];
+  const deleteOld = db.prepare("DELETE FROM activity WHERE tenant_id = ? AND id < ?");
+  let activityEvents = 0;
+  for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
+  let confirmations = 0;
+  let runs = 0;
+  let outboxItems = 0;
+  if (request.confirmationsExpiredBefore !== undefined) {
+    confirmations = db
+      .prepare("DELETE FROM confirmation_requests WHERE expires_at <= ? AND (token_expires_at IS NULL OR token_expires_at <= ?)")
+      .run(request.confirmationsExpiredBefore, request.confirmationsExpiredBefore).changes;
+    runs = db.prepare("DELETE FROM runs WHERE expires_at <= ?").run(request.confirmationsExpiredBefore).changes;
+  }
+  if (request.outboxBefore !== undefined) {
+    outboxItems = db.prepare("DELETE FROM outbox WHERE created_at <= ?").run(request.outboxBefore).changes;
+  }
+  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems };
+}

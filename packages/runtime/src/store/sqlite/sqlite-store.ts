@@ -1,0 +1,362 @@
+import type Database from "better-sqlite3";
+import {
+  buffer,
+  confirmationFromRow,
+  confirmationValues,
+  idempotencyFromRow,
+  list,
+  operationFromRow,
+  outboxFromRow,
+  pluginKeyFromRow,
+  runFromRow,
+  scopeValues,
+  tenantConfigFromRow,
+  tokenFromRow,
+  activityFromRow,
+  type Row,
+} from "../rows.js";
+import type {
+  ActivationRecord,
+  ActivityListQuery,
+  ActivityRecord,
+  ConfirmationCreateResult,
+  ConfirmationRecord,
+  ConfirmationTransition,
+  ConsumedTokenRecord,
+  IdempotencyRecord,
+  IdempotencyScope,
+  LeaseRenewal,
+  LeaseTakeover,
+  OperationBegin,
+  OperationBeginResult,
+  OperationRecord,
+  OperationSettle,
+  OperationSettleResult,
+  OutboxClaimQuery,
+  OutboxRecord,
+  PluginEnabledChange,
+  PluginKeyRecord,
+  PruneRequest,
+  PruneResult,
+  RunRecord,
+  Store,
+  TenantConfigRecord,
+} from "../store.js";
+import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
+import { pruneSqlite } from "./retention.js";
+import { beginOperation, insertActivity, settleOperation } from "./ledger-writes.js";
+import { openSqlite } from "./open-database.js";
+import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
+import { prepareStatements, type SqliteStatements } from "./statements.js";
+import { WriteQueue } from "./write-queue.js";
+
+/**
+ * The embedded store: SQLite through better-sqlite3, WAL with `synchronous=NORMAL` (survives a process
+ * crash, not a power cut), migrations applied at open, every hot-path statement prepared once.
+ */
+export async function createSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const settings = resolveSqliteSettings(options);
+  const db = openSqlite(settings);
+  const inFile = db.pragma("journal_mode", { simple: true }) === "wal";
+  const checkpointer =
+    inFile && settings.checkpoint === "background"
+      ? startCheckpointer(db, { path: settings.path, intervalMs: settings.checkpointIntervalMs, nativeBinding: settings.nativeBinding })
+      : undefined;
+  return new SqliteStore(db, new WriteQueue(db, settings.groupCommit), checkpointer);
+}
+
+class SqliteStore implements Store {
+  readonly kind = "sqlite";
+  readonly #db: Database.Database;
+  readonly #s: SqliteStatements;
+  readonly #queue: WriteQueue;
+  readonly #checkpointer: Checkpointer | undefined;
+
+  constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
+    this.#db = db;
+    this.#s = prepareStatements(db);
+    this.#queue = queue;
+    this.#checkpointer = checkpointer;
+  }
+
+  loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
+    return this.#queue.read(() => {
+      if (knownVersion !== undefined) {
+        const version = (this.#s.tenantVersion.get(tenantId) as number | undefined) ?? 0;
+        if (version === knownVersion) return undefined;
+      }
+      const row = this.#s.tenantRow.get(tenantId) as Row | undefined;
+      const plugins = (this.#s.tenantInstalls.all(tenantId) as Row[]).map((install) => ({
+        pluginId: String(install.plugin_id),
+        enabled: install.enabled === 1,
+        installedAt: Number(install.installed_at),
+      }));
+      const activations = (this.#s.tenantActivations.all(tenantId) as Row[]).map(
+        (activation): ActivationRecord => ({
+          pluginId: String(activation.plugin_id),
+          gates: list(activation.gates),
+          hooks: list(activation.hooks),
+          guards: list(activation.guards),
+        }),
+      );
+      const version = row === undefined ? 0 : Number(row.config_version);
+      return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
+    });
+  }
+
+  installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
+    return this.#queue.write(() => {
+      if (this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0) this.#s.bumpTenant.run(tenantId, now);
+    });
+  }
+
+  setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
+    const { enabled, now } = change;
+    return this.#queue.write(() => {
+      const changed = this.#s.setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
+      if (changed) this.#s.bumpTenant.run(tenantId, now);
+      return changed;
+    });
+  }
+
+  setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    return this.#queue.write(() => {
+      this.#s.bumpTenant.run(tenantId, activity.at);
+      this.#s.setTenantPolicy.run(policyJson, tenantId);
+      insertActivity(this.#s, activity);
+    });
+  }
+
+  setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
+    return this.#queue.write(() => {
+      this.#s.bumpTenant.run(activation.tenantId, activity.at);
+      this.#s.upsertActivation.run(
+        activation.tenantId,
+        activation.pluginId,
+        JSON.stringify(activation.gates),
+        JSON.stringify(activation.hooks),
+        JSON.stringify(activation.guards),
+        activity.at,
+      );
+      insertActivity(this.#s, activity);
+    });
+  }
+
+  setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
+    return this.#queue.write(() => {
+      this.#s.bumpTenant.run(tenantId, activity.at);
+      this.#s.setTenantRecovery.run(policyJson, tenantId);
+      insertActivity(this.#s, activity);
+    });
+  }
+
+  insertPluginKey(record: PluginKeyRecord): Promise<void> {
+    return this.#queue.write(() => {
+      this.#s.insertKey.run(record.keyId, record.tenantId, record.pluginId, buffer(record.keyHash), record.createdAt);
+    });
+  }
+
+  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.findKey.get(keyId) as Row | undefined;
+      return row === undefined ? undefined : pluginKeyFromRow(row);
+    });
+  }
+
+  revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
+    return this.#queue.write(() => this.#s.revokeKey.run(now, keyId, tenantId).changes > 0);
+  }
+
+  beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
+    return this.#queue.write(() => beginOperation(this.#s, begin));
+  }
+
+  settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
+    return this.#queue.write(() => settleOperation(this.#s, settle));
+  }
+
+  renewLeases(owner: string, leases: readonly LeaseRenewal[], expiresAt: number): Promise<number> {
+    if (leases.length === 0) return Promise.resolve(0);
+    return this.#queue.write(() => {
+      let renewed = 0;
+      for (const lease of leases) {
+        renewed += this.#s.renewLease.run(expiresAt, lease.operationId, lease.tenantId, owner, lease.leaseEpoch).changes;
+      }
+      return renewed;
+    });
+  }
+
+  getOperation(tenantId: string, operationId: string): Promise<OperationRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.getOperation.get(operationId, tenantId) as Row | undefined;
+      return row === undefined ? undefined : operationFromRow(row);
+    });
+  }
+
+  listExpiredLeases(now: number, limit: number): Promise<readonly OperationRecord[]> {
+    return this.#queue.read(() => (this.#s.expiredLeases.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(operationFromRow));
+  }
+
+  takeLease(takeover: LeaseTakeover): Promise<OperationRecord | undefined> {
+    return this.#queue.write(() => {
+      const changes = this.#s.takeLease.run(
+        takeover.owner,
+        takeover.expiresAt,
+        takeover.operationId,
+        takeover.tenantId,
+        takeover.leaseEpoch,
+        takeover.now,
+      ).changes;
+      if (changes === 0) return undefined;
+      return operationFromRow(this.#s.getOperation.get(takeover.operationId, takeover.tenantId) as Row);
+    });
+  }
+
+  insertRun(run: RunRecord): Promise<void> {
+    return this.#queue.write(() => {
+      this.#s.insertRun.run(
+        run.tenantId,
+        run.runId,
+        run.callerPluginId,
+        run.actorUserId,
+        JSON.stringify(run.allow),
+        run.createdAt,
+        run.expiresAt,
+      );
+    });
+  }
+
+  getRun(tenantId: string, runId: string): Promise<RunRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.getRun.get(tenantId, runId) as Row | undefined;
+      return row === undefined ? undefined : runFromRow(row);
+    });
+  }
+
+  closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
+    return this.#queue.write(() => this.#s.closeRun.run(closedAt, tenantId, runId).changes > 0);
+  }
+
+  createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
+    return this.#queue.write((): ConfirmationCreateResult => {
+      const owner = [record.tenantId, record.callerPluginId, record.actorUserId, record.createdAt] as const;
+      const pending = Number(this.#s.countPending.get(...owner));
+      if (pending >= maxPending) return { status: "rate-limited", retryAt: Number(this.#s.oldestPending.get(...owner)) };
+      this.#s.insertConfirmation.run(...confirmationValues(record));
+      return { status: "created" };
+    });
+  }
+
+  getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.getConfirmation.get(tenantId, requestId) as Row | undefined;
+      return row === undefined ? undefined : confirmationFromRow(row);
+    });
+  }
+
+  transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
+    return this.#queue.write(() => {
+      const statement = transition.when === "live" ? this.#s.transitionLive : this.#s.transitionExpired;
+      const changes = statement.run(
+        transition.to,
+        transition.at,
+        transition.tokenExpiresAt ?? null,
+        transition.tenantId,
+        transition.requestId,
+        transition.at,
+      ).changes;
+      if (changes === 0) return undefined;
+      if (transition.activity !== undefined) insertActivity(this.#s, transition.activity);
+      return confirmationFromRow(this.#s.getConfirmation.get(transition.tenantId, transition.requestId) as Row);
+    });
+  }
+
+  listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    return this.#queue.read(() =>
+      (this.#s.expiredConfirmations.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(confirmationFromRow),
+    );
+  }
+
+  claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
+    const { limit, now, claimUntil } = claim;
+    return this.#queue.write(() => {
+      const rows = this.#s.claimableOutbox.all(tenantId, now, Math.max(1, Math.floor(limit))) as Row[];
+      return rows.map((row) => {
+        this.#s.claimOutboxRow.run(claimUntil, tenantId, row.id);
+        return outboxFromRow({ ...row, attempts: Number(row.attempts) + 1, claimed_until: claimUntil });
+      });
+    });
+  }
+
+  ackOutbox(tenantId: string, ids: readonly string[]): Promise<number> {
+    return this.#queue.write(() => {
+      let deleted = 0;
+      for (const id of ids) deleted += this.#s.ackOutbox.run(tenantId, id).changes;
+      return deleted;
+    });
+  }
+
+  findIdempotency(scope: IdempotencyScope, now: number): Promise<IdempotencyRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.findIdempotency.get(...scopeValues(scope), now) as Row | undefined;
+      return row === undefined ? undefined : idempotencyFromRow(row);
+    });
+  }
+
+  findConsumedToken(tenantId: string, tokenId: string): Promise<ConsumedTokenRecord | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.findToken.get(tenantId, tokenId) as Row | undefined;
+      return row === undefined ? undefined : tokenFromRow(row);
+    });
+  }
+
+  appendActivity(event: ActivityRecord): Promise<void> {
+    return this.#queue.write(() => insertActivity(this.#s, event));
+  }
+
+  listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
+    return this.#queue.read(() => {
+      const limit = Math.max(1, Math.floor(query.limit));
+      let rows: Row[];
+      if (query.actorUserId !== undefined) {
+        rows = (
+          query.beforeId === undefined
+            ? this.#s.listActorActivity.all(tenantId, query.actorUserId, limit)
+            : this.#s.listActorActivityBefore.all(tenantId, query.actorUserId, query.beforeId, limit)
+        ) as Row[];
+      } else {
+        rows = (
+          query.beforeId === undefined
+            ? this.#s.listActivity.all(tenantId, limit)
+            : this.#s.listActivityBefore.all(tenantId, query.beforeId, limit)
+        ) as Row[];
+      }
+      return rows.map(activityFromRow);
+    });
+  }
+
+  prune(request: PruneRequest): Promise<PruneResult> {
+    return this.#queue.write(() => pruneSqlite(this.#db, request));
+  }
+
+  ping(): Promise<boolean> {
+    if (this.#queue.closed) return Promise.resolve(false);
+    try {
+      return Promise.resolve(this.#s.ping.get() === 1);
+    } catch {
+      return Promise.resolve(false);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#queue.closed) return;
+    this.#queue.close();
+    await this.#checkpointer?.stop();
+    try {
+      this.#db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Another connection may hold the database; the WAL is checkpointed by whoever closes last.
+    }
+    this.#db.close();
+  }
+}

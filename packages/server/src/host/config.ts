@@ -1,0 +1,214 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUndefined } from "@toolpact/contract";
+import { isPostgresUrl } from "@toolpact/runtime";
+import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
+import { HostError } from "./host-error.js";
+
+/** The default config file name, looked up in the working directory. */
+export const CONFIG_FILE = "toolpact.config.json";
+/** The embedded database, relative to the config file's directory. */
+export const DEFAULT_DATABASE = "./.toolpact/toolpact.db";
+
+const secretsSchema = z.strictObject({
+  adminKey: z.string().min(1).optional(),
+  actorSecret: z.string().min(1).optional(),
+  signingKeys: z.string().min(1).optional(),
+  storageKey: z.string().min(1).optional(),
+});
+
+/** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+const databaseOptionsSchema = z.strictObject({
+  schema: z
+    .string()
+    .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
+    .optional(),
+  poolSize: z.number().int().min(1).max(1000).optional(),
+  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional(),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+});
+
+const retentionSchema = z.strictObject({
+  activityDays: z.number().positive().max(36_500).optional(),
+  confirmationHours: z.number().min(0).max(87_600).optional(),
+  outboxDays: z.number().positive().max(36_500).optional(),
+  idempotencyHours: z.number().positive().max(87_600).optional(),
+  pruneIntervalMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 60 * 60 * 1000)
+    .refine((ms) => ms === 0 || ms >= 100, "must be 0 (pruning off) or at least 100")
+    .optional(),
+});
+
+const configSchema = z.strictObject({
+  $schema: z.string().optional(),
+  plugins: z.array(z.string().min(1)).default([]),
+  database: z.string().min(1).optional(),
+  databaseOptions: databaseOptionsSchema.default({}),
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65_535).optional(),
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  actorIssuer: z.string().min(1).optional(),
+  actorJwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+  limits: z
+    .strictObject({
+      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional(),
+      maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional(),
+      maxInputDepth: z.number().int().min(1).max(1000).optional(),
+      confirmationTtlSeconds: z.number().int().min(CONFIRMATION_TTL_MIN_SECONDS).max(CONFIRMATION_TTL_MAX_SECONDS).optional(),
+      drainTimeoutMs: z.number().int().min(0).max(600_000).optional(),
+      sessionTtlSeconds: z.number().int().min(60).max(3600).optional(),
+      leaseMs: z.number().int().min(1000).max(600_000).optional(),
+      recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional(),
+      rateLimits: z
+        .strictObject({
+          previewsPerMinute: z.number().int().min(1).max(1_000_000).optional(),
+          pendingConfirmations: z.number().int().min(1).max(100_000).optional(),
+        })
+        .optional(),
+    })
+    .default({}),
+  retention: retentionSchema.default({}),
+  secrets: secretsSchema.default({}),
+});
+
+/** PostgreSQL settings (`databaseOptions` in the config); they apply only when `database` is a `postgres://` URL. */
+export interface DatabaseOptions {
+  /** Keep every table in this schema (created if missing); default: the server's search_path. */
+  readonly schema?: string;
+  /** Connections each instance keeps at most (store default 10). */
+  readonly poolSize?: number;
+  /** Opening a connection, or waiting for a free one, before STORE_UNAVAILABLE, ms (store default 2000). */
+  readonly connectionTimeoutMs?: number;
+  /** How long one statement may run on the server, ms (store default 5000). */
+  readonly statementTimeoutMs?: number;
+}
+
+/** How long kept rows live and how often the pruning job runs (each instance runs it; store defaults apply). */
+export interface HostRetention {
+  /** Activity events older than this are deleted (default 90 days). */
+  readonly activityDays?: number;
+  /** Confirmation requests and runs are deleted this long after they expired (default 24 h). */
+  readonly confirmationHours?: number;
+  /** Outbox rows not acknowledged after this are deleted (default 7 days). */
+  readonly outboxDays?: number;
+  /** How long an idempotency key is remembered (default 24 h). */
+  readonly idempotencyHours?: number;
+  /** How often this instance prunes, ms (default one hour; 0 turns pruning off). */
+  readonly pruneIntervalMs?: number;
+}
+
+/** `toolpact.config.json` with every default filled in and every path absolute. */
+export interface HostConfig {
+  /** Plugin folders, each with a `plugin.json` and a module exporting `activate(sdk)`. */
+  readonly plugins: readonly string[];
+  /** An absolute SQLite file path, or a `postgres://` URL. */
+  readonly database: string;
+  /** PostgreSQL settings; empty for SQLite. */
+  readonly databaseOptions: DatabaseOptions;
+  readonly host: string;
+  readonly port: number;
+  readonly publicUrl?: string;
+  readonly actorIssuer?: string;
+  readonly actorJwksUrl?: string;
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    readonly maxInputBytes?: number;
+    readonly maxInputDepth?: number;
+    readonly confirmationTtlSeconds?: number;
+    readonly drainTimeoutMs?: number;
+    /** How long a confirmation-page session lasts, seconds (60..3600, default 600). */
+    readonly sessionTtlSeconds?: number;
+    /** How long an operation's lease lasts without renewal, ms (the runtime renews it while the provider runs). */
+    readonly leaseMs?: number;
+    /** How often this instance settles expired leases of crashed instances, ms (also once at start-up). */
+    readonly recoveryIntervalMs?: number;
+    /** Per caller and actor: previews per minute, platform confirmation requests pending at once. */
+    readonly rateLimits?: { readonly previewsPerMinute?: number; readonly pendingConfirmations?: number };
+  };
+  /** Retention of kept rows and the pruning job's interval. */
+  readonly retention: HostRetention;
+  /** Secrets written in the file; the environment takes precedence. */
+  readonly secrets: z.output<typeof secretsSchema>;
+}
+
+/** Where `loadHostConfig` looks and what the command line overrides. */
+export interface LoadHostConfigOptions {
+  /** Directory relative paths resolve against. */
+  readonly cwd: string;
+  /** A config file named on the command line: it must exist. Default: `toolpact.config.json` in `cwd`. */
+  readonly file?: string;
+  /** When the default config file is absent, use an empty config instead of failing (`serve --dev`, `migrate`). */
+  readonly allowMissing?: boolean;
+  readonly host?: string;
+  readonly port?: number;
+  /** Overrides `database` (and `TOOLPACT_DATABASE_URL`). */
+  readonly database?: string;
+  /** Default `process.env`; read for `TOOLPACT_DATABASE_URL`. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Reads and checks `toolpact.config.json`; throws `HostError` listing every problem. */
+export async function loadHostConfig(options: LoadHostConfigOptions): Promise<HostConfig> {
+  const file = path.resolve(options.cwd, options.file ?? CONFIG_FILE);
+  const shown = path.relative(options.cwd, file) || file;
+  let raw: unknown = {};
+  if (existsSync(file)) {
+    try {
+      raw = JSON.parse(await readFile(file, "utf8"));
+    } catch (error) {
+      throw new HostError(`${shown}: not valid JSON (${(error as Error).message}): fix the file and start again`);
+    }
+  } else if (options.file !== undefined || !options.allowMissing) {
+    throw new HostError(
+      `${shown} not found: create it (plugins, database, actorIssuer, ...) or point to one with --config; ` +
+        "for a local try-out without a config run `toolpact serve --dev`",
+    );
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new HostError(
+      `${shown} is invalid: fix the listed fields`,
+      parsed.error.issues.map((issue) => `${shown}: ${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`),
+    );
+  }
+  const config = parsed.data;
+  const baseDir = path.dirname(file);
+  const env = options.env ?? process.env;
+  const database = options.database ?? nonEmpty(env.TOOLPACT_DATABASE_URL) ?? config.database ?? DEFAULT_DATABASE;
+  const databaseOptions = withoutUndefined(config.databaseOptions);
+  const postgresOnly = Object.keys(databaseOptions);
+  if (!isPostgresUrl(database) && postgresOnly.length > 0) {
+    throw new HostError(
+      `${shown}: "databaseOptions" holds PostgreSQL settings, but the database is a SQLite file: ` +
+        "remove them, or set \"database\" (or TOOLPACT_DATABASE_URL) to a postgres:// URL",
+      postgresOnly.map((key) => `${shown}: databaseOptions.${key}: applies to PostgreSQL only`),
+    );
+  }
+  return {
+    plugins: config.plugins.map((dir) => path.resolve(baseDir, dir)),
+    database: isPostgresUrl(database) ? database : path.resolve(options.database === undefined ? baseDir : options.cwd, database),
+    databaseOptions,
+    host: options.host ?? config.host ?? DEFAULT_HOST,
+    port: options.port ?? config.port ?? DEFAULT_PORT,
+    ...withoutUndefined({ publicUrl: config.publicUrl, actorIssuer: config.actorIssuer, actorJwksUrl: config.actorJwksUrl }),
+    limits: {
+      maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      ...withoutUndefined({ ...config.limits, rateLimits: undefined }),
+      ...withoutUndefined({ rateLimits: config.limits.rateLimits === undefined ? undefined : withoutUndefined(config.limits.rateLimits) }),
+    },
+    retention: withoutUndefined(config.retention),
+    secrets: withoutUndefined(config.secrets),
+  };
+}
+
+/** An environment variable's value, unless it is empty. */
+export function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}

@@ -1,0 +1,184 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { withoutUndefined, type Manifest } from "@toolpact/contract";
+import { createRuntime, silentLogger, type Logger, type RetentionOptions, type ToolpactRuntime } from "@toolpact/runtime";
+import { createToolpactServer, type ToolpactServer } from "../http-server.js";
+import { derivePresenceSessionSecret } from "../presence-session.js";
+import { CONFIG_FILE, type HostConfig, type HostRetention } from "./config.js";
+import { describeDatabase, openStore } from "./database.js";
+import { HostError } from "./host-error.js";
+import { activatePlugin, loadPlugins } from "./plugins.js";
+import { readSecrets } from "./secrets.js";
+
+/** The actor token issuer `--dev` accepts when the config names none. */
+export const DEV_ACTOR_ISSUER = "toolpact-dev";
+
+/** Options of `startHost`. */
+export interface StartHostOptions {
+  readonly config: HostConfig;
+  /** Generate throwaway secrets for any that are missing, and accept actor tokens from `toolpact-dev`. */
+  readonly dev?: boolean;
+  /** Where secrets are read from and removed; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  readonly logger?: Logger;
+  /**
+   * Names this instance as lease owner and in PostgreSQL's `pg_stat_activity`; it must differ between
+   * instances sharing a database. Default: `<hostname>/<pid>/<random>`.
+   */
+  readonly instanceId?: string;
+}
+
+/** A started host: runtime with its plugins activated, and its HTTP server listening. */
+export interface RunningHost {
+  readonly url: string;
+  readonly runtime: ToolpactRuntime;
+  readonly server: ToolpactServer;
+  /** Manifests of the loaded plugins, in config order. */
+  readonly plugins: readonly Manifest[];
+  /** Lines naming secrets `--dev` generated (empty otherwise). */
+  readonly generatedSecrets: readonly string[];
+  /** The `iss` actor tokens must carry. */
+  readonly actorIssuer: string;
+  /** The base URL confirmation links use (config `publicUrl`, else `http://<host>:<port>` for a fixed port). */
+  readonly publicUrl: string | undefined;
+  /** This instance's lease owner name. */
+  readonly instanceId: string;
+  /** The store it runs on, for people: `SQLite <path>` or `PostgreSQL <url without password> (schema <name>)`. */
+  readonly database: string;
+  /** Graceful shutdown: stop accepting, drain in-flight calls, close the runtime and store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a host: reads and removes secrets from the environment, checks them, validates every plugin
+ * manifest, opens the store, creates the runtime, registers and activates the plugins (secrets are
+ * gone from `process.env` by then), and starts the HTTP server.
+ */
+export async function startHost(options: StartHostOptions): Promise<RunningHost> {
+  const { config } = options;
+  const logger = options.logger ?? silentLogger;
+  const secrets = readSecrets(config, options);
+  const actorIssuer = config.actorIssuer ?? (options.dev ? DEV_ACTOR_ISSUER : undefined);
+  if (actorIssuer === undefined) {
+    throw new HostError(`"actorIssuer" is not set in ${CONFIG_FILE}: set it to the "iss" claim of your identity service's actor tokens`);
+  }
+  const plugins = await loadPlugins(config.plugins);
+  const instanceId = options.instanceId ?? defaultInstanceId();
+
+  const publicUrl = config.publicUrl ?? defaultPublicUrl(config.host, config.port);
+  if (config.publicUrl === undefined) {
+    logger.warn({
+      event: "public_url_not_set",
+      assumed: publicUrl ?? null,
+      effect: "confirmation links (platform mode) use this address: set \"publicUrl\" to the address people's browsers reach this server at",
+    });
+  }
+  const store = await openStore(config, { instanceId, logger });
+  const runtime = await createRuntime({
+    store,
+    instanceId,
+    signingKeys: [...secrets.signingKeys],
+    storageKey: secrets.storageKey,
+    actorTokens: {
+      issuer: actorIssuer,
+      ...withoutUndefined({ secret: secrets.actorSecret }),
+      ...(config.actorJwksUrl === undefined ? {} : { jwks: new URL(config.actorJwksUrl) }),
+    },
+    ...withoutUndefined({
+      publicUrl,
+      confirmationTtlSeconds: config.limits.confirmationTtlSeconds,
+      leaseMs: config.limits.leaseMs,
+      recoveryIntervalMs: config.limits.recoveryIntervalMs,
+      rateLimits: config.limits.rateLimits,
+    }),
+    ...retentionOf(config.retention),
+    ...inputLimitsOf(config),
+    logger,
+  }).catch(async (error: unknown) => {
+    await store.close().catch(() => {});
+    throw error instanceof TypeError ? new HostError(error.message, [], { cause: error }) : error;
+  });
+
+  let server: ToolpactServer | undefined;
+  try {
+    for (const plugin of plugins) {
+      for (const warning of plugin.warnings) logger.warn({ event: "manifest_warning", pluginId: plugin.manifest.id, warning });
+      try {
+        runtime.registerPlugin(plugin.manifest);
+      } catch (error) {
+        throw new HostError(`plugin "${plugin.manifest.id}" could not be registered: ${(error as Error).message}`, [], { cause: error });
+      }
+    }
+    for (const plugin of plugins) await activatePlugin(plugin, runtime);
+    // Operations a crashed instance left running are settled now that every handler is registered;
+    // the runtime's timer repeats this. A failure here is retried by that timer, not fatal.
+    await runtime.settleExpiredLeases().then(
+      (settled) => settled > 0 && logger.info({ event: "expired_leases_settled", settled }),
+      (error: unknown) => logger.error({ event: "settling_expired_leases_failed", errorClass: (error as Error)?.constructor?.name ?? typeof error }),
+    );
+    server = createToolpactServer({
+      runtime,
+      adminKey: secrets.adminKey,
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.limits.maxBodyBytes,
+      ...withoutUndefined({ drainTimeoutMs: config.limits.drainTimeoutMs, publicUrl }),
+      // Derived from the first signing key: every instance sharing the keys accepts every session.
+      sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
+      ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds }),
+      logger,
+    });
+    const url = await server.listen().catch((error: unknown) => {
+      const code = (error as { code?: unknown }).code;
+      throw new HostError(
+        `could not listen on ${config.host}:${config.port}${typeof code === "string" ? ` (${code})` : ""}: ` +
+          "choose another port with --port or \"port\" in the config",
+        [],
+        { cause: error },
+      );
+    });
+    const running = server;
+    return {
+      url,
+      runtime,
+      server: running,
+      plugins: plugins.map((plugin) => plugin.manifest),
+      generatedSecrets: secrets.generated,
+      actorIssuer,
+      publicUrl,
+      instanceId,
+      database: describeDatabase(config.database, config.databaseOptions),
+      close: () => running.close(),
+    };
+  } catch (error) {
+    if (server) await server.close().catch(() => {});
+    else await runtime.close().catch(() => {});
+    throw error;
+  }
+}
+
+/** `http://<host>:<port>` when the port is fixed; with port 0 the address is not known before listening. */
+function defaultPublicUrl(host: string, port: number): string | undefined {
+  if (port === 0) return undefined;
+  const shown = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  return `http://${shown}:${port}`;
+}
+
+/** Unique per process start: two instances on one machine, or one restarted, never share a lease owner. */
+function defaultInstanceId(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
+}
+
+function retentionOf(retention: HostRetention): { retention?: RetentionOptions; idempotencyTtlMs?: number } {
+  const { idempotencyHours, ...kept } = retention;
+  return {
+    ...(Object.keys(kept).length === 0 ? {} : { retention: kept }),
+    ...withoutUndefined({ idempotencyTtlMs: idempotencyHours === undefined ? undefined : Math.round(idempotencyHours * 60 * 60 * 1000) }),
+  };
+}
+
+function inputLimitsOf(config: HostConfig): { inputLimits?: { maxBytes?: number; maxDepth?: number } } {
+  const { maxInputBytes, maxInputDepth } = config.limits;
+  if (maxInputBytes === undefined && maxInputDepth === undefined) return {};
+  return { inputLimits: withoutUndefined({ maxBytes: maxInputBytes, maxDepth: maxInputDepth }) };
+}
