@@ -17,7 +17,8 @@ import {
   type ManifestCheck,
   type Path,
 } from "./manifest-document.js";
-import { compileSchema, patternProblem, schemaDialect, schemaEngine, type SchemaDialect } from "./validation.js";
+import { FORMATS } from "./schema/formats.js";
+import { compileSchema, metaSchemaEngine, patternProblem, schemaDialect, schemaRefusals, type SchemaDialect } from "./validation.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON Schema vocabulary, as far as the loader needs to walk and judge tool schemas.
@@ -134,7 +135,39 @@ function checkSchemaDocument(check: ManifestCheck, schemaNode: Node, path: Path,
     reported: new Set(),
   };
   walkSchema(context, schemaNode, []);
-  if (declared === undefined || schemaDialect(schema) !== undefined) checkMetaSchema(context, schema);
+  if (declared === undefined || schemaDialect(schema) !== undefined) {
+    checkMetaSchema(context, schema);
+    checkRefusals(context, schema);
+  }
+}
+
+/** What the walk did not already say and the evaluator refuses: `$ref` cycles, duplicate anchors, ... at the keyword's value. */
+function checkRefusals(context: SchemaContext, schema: unknown): void {
+  for (const refusal of schemaRefusals(schema)) {
+    if (isReported(context, refusal.pointer)) continue;
+    const { node, path } = nodeAtPointer(context.root, refusal.pointer);
+    context.reported.add(refusal.pointer);
+    context.check.error(node, [...context.rootPath, ...path], refusal.message);
+  }
+}
+
+function isReported(context: SchemaContext, pointer: string): boolean {
+  return [...context.reported].some((reported) => pointer === reported || pointer.startsWith(reported + "/"));
+}
+
+/** The deepest node along a JSON Pointer into a schema node, and the path to it. */
+function nodeAtPointer(root: Node, pointer: string): { node: Node; path: (string | number)[] } {
+  const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const path: (string | number)[] = [];
+  let node = root;
+  for (const segment of segments) {
+    const key: string | number = node.type === "array" ? Number(segment) : segment;
+    const next = memberOf(node, key);
+    if (!next) break;
+    node = next;
+    path.push(key);
+  }
+  return { node, path };
 }
 
 function collectAnchors(root: Node): Set<string> {
@@ -187,12 +220,11 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       checkType(valueNode, fail);
     } else if (keyword === "pattern" && valueNode.type === "string") {
       const problem = patternProblem(valueNode.value as string);
-      if (problem) fail(valueNode, patternMessage(valueNode.value as string, problem));
+      if (problem) fail(valueNode, problem);
     } else if (keyword === "format" && valueNode.type === "string") {
       const format = valueNode.value as string;
-      const formats = schemaEngine(context.dialect).formats;
-      if (!Object.prototype.hasOwnProperty.call(formats, format)) {
-        check.warning(valueNode, full, `format ${JSON.stringify(format)} is not known, so it is not checked${didYouMean(format, Object.keys(formats))}`);
+      if (!FORMATS.has(format)) {
+        check.warning(valueNode, full, `format ${JSON.stringify(format)} is not known, so it is not checked${didYouMean(format, [...FORMATS.keys()])}`);
       }
     } else if (CODE_INJECTING_KEYWORDS.has(keyword)) {
       fail(keyNode, `"${keyword}" is not allowed: it would paste code into generated clients; describe the type with JSON Schema keywords`);
@@ -220,7 +252,7 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
         if (problem) {
           const entryAt = [...at, String(patternNode.value)];
           context.reported.add(pointerOf(entryAt));
-          check.error(patternNode, [...context.rootPath, ...entryAt], patternMessage(String(patternNode.value), problem));
+          check.error(patternNode, [...context.rootPath, ...entryAt], problem);
         }
       }
     }
@@ -238,10 +270,6 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       walkSchema(context, valueNode, at);
     }
   }
-}
-
-function patternMessage(pattern: string, problem: string): string {
-  return `pattern ${JSON.stringify(pattern)} cannot be used: ${problem}. Patterns run on a linear-time engine (RE2), which has no lookaround or backreferences`;
 }
 
 function checkType(node: Node, fail: (target: Node, message: string) => void): void {
@@ -307,7 +335,7 @@ function checkRef(context: SchemaContext, node: Node, fail: (target: Node, messa
 
 /** Meta-schema validation; errors where the walk already spoke are left out. */
 function checkMetaSchema(context: SchemaContext, schema: unknown): void {
-  const ajv = schemaEngine(context.dialect);
+  const ajv = metaSchemaEngine(context.dialect);
   let valid: boolean;
   try {
     valid = ajv.validateSchema(schema as object) as boolean;
@@ -319,23 +347,14 @@ function checkMetaSchema(context: SchemaContext, schema: unknown): void {
   const groups = new Map<string, ErrorObject[]>();
   for (const error of ajv.errors ?? []) {
     const path = error.instancePath;
-    if ([...context.reported].some((reported) => path === reported || path.startsWith(reported + "/"))) continue;
+    if (isReported(context, path)) continue;
     const group = groups.get(path);
     if (group) group.push(error);
     else groups.set(path, [error]);
   }
   for (const [pointer, errors] of groups) {
-    const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-    const path: (string | number)[] = [];
-    let node: Node | undefined = context.root;
-    for (const segment of segments) {
-      const key: string | number = node?.type === "array" ? Number(segment) : segment;
-      const next = memberOf(node, key);
-      if (!next) break;
-      node = next;
-      path.push(key);
-    }
-    context.check.error(node ?? context.root, [...context.rootPath, ...path], metaMessage(path, errors, valueAtPath(schema, path)));
+    const { node, path } = nodeAtPointer(context.root, pointer);
+    context.check.error(node, [...context.rootPath, ...path], metaMessage(path, errors, valueAtPath(schema, path)));
   }
 }
 

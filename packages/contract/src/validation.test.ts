@@ -146,11 +146,24 @@ describe("compileSchema: patterns cannot stall the process", () => {
     expect(performance.now() - started).toBeLessThan(3_000);
   });
 
-  it("refuses patterns that need backtracking (lookaround, backreferences)", () => {
-    expect(patternProblem("^(?=a)a$")).toMatch(/unsupported Perl syntax/);
-    expect(patternProblem("(a)\\1")).toMatch(/invalid escape sequence/);
+  it("refuses patterns that need backtracking (lookaround, backreferences), naming the construct", () => {
+    expect(patternProblem("^(?=a)a$")).toBe(
+      'pattern "^(?=a)a$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround',
+    );
+    expect(patternProblem("x(?<!a)")).toMatch(/\(\?<!\.\.\.\) at offset 1\): negative lookbehind needs a backtracking engine/);
+    expect(patternProblem("(a)\\1")).toBe(
+      'pattern "(a)\\\\1" cannot be used (\\1 at offset 3): a backreference matches text captured earlier, which no linear-time engine can do',
+    );
+    expect(patternProblem("(?<x>a)\\k<x>")).toMatch(/\\k<x> at offset 7\): a named backreference/);
+    expect(patternProblem("a{1001}")).toMatch(/\{1001\} at offset 1\): a repetition count above 1000/);
     expect(patternProblem("^[a-z][a-z0-9-]*$")).toBeUndefined();
     expect(() => compileSchema({ type: "string", pattern: "(a)\\1" })).toThrow(ToolpactError);
+  });
+
+  it("refuses what ECMA-262 does not allow, such as (?i) and \\a", () => {
+    expect(patternProblem("(?i)abc")).toMatch(/^pattern "\(\?i\)abc" cannot be used: it is not a valid ECMA-262 regular expression: .*Invalid group/);
+    expect(patternProblem("\\a")).toMatch(/not a valid ECMA-262 regular expression/);
+    expect(patternProblem("{")).toMatch(/not a valid ECMA-262 regular expression/);
   });
 
   it("matches ECMAScript syntax that RE2 spells differently", () => {
@@ -262,11 +275,10 @@ describe("compileSchema: caching and isolation", () => {
     expect(compileSchema(schema).validate({ level: "c" })).toEqual([]);
   });
 
-  it("allows the same $id in two different documents", () => {
-    const one = compileSchema({ $id: "https://x.test/s", type: "string" });
-    const two = compileSchema({ $id: "https://x.test/s", type: "number" });
-    expect(one.validate("a")).toEqual([]);
-    expect(two.validate("a")).toEqual([{ path: "", message: "must be number" }]);
+  it("refuses $id: a tool schema is one document, without other resources", () => {
+    expect(() => compileSchema({ type: "object", properties: { a: { $id: "https://x.test/s", type: "string" } } })).toThrow(
+      /cannot be evaluated exactly at \/properties\/a\/\$id: "\$id" is not allowed in a tool schema/,
+    );
   });
 
   it("resolves local $ref and refuses external ones without network access", () => {
@@ -276,7 +288,9 @@ describe("compileSchema: caching and isolation", () => {
       $defs: { pos: { type: "integer", minimum: 1 } },
     });
     expect(local.validate({ a: 0 })).toEqual([{ path: "/a", message: "must be >= 1" }]);
-    expect(() => compileSchema({ $ref: "https://example.com/schema.json" })).toThrow(/cannot be compiled/);
+    expect(() => compileSchema({ $ref: "https://example.com/schema.json" })).toThrow(
+      /cannot be evaluated exactly at \/\$ref: "\$ref" "https:\/\/example.com\/schema.json" points outside this schema/,
+    );
   });
 });
 
