@@ -28,14 +28,21 @@ export function compileLinearPattern(source: string): PatternCompilation {
 function compileUncached(source: string): PatternCompilation {
   const translation = translateEcmaPattern(source);
   if (!translation.ok) return translation;
-  let engine: RE2JS;
+  let test: (text: string) => boolean;
   try {
-    engine = RE2JS.compile(translation.re2);
+    if (translation.exact === undefined) {
+      const searching = RE2JS.compile(translation.re2);
+      test = (text) => searching.test(text);
+    } else {
+      // `^X$` means "the whole text is X": RE2's anchored match answers that in a third of the time.
+      const whole = RE2JS.compile(translation.exact);
+      test = (text) => whole.testExact(text);
+    }
   } catch (error) {
     const reason = (error as Error).message.replace(/^error parsing regexp: /, "");
     return { ok: false, refusal: { construct: "pattern", index: 0, reason: `the linear-time engine cannot run it (${reason})` } };
   }
-  return { ok: true, pattern: Object.freeze({ source, test: (text: string) => engine.test(text) }) };
+  return { ok: true, pattern: Object.freeze({ source, test }) };
 }
 
 /** A refusal as one sentence: `pattern "(a)\\1" cannot be used: ...`. */

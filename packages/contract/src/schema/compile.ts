@@ -62,6 +62,14 @@ function listValues(values: readonly unknown[]): string {
 function all(checks: readonly Check[]): Check {
   if (checks.length === 0) return pass;
   if (checks.length === 1) return checks[0]!;
+  if (checks.length === 2) {
+    const [first, second] = checks as [Check, Check];
+    return (data, path, run, seen) => {
+      if (first(data, path, run, seen)) return second(data, path, run, seen);
+      if (run.issues !== null) second(data, path, run, seen);
+      return false;
+    };
+  }
   return (data, path, run, seen) => {
     let valid = true;
     for (const check of checks) {
@@ -121,15 +129,21 @@ export class SchemaCompiler {
       return this.at(target.pointer, target.schema);
     });
     if (this.document.dialect === "draft-07" && refs.length > 0) return refs[0]!;
-    const checks: Check[] = [
-      ...refs,
-      ...this.applicators(pointer, json),
-      ...this.generic(json),
-      ...this.typed("string", this.stringKeywords(json)),
-      ...this.typed("number", this.numberKeywords(json)),
-      ...this.typed("object", this.objectKeywords(pointer, json)),
-      ...this.typed("array", this.arrayKeywords(pointer, json)),
-    ];
+    const checks: Check[] = [...refs, ...this.applicators(pointer, json), ...this.values(json)];
+    const groups = {
+      string: this.stringKeywords(json),
+      number: this.numberKeywords(json),
+      object: this.objectKeywords(pointer, json),
+      array: this.arrayKeywords(pointer, json),
+    };
+    const type = json["type"];
+    const group = type === "integer" ? "number" : type;
+    const sole = typeof group === "string" && Object.hasOwn(groups, group) ? (group as keyof typeof groups) : undefined;
+    for (const [group, keywords] of Object.entries(groups) as [keyof typeof groups, Check[]][]) {
+      if (group !== sole && keywords.length > 0) checks.push(whenType(group, all(keywords)));
+    }
+    // The common `"type": "<t>"` with keywords of that type: one test of the type, then the keywords.
+    if (type !== undefined) checks.unshift(sole ? typeThen(type as string, all(groups[sole])) : typeCheck(type as string | string[]));
     const body = all(checks);
     const unevaluated = this.document.dialect === "2020-12" ? this.unevaluated(pointer, json) : undefined;
     if (!unevaluated) return body;
@@ -143,34 +157,9 @@ export class SchemaCompiler {
     };
   }
 
-  private typed(type: "string" | "number" | "object" | "array", checks: Check[]): Check[] {
-    if (checks.length === 0) return [];
-    const body = all(checks);
-    switch (type) {
-      case "string":
-        return [(data, path, run, seen) => typeof data !== "string" || body(data, path, run, seen)];
-      case "number":
-        return [(data, path, run, seen) => typeof data !== "number" || body(data, path, run, seen)];
-      case "object":
-        return [(data, path, run, seen) => !isObject(data) || body(data, path, run, seen)];
-      case "array":
-        return [(data, path, run, seen) => !Array.isArray(data) || body(data, path, run, seen)];
-    }
-  }
-
-  private generic(schema: Json): Check[] {
+  /** `enum` and `const`. */
+  private values(schema: Json): Check[] {
     const checks: Check[] = [];
-    const type = schema["type"];
-    if (type !== undefined) {
-      const names = (Array.isArray(type) ? type : [type]) as string[];
-      const tests = names.map((name) => TYPES[name] ?? (() => false));
-      const message = `must be ${names.join(" or ")}`;
-      checks.push(
-        tests.length === 1
-          ? (data, path, run) => tests[0]!(data) || fail(run, path, message)
-          : (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message),
-      );
-    }
     const allowed = schema["enum"];
     if (Array.isArray(allowed)) {
       const message = allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
@@ -223,40 +212,63 @@ export class SchemaCompiler {
     };
   }
 
+  /** Length, `pattern` and `format` of a string, in one closure. */
   private stringKeywords(schema: Json): Check[] {
-    const checks: Check[] = [];
     const minLength = number(schema, "minLength");
-    if (minLength !== undefined) {
-      const message = `must NOT have fewer than ${minLength} characters`;
-      checks.push((data, path, run) => (data as string).length >= minLength * 2 || codePointLength(data as string) >= minLength || fail(run, path, message));
-    }
     const maxLength = number(schema, "maxLength");
-    if (maxLength !== undefined) {
-      const message = `must NOT have more than ${maxLength} characters`;
-      checks.push((data, path, run) => (data as string).length <= maxLength || codePointLength(data as string) <= maxLength || fail(run, path, message));
-    }
-    if (typeof schema["pattern"] === "string") {
-      const pattern = linear(schema["pattern"]);
-      const message = `must match pattern ${JSON.stringify(schema["pattern"])}`;
-      checks.push((data, path, run) => pattern.test(data as string) || fail(run, path, message));
-    }
-    return [...checks, ...formatCheck(schema, "string")];
+    const source = typeof schema["pattern"] === "string" ? schema["pattern"] : undefined;
+    const pattern = source === undefined ? undefined : linear(source);
+    const format = formatOf(schema, "string");
+    if (minLength === undefined && maxLength === undefined && !pattern && !format) return [];
+    return [
+      (data, path, run) => {
+        const text = data as string;
+        let valid = true;
+        if (minLength !== undefined && text.length < minLength * 2 && codePointLength(text) < minLength) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
+        }
+        if (maxLength !== undefined && text.length > maxLength && codePointLength(text) > maxLength) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
+        }
+        if (pattern && !pattern.test(text)) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
+        }
+        if (format && !format.test(text)) valid = fail(run, path, format.message);
+        return valid;
+      },
+    ];
   }
 
+  /** Bounds, `multipleOf` and `format` of a number, in one closure. */
   private numberKeywords(schema: Json): Check[] {
-    const checks: Check[] = [];
-    const bound = (keyword: string, holds: (data: number, limit: number) => boolean, relation: string): void => {
-      const limit = number(schema, keyword);
-      if (limit === undefined) return;
-      const message = `must be ${relation} ${limit}`;
-      checks.push((data, path, run) => holds(data as number, limit) || fail(run, path, message));
-    };
-    bound("minimum", (data, limit) => data >= limit, ">=");
-    bound("maximum", (data, limit) => data <= limit, "<=");
-    bound("exclusiveMinimum", (data, limit) => data > limit, ">");
-    bound("exclusiveMaximum", (data, limit) => data < limit, "<");
-    bound("multipleOf", (data, limit) => Number.isFinite(data) && isMultipleOf(data, limit), "multiple of");
-    return [...checks, ...formatCheck(schema, "number")];
+    const minimum = number(schema, "minimum");
+    const maximum = number(schema, "maximum");
+    const exclusiveMinimum = number(schema, "exclusiveMinimum");
+    const exclusiveMaximum = number(schema, "exclusiveMaximum");
+    const multipleOf = number(schema, "multipleOf");
+    const format = formatOf(schema, "number");
+    const bounds = [minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf];
+    if (bounds.every((bound) => bound === undefined) && !format) return [];
+    return [
+      (data, path, run) => {
+        const value = data as number;
+        let valid = true;
+        const broken = (message: string): boolean => {
+          valid = fail(run, path, message);
+          return run.issues === null;
+        };
+        if (minimum !== undefined && !(value >= minimum) && broken(`must be >= ${minimum}`)) return false;
+        if (maximum !== undefined && !(value <= maximum) && broken(`must be <= ${maximum}`)) return false;
+        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum) && broken(`must be > ${exclusiveMinimum}`)) return false;
+        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum) && broken(`must be < ${exclusiveMaximum}`)) return false;
+        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf)) && broken(`must be multiple of ${multipleOf}`)) return false;
+        if (format && !format.test(value)) valid = fail(run, path, format.message);
+        return valid;
+      },
+    ];
   }
 
   private objectKeywords(pointer: string, schema: Json): Check[] {
@@ -319,35 +331,31 @@ export class SchemaCompiler {
       const object = data as Json;
       let valid = true;
       for (const name of Object.keys(object)) {
-        let matched = false;
         const value = object[name];
+        const where = run.issues === null ? path : `${path}/${escapePointerSegment(name)}`;
         const check = named.get(name);
-        if (check) {
-          matched = true;
-          if (!check(value, at(run, path, name), run, undefined)) {
+        let matched = check !== undefined;
+        if (check !== undefined && !check(value, where, run, undefined)) {
+          if (run.issues === null) return false;
+          valid = false;
+        }
+        if (patterned.length > 0) {
+          for (const entry of patterned) {
+            if (!entry.pattern.test(name)) continue;
+            matched = true;
+            if (entry.check(value, where, run, undefined)) continue;
             if (run.issues === null) return false;
             valid = false;
           }
         }
-        for (const entry of patterned) {
-          if (!entry.pattern.test(name)) continue;
+        if (!matched && additional !== undefined) {
           matched = true;
-          if (!entry.check(value, at(run, path, name), run, undefined)) {
+          if (!(forbidden ? fail(run, where, `must NOT have additional properties: '${name}'`) : additional(value, where, run, undefined))) {
             if (run.issues === null) return false;
             valid = false;
           }
         }
-        if (!matched && additional) {
-          matched = true;
-          const ok = forbidden
-            ? fail(run, at(run, path, name), `must NOT have additional properties: '${name}'`)
-            : additional(value, at(run, path, name), run, undefined);
-          if (!ok) {
-            if (run.issues === null) return false;
-            valid = false;
-          }
-        }
-        if (matched) seen?.property(name);
+        if (matched && seen !== undefined) seen.property(name);
       }
       return valid;
     };
@@ -500,13 +508,46 @@ export class SchemaCompiler {
   }
 }
 
-function formatCheck(schema: Json, type: "string" | "number"): Check[] {
+function formatOf(schema: Json, type: "string" | "number"): { test: (value: unknown) => boolean; message: string } | undefined {
   const name = schema["format"];
   const format = typeof name === "string" ? FORMATS.get(name) : undefined;
-  if (!format || format.type !== type) return [];
-  const test = format.check as (value: unknown) => boolean;
-  const message = `must match format ${JSON.stringify(name)}`;
-  return [(data, path, run) => test(data) || fail(run, path, message)];
+  if (!format || format.type !== type) return undefined;
+  return { test: format.check as (value: unknown) => boolean, message: `must match format ${JSON.stringify(name)}` };
+}
+
+type TypeGroup = "string" | "number" | "object" | "array";
+
+const IS_GROUP: Readonly<Record<TypeGroup, (data: unknown) => boolean>> = {
+  string: (data) => typeof data === "string",
+  number: (data) => typeof data === "number",
+  object: isObject,
+  array: (data) => Array.isArray(data),
+};
+
+/** Keywords of one type apply only to instances of that type. */
+function whenType(group: TypeGroup, body: Check): Check {
+  const is = IS_GROUP[group];
+  return (data, path, run, seen) => !is(data) || body(data, path, run, seen);
+}
+
+/** `"type": "<t>"`, then the keywords of type t. */
+function typeThen(type: string, body: Check): Check {
+  const is = TYPES[type]!;
+  const message = `must be ${type}`;
+  if (body === pass) return (data, path, run) => is(data) || fail(run, path, message);
+  return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
+}
+
+/** `type` with several names, or one without keywords of its own. */
+function typeCheck(type: string | string[]): Check {
+  const names = Array.isArray(type) ? type : [type];
+  const tests = names.map((name) => TYPES[name] ?? (() => false));
+  const message = `must be ${names.join(" or ")}`;
+  if (tests.length === 1) {
+    const [test] = tests as [(data: unknown) => boolean];
+    return (data, path, run) => test(data) || fail(run, path, message);
+  }
+  return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
 }
 
 function anyOfCheck(branches: readonly Check[]): Check {
