@@ -266,7 +266,7 @@ describe("invalid manifests: one rule each, at the offending key or value", () =
         "invalid/schema-rules.plugin.json:14:7: error: tools[1].inputSchema must be an object schema: add "type": "object"",
         "invalid/schema-rules.plugin.json:20:9: error: "$id" is not allowed in a tool schema: it is one self-contained document; remove "$id" and refer to parts with "$ref": "#/$defs/<name>"",
         "invalid/schema-rules.plugin.json:23:29: error: "$ref" "#/$defs/tiemstamp" does not resolve inside this schema; did you mean "#/$defs/timestamp"?",
-        "invalid/schema-rules.plugin.json:24:50: error: pattern "^(?=[A-Z])[A-Z0-9]+$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround",
+        "invalid/schema-rules.plugin.json:24:50: error: pattern "^(?=[A-Z])[A-Z0-9]+$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider",
         "invalid/schema-rules.plugin.json:25:51: error: "minimum" must be a number; got the string "1"",
         "invalid/schema-rules.plugin.json:26:20: error: "tsType" is not allowed: it would paste code into generated clients; describe the type with JSON Schema keywords",
         "invalid/schema-rules.plugin.json:27:38: error: unknown keyword "itmes"; did you mean "items"? As written it is ignored and checks nothing",
@@ -365,8 +365,8 @@ describe("loader details", () => {
     } }] }`;
     expect(lines(check(text)).filter((line) => line.includes(": error: "))).toEqual([
       `plugin.json:${at(text, '"(?i)^a$"')}: error: pattern "(?i)^a$" cannot be used: it is not a valid ECMA-262 regular expression: Invalid regular expression: /(?i)^a$/u: Invalid group`,
-      `plugin.json:${at(text, '"^(\\\\w)')}: error: pattern "^(\\\\w)\\\\1$" cannot be used (\\1 at offset 5): a backreference matches text captured earlier, which no linear-time engine can do`,
-      `plugin.json:${at(text, '"^x(?!y)"')}: error: pattern "^x(?!y)" cannot be used ((?!...) at offset 2): negative lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround`,
+      `plugin.json:${at(text, '"^(\\\\w)')}: error: pattern "^(\\\\w)\\\\1$" cannot be used (\\1 at offset 5): a backreference matches text captured earlier, which no linear-time engine can do: check this in the provider`,
+      `plugin.json:${at(text, '"^x(?!y)"')}: error: pattern "^x(?!y)" cannot be used ((?!...) at offset 2): negative lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider`,
     ]);
   });
 

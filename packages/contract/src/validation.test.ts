@@ -148,11 +148,11 @@ describe("compileSchema: patterns cannot stall the process", () => {
 
   it("refuses patterns that need backtracking (lookaround, backreferences), naming the construct", () => {
     expect(patternProblem("^(?=a)a$")).toBe(
-      'pattern "^(?=a)a$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround',
+      'pattern "^(?=a)a$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider',
     );
     expect(patternProblem("x(?<!a)")).toMatch(/\(\?<!\.\.\.\) at offset 1\): negative lookbehind needs a backtracking engine/);
     expect(patternProblem("(a)\\1")).toBe(
-      'pattern "(a)\\\\1" cannot be used (\\1 at offset 3): a backreference matches text captured earlier, which no linear-time engine can do',
+      'pattern "(a)\\\\1" cannot be used (\\1 at offset 3): a backreference matches text captured earlier, which no linear-time engine can do: check this in the provider',
     );
     expect(patternProblem("(?<x>a)\\k<x>")).toMatch(/\\k<x> at offset 7\): a named backreference/);
     expect(patternProblem("a{1001}")).toMatch(/\{1001\} at offset 1\): a repetition count above 1000/);

@@ -151,7 +151,7 @@ class Translator {
     const start = this.index;
     for (const [open, name] of [["(?<=", "lookbehind"], ["(?<!", "negative lookbehind"], ["(?=", "lookahead"], ["(?!", "negative lookahead"]] as const) {
       if (this.startsWith(open)) {
-        this.refuse(start, `${open}...)`, `${name} needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround`);
+        this.refuse(start, `${open}...)`, `${name} needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider`);
       }
     }
     if (this.startsWith("(?:")) {
@@ -203,11 +203,11 @@ class Translator {
     const next = this.peek(1);
     if (next !== undefined && next >= "1" && next <= "9") {
       const digits = /^\d+/.exec(this.source.slice(this.index + 1))![0];
-      this.refuse(start, `\\${digits}`, "a backreference matches text captured earlier, which no linear-time engine can do");
+      this.refuse(start, `\\${digits}`, "a backreference matches text captured earlier, which no linear-time engine can do: check this in the provider");
     }
     if (next === "k") {
       const close = this.source.indexOf(">", this.index);
-      this.refuse(start, this.source.slice(start, close < 0 ? start + 2 : close + 1), "a named backreference matches text captured earlier, which no linear-time engine can do");
+      this.refuse(start, this.source.slice(start, close < 0 ? start + 2 : close + 1), "a named backreference matches text captured earlier, which no linear-time engine can do: check this in the provider");
     }
     return emitSet(this.escapeSet(false));
   }

@@ -2,6 +2,7 @@
  * One JSON Schema document as the evaluator sees it: its dialect, its subschema locations, `$anchor`s and
  * `$ref` targets, and what it holds that cannot be evaluated exactly (each a refusal at a JSON Pointer).
  */
+import { didYouMean } from "../hints.js";
 import { escapePointerSegment } from "../input.js";
 import { compileLinearPattern, describePatternRefusal } from "../pattern/linear-pattern.js";
 
@@ -204,22 +205,34 @@ export class SchemaDocument {
     for (const keyword of this.refsOf(schema)) {
       const ref = schema[keyword] as string;
       const target = this.resolve(ref);
-      if (target) {
-        this.visit(target.pointer, target.schema);
-      } else {
-        const outside = !ref.startsWith("#");
-        this.refuse(
-          `${pointer}/${keyword}`,
-          keyword,
-          outside
-            ? `"${keyword}" ${JSON.stringify(ref)} points outside this schema: a tool schema resolves references only inside itself (no files, no network); copy the definition into "$defs" and use "#/$defs/<name>"`
-            : `"${keyword}" ${JSON.stringify(ref)} does not resolve to a schema inside this document`,
-        );
-      }
+      if (target) this.visit(target.pointer, target.schema);
+      else this.refuse(`${pointer}/${keyword}`, keyword, this.unresolved(keyword, ref));
     }
     for (const sub of subschemasOf(schema, pointer, this.dialect)) {
       this.visit(sub.pointer, sub.schema as boolean | Record<string, unknown>);
     }
+  }
+
+  /** Why a reference does not resolve, with the nearest name that would. */
+  private unresolved(keyword: string, ref: string): string {
+    const quoted = `"${keyword}" ${JSON.stringify(ref)}`;
+    if (!ref.startsWith("#")) {
+      return `${quoted} points outside this schema: a tool schema resolves "${keyword}" only inside itself (no files, no network); copy the definition into "$defs" and use "#/$defs/<name>"`;
+    }
+    let fragment: string;
+    try {
+      fragment = decodeURIComponent(ref.slice(1));
+    } catch {
+      return `${quoted} is not a valid URI fragment`;
+    }
+    if (fragment !== "" && !fragment.startsWith("/")) return `${quoted} names no "$anchor" in this schema${didYouMean(fragment, this.anchors.keys())}`;
+    if (this.valueAt(fragment) !== undefined) return `${quoted} points to a value that is not a schema`;
+    const root = typeof this.root === "object" ? this.root : {};
+    const defs = ["$defs", "definitions"].flatMap((section) => {
+      const value = root[section];
+      return typeof value === "object" && value !== null ? Object.keys(value).map((name) => `#/${section}/${escapePointerSegment(name)}`) : [];
+    });
+    return `${quoted} does not resolve inside this schema${didYouMean(ref, defs)}`;
   }
 
   private checkPatterns(schema: Record<string, unknown>, pointer: string): void {
