@@ -245,6 +245,25 @@ describe("compileSchema: formats cannot stall the process either", () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it("checks URIs, IRIs, e-mail, date-times, durations and URI templates in linear time", () => {
+    const validator = compileSchema({
+      type: "object",
+      properties: {
+        uri: { format: "uri" }, iri: { format: "iri-reference" }, email: { format: "email" },
+        at: { format: "date-time" }, duration: { format: "duration" }, template: { format: "uri-template" },
+      },
+    });
+    expect(validator.validate({ uri: "https://[2001:db8::1]:8080/a?b#c", iri: "/âππ", email: '"joe bloggs"@[IPv6:::1]', at: "1998-12-31T15:59:60.5-08:00", duration: "P1Y2M3DT4H5M6S", template: "/users/{id}{?q*}" })).toEqual([]);
+    expect(validator.validate({ uri: "http://example.com:abc/", iri: "#a\\b", email: "a..b@example.com", at: "1998-12-31T22:59:60Z", duration: "P1Y2D", template: "{a..b}" })).toHaveLength(6);
+    const long = 500_000;
+    const started = performance.now();
+    validator.validate({
+      uri: "http://a/" + "%41".repeat(long) + "%", iri: "//" + "@".repeat(long), email: "a.".repeat(long) + "@x", at: "1".repeat(long),
+      duration: "P" + "1".repeat(long) + "Y" + "1".repeat(long) + "X", template: "{" + "a.".repeat(long) + "}",
+    });
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   it("runs regex-based formats on RE2", () => {
     const validator = compileSchema({
       type: "object",

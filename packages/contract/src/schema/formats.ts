@@ -1,6 +1,10 @@
 /** The `format` checks: assertions (a documented choice), each linear in the length of the text. */
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { RE2JS } from "re2js";
+import { DURATION, isDateTime } from "./format-date-time.js";
+import { isEmail } from "./format-email.js";
+import { isUri } from "./format-uri.js";
+import { isUriTemplate } from "./format-uri-template.js";
 
 /** One format check: the JSON type it applies to and the predicate. */
 export interface FormatCheck {
@@ -28,6 +32,15 @@ function isEcmaRegex(text: string): boolean {
   }
 }
 
+const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** RFC 1123 host names: dot-separated LDH labels of at most 63 characters, 253 in all, no trailing dot. */
+function isHostname(text: string): boolean {
+  return text.length <= 253 && text.split(".").every((label) => HOST_LABEL.test(label));
+}
+
+/** ajv-formats' checks, moved onto RE2 where they are regexes, then toolpact's own exact ones over them. */
 function fromAjvFormats(): Map<string, FormatCheck> {
   const formats = new Map<string, FormatCheck>();
   for (const [name, format] of Object.entries(fullFormats)) {
@@ -50,8 +63,21 @@ function fromAjvFormats(): Map<string, FormatCheck> {
       formats.set(name, { type: "string", check: () => true }); // password, binary: annotations
     }
   }
-  formats.set("url", { type: "string", check: isWebUrl });
-  formats.set("regex", { type: "string", check: isEcmaRegex });
+  const own: Record<string, (text: string) => boolean> = {
+    url: isWebUrl,
+    regex: isEcmaRegex,
+    uri: (text) => isUri(text, { absolute: true, iri: false }),
+    "uri-reference": (text) => isUri(text, { absolute: false, iri: false }),
+    iri: (text) => isUri(text, { absolute: true, iri: true }),
+    "iri-reference": (text) => isUri(text, { absolute: false, iri: true }),
+    "uri-template": isUriTemplate,
+    email: isEmail,
+    "date-time": isDateTime,
+    duration: (text) => DURATION.test(text),
+    uuid: (text) => UUID.test(text),
+    hostname: isHostname,
+  };
+  for (const [name, check] of Object.entries(own)) formats.set(name, { type: "string", check });
   return formats;
 }
 
