@@ -2,7 +2,6 @@
 import type { ErrorObject } from "ajv";
 import type { Node } from "jsonc-parser";
 import { closestMatch, didYouMean } from "./hints.js";
-import { escapePointerSegment } from "./input.js";
 import {
   MAX_NESTING,
   keyNodeOf,

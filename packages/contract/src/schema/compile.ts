@@ -3,42 +3,18 @@
  * the whole per-call cost. Two modes share one code path: while only validity is asked (`run.issues` is
  * null) the first failure ends the evaluation; when issues are wanted, every one is collected.
  */
-import type { ValidationIssue } from "../errors.js";
 import { escapePointerSegment } from "../input.js";
-import { compileLinearPattern, type LinearPattern } from "../pattern/linear-pattern.js";
-import type { SchemaDocument } from "./document.js";
+import { arrayKeywords } from "./array-keywords.js";
+import { all, at, fail, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
+import type { SchemaDialect, SchemaDocument } from "./document.js";
 import { Evaluated } from "./evaluated.js";
 import { FORMATS } from "./formats.js";
-import { codePointLength, firstDuplicate, isMultipleOf, jsonEqual } from "./json-values.js";
+import { codePointLength, isMultipleOf, jsonEqual } from "./json-values.js";
+import { objectKeywords } from "./object-keywords.js";
 
-/** Where issues go; null while only validity is asked. */
-export interface Run {
-  readonly issues: ValidationIssue[] | null;
-}
+export { VALIDITY_ONLY, type Check, type Run } from "./check.js";
 
-/** Validity only: the first failure ends the evaluation. */
-export const VALIDITY_ONLY: Run = Object.freeze({ issues: null });
-
-/** One compiled schema: evaluates `data` at `path`, recording into `seen` what it evaluated (for unevaluated*). */
-export type Check = (data: unknown, path: string, run: Run, seen: Evaluated | undefined) => boolean;
-
-type Json = Record<string, unknown>;
-
-const pass: Check = () => true;
 const falseSchema: Check = (_data, path, run) => fail(run, path, "boolean schema is false");
-
-function fail(run: Run, path: string, message: string): false {
-  run.issues?.push({ path, message });
-  return false;
-}
-
-function at(run: Run, path: string, key: string | number): string {
-  return run.issues === null ? path : `${path}/${escapePointerSegment(key)}`;
-}
-
-function isObject(data: unknown): data is Json {
-  return typeof data === "object" && data !== null && !Array.isArray(data);
-}
 
 const TYPES: Readonly<Record<string, (data: unknown) => boolean>> = {
   string: (data) => typeof data === "string",
@@ -58,47 +34,15 @@ function listValues(values: readonly unknown[]): string {
   return rest > 0 ? `${shown.join(", ")} and ${rest} more` : shown.join(", ");
 }
 
-/** Runs checks in order: all of them when collecting issues, up to the first failure otherwise. */
-function all(checks: readonly Check[]): Check {
-  if (checks.length === 0) return pass;
-  if (checks.length === 1) return checks[0]!;
-  if (checks.length === 2) {
-    const [first, second] = checks as [Check, Check];
-    return (data, path, run, seen) => {
-      if (first(data, path, run, seen)) return second(data, path, run, seen);
-      if (run.issues !== null) second(data, path, run, seen);
-      return false;
-    };
-  }
-  return (data, path, run, seen) => {
-    let valid = true;
-    for (const check of checks) {
-      if (!check(data, path, run, seen)) {
-        if (run.issues === null) return false;
-        valid = false;
-      }
-    }
-    return valid;
-  };
-}
-
-function number(schema: Json, keyword: string): number | undefined {
-  const value = schema[keyword];
-  return typeof value === "number" ? value : undefined;
-}
-
-function linear(source: string): LinearPattern {
-  const compiled = compileLinearPattern(source);
-  // SchemaDocument refuses every pattern that does not compile before the compiler runs.
-  if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(source)} was not refused before compilation`);
-  return compiled.pattern;
-}
-
 /** Compiles the reachable schemas of one document; schemas referred to more than once are compiled once. */
-export class SchemaCompiler {
+export class SchemaCompiler implements Subschemas {
   private readonly compiled = new Map<string, Check>();
 
   constructor(private readonly document: SchemaDocument) {}
+
+  get dialect(): SchemaDialect {
+    return this.document.dialect;
+  }
 
   /** The check of the whole document. */
   root(): Check {
@@ -116,7 +60,8 @@ export class SchemaCompiler {
     return done;
   }
 
-  private sub(pointer: string, keyword: string | number, schema: unknown): Check {
+  /** The compiled subschema at `pointer/keyword`. */
+  sub(pointer: string, keyword: string | number, schema: unknown): Check {
     return this.at(`${pointer}/${escapePointerSegment(keyword)}`, schema);
   }
 
@@ -133,8 +78,8 @@ export class SchemaCompiler {
     const groups = {
       string: this.stringKeywords(json),
       number: this.numberKeywords(json),
-      object: this.objectKeywords(pointer, json),
-      array: this.arrayKeywords(pointer, json),
+      object: objectKeywords(pointer, json, this),
+      array: arrayKeywords(pointer, json, this),
     };
     const type = json["type"];
     const group = type === "integer" ? "number" : type;
@@ -269,206 +214,6 @@ export class SchemaCompiler {
         return valid;
       },
     ];
-  }
-
-  private objectKeywords(pointer: string, schema: Json): Check[] {
-    const checks: Check[] = [];
-    const members = this.members(pointer, schema);
-    if (members) checks.push(members);
-    const required = schema["required"];
-    if (Array.isArray(required) && required.length > 0) {
-      checks.push((data, path, run) => {
-        let valid = true;
-        for (const name of required as string[]) {
-          if (Object.hasOwn(data as Json, name)) continue;
-          if (run.issues === null) return false;
-          valid = fail(run, at(run, path, name), `must have required property '${name}'`);
-        }
-        return valid;
-      });
-    }
-    const minProperties = number(schema, "minProperties");
-    if (minProperties !== undefined) {
-      const message = `must NOT have fewer than ${minProperties} properties`;
-      checks.push((data, path, run) => Object.keys(data as Json).length >= minProperties || fail(run, path, message));
-    }
-    const maxProperties = number(schema, "maxProperties");
-    if (maxProperties !== undefined) {
-      const message = `must NOT have more than ${maxProperties} properties`;
-      checks.push((data, path, run) => Object.keys(data as Json).length <= maxProperties || fail(run, path, message));
-    }
-    checks.push(...this.dependencies(pointer, schema));
-    if (Object.hasOwn(schema, "propertyNames")) {
-      const names = this.sub(pointer, "propertyNames", schema["propertyNames"]);
-      checks.push((data, path, run) => {
-        let valid = true;
-        for (const name of Object.keys(data as Json)) {
-          if (names(name, path, VALIDITY_ONLY, undefined)) continue;
-          if (run.issues === null) return false;
-          valid = fail(run, at(run, path, name), `property name '${name}' is invalid`);
-        }
-        return valid;
-      });
-    }
-    return checks;
-  }
-
-  /** `properties`, `patternProperties` and `additionalProperties` in one pass over the instance's members. */
-  private members(pointer: string, schema: Json): Check | undefined {
-    const properties = isObject(schema["properties"]) ? schema["properties"] : undefined;
-    const patterns = isObject(schema["patternProperties"]) ? schema["patternProperties"] : undefined;
-    const hasAdditional = Object.hasOwn(schema, "additionalProperties");
-    if (!properties && !patterns && !hasAdditional) return undefined;
-    const named = new Map<string, Check>();
-    for (const name of Object.keys(properties ?? {})) named.set(name, this.sub(`${pointer}/properties`, name, properties![name]));
-    const patterned = Object.keys(patterns ?? {}).map((source) => ({
-      pattern: linear(source),
-      check: this.sub(`${pointer}/patternProperties`, source, patterns![source]),
-    }));
-    const additional = hasAdditional ? this.sub(pointer, "additionalProperties", schema["additionalProperties"]) : undefined;
-    const forbidden = schema["additionalProperties"] === false;
-    return (data, path, run, seen) => {
-      const object = data as Json;
-      let valid = true;
-      for (const name of Object.keys(object)) {
-        const value = object[name];
-        const where = run.issues === null ? path : `${path}/${escapePointerSegment(name)}`;
-        const check = named.get(name);
-        let matched = check !== undefined;
-        if (check !== undefined && !check(value, where, run, undefined)) {
-          if (run.issues === null) return false;
-          valid = false;
-        }
-        if (patterned.length > 0) {
-          for (const entry of patterned) {
-            if (!entry.pattern.test(name)) continue;
-            matched = true;
-            if (entry.check(value, where, run, undefined)) continue;
-            if (run.issues === null) return false;
-            valid = false;
-          }
-        }
-        if (!matched && additional !== undefined) {
-          matched = true;
-          if (!(forbidden ? fail(run, where, `must NOT have additional properties: '${name}'`) : additional(value, where, run, undefined))) {
-            if (run.issues === null) return false;
-            valid = false;
-          }
-        }
-        if (matched && seen !== undefined) seen.property(name);
-      }
-      return valid;
-    };
-  }
-
-  private dependencies(pointer: string, schema: Json): Check[] {
-    const checks: Check[] = [];
-    const requiring = (source: Json): void => {
-      for (const [name, needed] of Object.entries(source)) {
-        if (!Array.isArray(needed)) continue;
-        checks.push((data, path, run) => {
-          if (!Object.hasOwn(data as Json, name)) return true;
-          let valid = true;
-          for (const other of needed as string[]) {
-            if (Object.hasOwn(data as Json, other)) continue;
-            if (run.issues === null) return false;
-            valid = fail(run, at(run, path, other), `must have property '${other}' when property '${name}' is present`);
-          }
-          return valid;
-        });
-      }
-    };
-    const applying = (keyword: string, source: Json): void => {
-      for (const [name, sub] of Object.entries(source)) {
-        if (Array.isArray(sub)) continue;
-        const check = this.sub(`${pointer}/${keyword}`, name, sub);
-        checks.push((data, path, run, seen) => !Object.hasOwn(data as Json, name) || check(data, path, run, seen));
-      }
-    };
-    if (this.document.dialect === "2020-12") {
-      if (isObject(schema["dependentRequired"])) requiring(schema["dependentRequired"]);
-      if (isObject(schema["dependentSchemas"])) applying("dependentSchemas", schema["dependentSchemas"]);
-    } else if (isObject(schema["dependencies"])) {
-      requiring(schema["dependencies"]);
-      applying("dependencies", schema["dependencies"]);
-    }
-    return checks;
-  }
-
-  private arrayKeywords(pointer: string, schema: Json): Check[] {
-    const checks: Check[] = [...this.itemSchemas(pointer, schema)];
-    const minItems = number(schema, "minItems");
-    if (minItems !== undefined) {
-      const message = `must NOT have fewer than ${minItems} items`;
-      checks.push((data, path, run) => (data as unknown[]).length >= minItems || fail(run, path, message));
-    }
-    const maxItems = number(schema, "maxItems");
-    if (maxItems !== undefined) {
-      const message = `must NOT have more than ${maxItems} items`;
-      checks.push((data, path, run) => (data as unknown[]).length <= maxItems || fail(run, path, message));
-    }
-    if (schema["uniqueItems"] === true) {
-      checks.push((data, path, run) => {
-        const duplicate = firstDuplicate(data as unknown[]);
-        if (!duplicate) return true;
-        return fail(run, path, `must NOT have duplicate items (items ## ${duplicate[0]} and ${duplicate[1]} are identical)`);
-      });
-    }
-    if (Object.hasOwn(schema, "contains")) checks.push(this.contains(pointer, schema));
-    return checks;
-  }
-
-  /** `prefixItems` and `items` (2020-12), or `items` and `additionalItems` (draft-07). */
-  private itemSchemas(pointer: string, schema: Json): Check[] {
-    const draft07 = this.document.dialect === "draft-07";
-    const tuple = draft07 ? schema["items"] : schema["prefixItems"];
-    const prefix = Array.isArray(tuple) ? tuple.map((item, index) => this.sub(`${pointer}/${draft07 ? "items" : "prefixItems"}`, index, item)) : [];
-    const restKeyword = draft07 ? (Array.isArray(tuple) ? "additionalItems" : "items") : "items";
-    const rest = Object.hasOwn(schema, restKeyword) ? this.sub(pointer, restKeyword, schema[restKeyword]) : undefined;
-    if (prefix.length === 0 && !rest) return [];
-    const forbidden = schema[restKeyword] === false;
-    return [
-      (data, path, run, seen) => {
-        const items = data as unknown[];
-        let valid = true;
-        const count = Math.min(items.length, prefix.length);
-        for (let index = 0; index < count; index++) {
-          if (prefix[index]!(items[index], at(run, path, index), run, undefined)) continue;
-          if (run.issues === null) return false;
-          valid = false;
-        }
-        seen?.prefix(count);
-        if (!rest || items.length <= prefix.length) return valid;
-        if (forbidden) return fail(run, path, `must NOT have more than ${prefix.length} items`);
-        for (let index = prefix.length; index < items.length; index++) {
-          if (rest(items[index], at(run, path, index), run, undefined)) continue;
-          if (run.issues === null) return false;
-          valid = false;
-        }
-        if (seen) seen.allItems = true;
-        return valid;
-      },
-    ];
-  }
-
-  private contains(pointer: string, schema: Json): Check {
-    const check = this.sub(pointer, "contains", schema["contains"]);
-    const draft07 = this.document.dialect === "draft-07";
-    const min = draft07 ? 1 : (number(schema, "minContains") ?? 1);
-    const max = draft07 ? undefined : number(schema, "maxContains");
-    return (data, path, run, seen) => {
-      const items = data as unknown[];
-      let count = 0;
-      for (let index = 0; index < items.length; index++) {
-        if (!check(items[index], path, VALIDITY_ONLY, undefined)) continue;
-        count++;
-        seen?.item(index);
-        if (!seen && count >= min && max === undefined) return true;
-      }
-      if (count < min) return fail(run, path, `must contain at least ${min} valid item(s)`);
-      if (max !== undefined && count > max) return fail(run, path, `must contain at most ${max} valid item(s)`);
-      return true;
-    };
   }
 
   /** `unevaluatedProperties` and `unevaluatedItems`: run after every other keyword, on what none evaluated. */
