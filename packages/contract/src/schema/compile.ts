@@ -200,18 +200,25 @@ export class SchemaCompiler implements Subschemas {
     return [
       (data, path, run) => {
         const value = data as number;
-        let valid = true;
-        const broken = (message: string): boolean => {
-          valid = fail(run, path, message);
-          return run.issues === null;
-        };
-        if (minimum !== undefined && !(value >= minimum) && broken(`must be >= ${minimum}`)) return false;
-        if (maximum !== undefined && !(value <= maximum) && broken(`must be <= ${maximum}`)) return false;
-        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum) && broken(`must be > ${exclusiveMinimum}`)) return false;
-        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum) && broken(`must be < ${exclusiveMaximum}`)) return false;
-        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf)) && broken(`must be multiple of ${multipleOf}`)) return false;
-        if (format && !format.test(value)) valid = fail(run, path, format.message);
-        return valid;
+        // Cheap comparisons first; messages are made only for a failure.
+        if (
+          (minimum === undefined || value >= minimum) &&
+          (maximum === undefined || value <= maximum) &&
+          (exclusiveMinimum === undefined || value > exclusiveMinimum) &&
+          (exclusiveMaximum === undefined || value < exclusiveMaximum) &&
+          (multipleOf === undefined || (Number.isFinite(value) && isMultipleOf(value, multipleOf))) &&
+          (!format || format.test(value))
+        ) {
+          return true;
+        }
+        if (run.issues === null) return false;
+        if (minimum !== undefined && !(value >= minimum)) fail(run, path, `must be >= ${minimum}`);
+        if (maximum !== undefined && !(value <= maximum)) fail(run, path, `must be <= ${maximum}`);
+        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
+        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
+        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
+        if (format && !format.test(value)) fail(run, path, format.message);
+        return false;
       },
     ];
   }
@@ -275,12 +282,36 @@ function whenType(group: TypeGroup, body: Check): Check {
   return (data, path, run, seen) => !is(data) || body(data, path, run, seen);
 }
 
-/** `"type": "<t>"`, then the keywords of type t. */
+/** `"type": "<t>"`, then the keywords of type t: one closure per type, so the test is inline. */
 function typeThen(type: string, body: Check): Check {
-  const is = TYPES[type]!;
   const message = `must be ${type}`;
-  if (body === pass) return (data, path, run) => is(data) || fail(run, path, message);
-  return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
+  if (body === pass) {
+    const is = TYPES[type] ?? (() => false);
+    switch (type) {
+      case "string":
+        return (data, path, run) => typeof data === "string" || fail(run, path, message);
+      case "boolean":
+        return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
+      default:
+        return (data, path, run) => is(data) || fail(run, path, message);
+    }
+  }
+  switch (type) {
+    case "object":
+      return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "array":
+      return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "string":
+      return (data, path, run, seen) => (typeof data === "string" ? body(data, path, run, seen) : fail(run, path, message));
+    case "number":
+      return (data, path, run, seen) => (typeof data === "number" && Number.isFinite(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "integer":
+      return (data, path, run, seen) => (typeof data === "number" && Number.isInteger(data) ? body(data, path, run, seen) : fail(run, path, message));
+    default: {
+      const is = TYPES[type] ?? (() => false);
+      return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
+    }
+  }
 }
 
 /** `type` with several names, or one without keywords of its own. */
@@ -288,10 +319,7 @@ function typeCheck(type: string | string[]): Check {
   const names = Array.isArray(type) ? type : [type];
   const tests = names.map((name) => TYPES[name] ?? (() => false));
   const message = `must be ${names.join(" or ")}`;
-  if (tests.length === 1) {
-    const [test] = tests as [(data: unknown) => boolean];
-    return (data, path, run) => test(data) || fail(run, path, message);
-  }
+  if (names.length === 1) return typeThen(names[0]!, pass);
   return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
 }
 

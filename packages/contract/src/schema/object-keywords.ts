@@ -1,17 +1,17 @@
 /** The keywords that apply to objects. */
-import { escapePointerSegment } from "../input.js";
 import { at, fail, isObject, linear, number, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
 
 /** Keywords of objects: members, `required`, counts, dependencies, `propertyNames`. */
 export function objectKeywords(pointer: string, schema: Json, schemas: Subschemas): Check[] {
   const checks: Check[] = [];
-  const memberCheck = members(pointer, schema, schemas);
-  if (memberCheck) checks.push(memberCheck);
-  const required = schema["required"];
-  if (Array.isArray(required) && required.length > 0) {
+  const required = Array.isArray(schema["required"]) ? (schema["required"] as string[]) : [];
+  const memberCheck = members(pointer, schema, schemas, required);
+  if (memberCheck) checks.push(memberCheck.check);
+  const rest = required.filter((name) => !memberCheck?.requires.has(name));
+  if (rest.length > 0) {
     checks.push((data, path, run) => {
       let valid = true;
-      for (const name of required as string[]) {
+      for (const name of rest) {
         if (Object.hasOwn(data as Json, name)) continue;
         if (run.issues === null) return false;
         valid = fail(run, at(run, path, name), `must have required property '${name}'`);
@@ -46,7 +46,11 @@ export function objectKeywords(pointer: string, schema: Json, schemas: Subschema
 }
 
 /** `properties`, `patternProperties` and `additionalProperties` in one pass over the instance's members. */
-function members(pointer: string, schema: Json, schemas: Subschemas): Check | undefined {
+/**
+ * The members check; where only `properties` apply it also checks the `required` names they declare
+ * (`requires`), in the same pass.
+ */
+function members(pointer: string, schema: Json, schemas: Subschemas, required: readonly string[]): { check: Check; requires: ReadonlySet<string> } | undefined {
   const properties = isObject(schema["properties"]) ? schema["properties"] : undefined;
   const patterns = isObject(schema["patternProperties"]) ? schema["patternProperties"] : undefined;
   const hasAdditional = Object.hasOwn(schema, "additionalProperties");
@@ -59,12 +63,35 @@ function members(pointer: string, schema: Json, schemas: Subschemas): Check | un
   }));
   const additional = hasAdditional ? schemas.sub(pointer, "additionalProperties", schema["additionalProperties"]) : undefined;
   const forbidden = schema["additionalProperties"] === false;
-  return (data, path, run, seen) => {
+  if (patterned.length === 0 && additional === undefined) {
+    // Only `properties`: visit the declared names (checking the required ones), no walk over the instance's keys.
+    const requires = new Set(required.filter((name) => named.has(name)));
+    const declared = [...named].map(([name, check]) => ({ name, check, required: requires.has(name) }));
+    const check: Check = (data, path, run, seen) => {
+      const object = data as Json;
+      let valid = true;
+      for (const { name, check, required } of declared) {
+        if (!Object.hasOwn(object, name)) {
+          if (!required) continue;
+          if (run.issues === null) return false;
+          valid = fail(run, at(run, path, name), `must have required property '${name}'`);
+          continue;
+        }
+        seen?.property(name);
+        if (check(object[name], at(run, path, name), run, undefined)) continue;
+        if (run.issues === null) return false;
+        valid = false;
+      }
+      return valid;
+    };
+    return { check, requires };
+  }
+  const check: Check = (data, path, run, seen) => {
     const object = data as Json;
     let valid = true;
     for (const name of Object.keys(object)) {
       const value = object[name];
-      const where = run.issues === null ? path : `${path}/${escapePointerSegment(name)}`;
+      const where = at(run, path, name);
       const check = named.get(name);
       let matched = check !== undefined;
       if (check !== undefined && !check(value, where, run, undefined)) {
@@ -91,6 +118,7 @@ function members(pointer: string, schema: Json, schemas: Subschemas): Check | un
     }
     return valid;
   };
+  return { check, requires: new Set() };
 }
 
 function dependencies(pointer: string, schema: Json, schemas: Subschemas): Check[] {
