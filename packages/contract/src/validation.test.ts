@@ -160,6 +160,23 @@ describe("compileSchema: patterns cannot stall the process", () => {
     expect(() => compileSchema({ type: "string", pattern: "(a)\\1" })).toThrow(ToolpactError);
   });
 
+  it("refuses patterns whose worst case on the strings they may meet is too costly, until maxLength bounds them", () => {
+    // RE2's DFA gives up on this one and its NFA pays per instruction per character: ~18 s on 1 MiB.
+    const bomb = { type: "string", pattern: "[ab]*a[ab]{400}c" };
+    expect(() => compileSchema(bomb)).toThrow(/it compiles to 406 instructions, .* add "maxLength" \(at most 165292\) or simplify the pattern/);
+    expect(compileSchema({ ...bomb, maxLength: 100_000 }).validate("ab".repeat(10) + "c")).toHaveLength(1);
+    expect(() => compileSchema({ type: "object", patternProperties: { "[ab]*a[ab]{100}c": true } })).toThrow(/on a property name of the input limit's 1048576 characters/);
+    // Everyday patterns stay well inside the bound without maxLength.
+    for (const pattern of ["^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Za-z0-9]{20,40}$", "^\\p{L}[\\p{L}\\p{Nd} ]*$"]) {
+      expect(patternProblem(pattern), pattern).toBeUndefined();
+      expect(() => compileSchema({ type: "string", pattern })).not.toThrow();
+    }
+  });
+
+  it("refuses groups nested too deep to translate instead of overflowing the stack", () => {
+    expect(patternProblem("(".repeat(5_000) + "a" + ")".repeat(5_000))).toMatch(/groups nested more than 100 deep/);
+  });
+
   it("refuses what ECMA-262 does not allow, such as (?i) and \\a", () => {
     expect(patternProblem("(?i)abc")).toMatch(/^pattern "\(\?i\)abc" cannot be used: it is not a valid ECMA-262 regular expression: .*Invalid group/);
     expect(patternProblem("\\a")).toMatch(/not a valid ECMA-262 regular expression/);

@@ -24,6 +24,8 @@ export type PatternTranslation =
 
 /** RE2 refuses counted repetition above this. */
 export const MAX_REPEAT = 1000;
+/** Groups nested deeper than this are refused (the translator recurses per group). */
+export const MAX_GROUP_DEPTH = 100;
 
 const DIGITS: CodePointSet = [[0x30, 0x39]];
 const WORD: CodePointSet = normalize([[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]]);
@@ -64,6 +66,7 @@ function emitCodePoint(codePoint: number): string {
 /** A recursive-descent reader of one host-valid pattern, writing RE2 as it goes. */
 class Translator {
   private index = 0;
+  private depth = 0;
 
   constructor(private readonly source: string) {}
 
@@ -165,7 +168,9 @@ class Translator {
     } else {
       this.index++;
     }
+    if (++this.depth > MAX_GROUP_DEPTH) this.refuse(start, "(", `groups nested more than ${MAX_GROUP_DEPTH} deep are more than the linear-time engine takes; flatten the pattern`);
     const inner = this.disjunction();
+    this.depth--;
     if (this.peek() !== ")") this.unsupported(this.index, this.peek() ?? "end of pattern");
     this.index++;
     return `(?:${inner})`;

@@ -3,8 +3,8 @@
  * `$ref` targets, and what it holds that cannot be evaluated exactly (each a refusal at a JSON Pointer).
  */
 import { didYouMean } from "../hints.js";
-import { escapePointerSegment } from "../input.js";
-import { compileLinearPattern, describePatternRefusal } from "../pattern/linear-pattern.js";
+import { DEFAULT_INPUT_LIMITS, escapePointerSegment } from "../input.js";
+import { compileLinearPattern, describePatternRefusal, patternWorkProblem } from "../pattern/linear-pattern.js";
 
 /** The JSON Schema dialects a tool schema may declare. */
 export type SchemaDialect = "2020-12" | "draft-07";
@@ -235,19 +235,23 @@ export class SchemaDocument {
     return `${quoted} does not resolve inside this schema${didYouMean(ref, defs)}`;
   }
 
+  /** Patterns must be ECMA-262, runnable in linear time, and cheap enough for the strings they may meet. */
   private checkPatterns(schema: Record<string, unknown>, pointer: string): void {
+    const check = (source: string, at: string, keyword: string, maxLength: number | undefined): void => {
+      const compiled = compileLinearPattern(source);
+      const what = keyword === "pattern" ? "value" : "property name";
+      const problem = compiled.ok
+        ? patternWorkProblem(compiled.pattern, maxLength ?? DEFAULT_INPUT_LIMITS.maxBytes, what, maxLength !== undefined)
+        : describePatternRefusal(source, compiled.refusal);
+      if (problem) this.refuse(at, keyword, problem);
+    };
     if (typeof schema["pattern"] === "string") {
-      const compiled = compileLinearPattern(schema["pattern"]);
-      if (!compiled.ok) this.refuse(`${pointer}/pattern`, "pattern", describePatternRefusal(schema["pattern"], compiled.refusal));
+      const maxLength = typeof schema["maxLength"] === "number" ? schema["maxLength"] : undefined;
+      check(schema["pattern"], `${pointer}/pattern`, "pattern", maxLength);
     }
     const patterns = schema["patternProperties"];
     if (typeof patterns === "object" && patterns !== null && !Array.isArray(patterns)) {
-      for (const source of Object.keys(patterns)) {
-        const compiled = compileLinearPattern(source);
-        if (!compiled.ok) {
-          this.refuse(`${pointer}/patternProperties/${escapePointerSegment(source)}`, "patternProperties", describePatternRefusal(source, compiled.refusal));
-        }
-      }
+      for (const source of Object.keys(patterns)) check(source, `${pointer}/patternProperties/${escapePointerSegment(source)}`, "patternProperties", undefined);
     }
   }
 
