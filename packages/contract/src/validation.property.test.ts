@@ -25,7 +25,10 @@ const pattern: fc.Arbitrary<string> = fc.letrec((tie) => ({
 })).pattern as fc.Arbitrary<string>;
 
 const KEYS = ["a", "b", "c", "é"];
-const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -5, max: 20 }), fc.double({ min: -10, max: 10, noNaN: true }), text);
+// ajv's multipleOf divides in binary floating point, toolpact divides the decimal values exactly: they part
+// on numbers so small that the quotient underflows (ajv takes 5e-324 for a multiple of 2). Those are left out.
+const double = fc.double({ min: -10, max: 10, noNaN: true }).filter((value) => value === 0 || Math.abs(value) >= 1e-9);
+const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -5, max: 20 }), double, text);
 const instance: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof({ maxDepth: 3, depthIdentifier: "instance" }, scalar, scalar, tie("array"), tie("object")),
   array: fc.array(tie("value"), { maxLength: 4 }),
@@ -89,6 +92,8 @@ describe("input validation, differential against ajv with JavaScript's own RegEx
         const generated = JSON.parse(JSON.stringify(made)) as unknown;
         // Patterns both accept: JavaScript's RegExp, and toolpact's loader (ECMA-262, linear time, bounded work).
         fc.pre(patternsOf(generated).every(jsAccepts) && schemaRefusals(generated).length === 0);
+        // ajv 8.20 gets `contains` wrong beside a `prefixItems` entry that is not trivial (see validation.test.ts).
+        fc.pre(!JSON.stringify(generated).includes('"prefixItems"') || !JSON.stringify(generated).includes('"contains"'));
         const reference = ajv.compile(generated as object);
         const ours = compileSchema(generated);
         for (const raw of instances) {

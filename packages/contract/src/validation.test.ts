@@ -166,8 +166,8 @@ describe("compileSchema: patterns cannot stall the process", () => {
     expect(() => compileSchema(bomb)).toThrow(/it compiles to 406 instructions, .* add "maxLength" \(at most 165292\) or simplify the pattern/);
     expect(compileSchema({ ...bomb, maxLength: 100_000 }).validate("ab".repeat(10) + "c")).toHaveLength(1);
     expect(() => compileSchema({ type: "object", patternProperties: { "[ab]*a[ab]{100}c": true } })).toThrow(/on a property name of the input limit's 1048576 characters/);
-    // Everyday patterns stay well inside the bound without maxLength.
-    for (const pattern of ["^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Za-z0-9]{20,40}$", "^\\p{L}[\\p{L}\\p{Nd} ]*$"]) {
+    // Everyday patterns stay inside the bound without maxLength; `^...$` without unbounded repetition scans little.
+    for (const pattern of ["^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Za-z0-9]{20,40}$", "^\\p{L}[\\p{L}\\p{Nd} ]*$", "^[a-z0-9-]{1,40}$", "^.{1,200}$"]) {
       expect(patternProblem(pattern), pattern).toBeUndefined();
       expect(() => compileSchema({ type: "string", pattern })).not.toThrow();
     }
@@ -348,6 +348,21 @@ describe("compileSchema: dialects and formats", () => {
     expect(tuple.validate(["a", 1])).toEqual([]);
     expect(tuple.validate(["a", "b"])).toEqual([{ path: "/1", message: "must be number" }]);
     expect(tuple.validate(["a", 1, 2])).toHaveLength(1);
+  });
+
+  it("checks multipleOf on the decimal values exactly, even where a binary quotient underflows or rounds", () => {
+    const even = compileSchema({ multipleOf: 2 });
+    expect(even.validate(5e-324)).toHaveLength(1); // ajv: 5e-324 / 2 underflows to 0, "a multiple"
+    expect(even.validate(1e308)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.0001 }).validate(0.0075)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.1 }).validate(0.3)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.1 }).validate(0.35)).toHaveLength(1);
+  });
+
+  it("applies contains to every item, prefixItems or not (ajv 8.20 accepts [1] here)", () => {
+    const validator = compileSchema({ prefixItems: [true, { type: "object" }], contains: false });
+    expect(validator.validate([1])).toEqual([{ path: "", message: "must contain at least 1 valid item(s)" }]);
+    expect(compileSchema({ prefixItems: [true, { type: "object" }], contains: { type: "string" } }).validate([1, {}, "x"])).toEqual([]);
   });
 
   it("applies 2020-12 semantics by default", () => {

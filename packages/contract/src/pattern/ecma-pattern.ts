@@ -17,9 +17,10 @@ export interface PatternRefusal {
 /**
  * The RE2 translation of a pattern, or why there is none. `exact` is set when the whole pattern is
  * `^X$` (one alternative, anchored at both ends): then it means "the text is X", which RE2 answers faster.
+ * `unbounded` says whether it repeats without bound (`*`, `+`, `{n,}`).
  */
 export type PatternTranslation =
-  | { readonly ok: true; readonly re2: string; readonly exact?: string }
+  | { readonly ok: true; readonly re2: string; readonly exact?: string; readonly unbounded: boolean }
   | { readonly ok: false; readonly refusal: PatternRefusal };
 
 /** RE2 refuses counted repetition above this. */
@@ -67,6 +68,8 @@ function emitCodePoint(codePoint: number): string {
 class Translator {
   private index = 0;
   private depth = 0;
+  /** Whether a quantifier without an upper bound was read. */
+  unbounded = false;
 
   constructor(private readonly source: string) {}
 
@@ -183,10 +186,12 @@ class Translator {
     if (char === "*" || char === "+" || char === "?") {
       this.index++;
       out = char;
+      if (char !== "?") this.unbounded = true;
     } else if (char === "{") {
       const match = /^\{(\d+)(,(\d*))?\}/.exec(this.source.slice(this.index));
       if (!match) this.unsupported(start, "{");
       this.index += match[0].length;
+      if (match[2] !== undefined && match[3] === "") this.unbounded = true;
       for (const count of [match[1], match[3]]) {
         if (count !== undefined && count !== "" && Number(count) > MAX_REPEAT) {
           this.refuse(start, match[0], `a repetition count above ${MAX_REPEAT} is more than the linear-time engine allows; use a smaller count or "maxLength"`);
@@ -341,7 +346,9 @@ export function translateEcmaPattern(pattern: string): PatternTranslation {
     };
   }
   try {
-    return { ok: true, ...new Translator(pattern).translate() };
+    const translator = new Translator(pattern);
+    const translated = translator.translate();
+    return { ok: true, ...translated, unbounded: translator.unbounded };
   } catch (error) {
     if (error instanceof Refused) return { ok: false, refusal: error.refusal };
     throw error;

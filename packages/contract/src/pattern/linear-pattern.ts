@@ -7,6 +7,11 @@ export interface LinearPattern {
   readonly source: string;
   /** Instructions of the RE2 program: the engine's work per character is at most proportional to it. */
   readonly programSize: number;
+  /**
+   * Whether a match can run as long as the text: the pattern searches (is not `^...$`) or repeats without
+   * bound. Otherwise no match is longer than the program, and matching stops there.
+   */
+  readonly unbounded: boolean;
   test(text: string): boolean;
 }
 
@@ -47,7 +52,8 @@ function compileUncached(source: string): PatternCompilation {
     const reason = (error as Error).message.replace(/^error parsing regexp: /, "");
     return { ok: false, refusal: { construct: "pattern", index: 0, reason: `the linear-time engine cannot run it (${reason})` } };
   }
-  return { ok: true, pattern: Object.freeze({ source, programSize, test }) };
+  const unbounded = translation.exact === undefined || translation.unbounded;
+  return { ok: true, pattern: Object.freeze({ source, programSize, unbounded, test }) };
 }
 
 /** A refusal as one sentence: `pattern "(a)\\1" cannot be used: ...`. */
@@ -57,9 +63,10 @@ export function describePatternRefusal(source: string, refusal: PatternRefusal):
 }
 
 /**
- * Program size × characters a pattern may meet. Matching is linear, but when RE2's DFA gives up on a
+ * Program size × characters a pattern may scan. Matching is linear, but when RE2's DFA gives up on a
  * pattern built to blow it up (`[ab]*a[ab]{400}c`), its NFA pays about 20 ns per instruction per character:
- * this bound keeps the worst case near a second.
+ * this bound keeps the worst case near a second. A `^...$` pattern without unbounded repetition scans at
+ * most as many characters as it has instructions.
  */
 export const MAX_PATTERN_WORK = 2 ** 26;
 
@@ -68,7 +75,8 @@ export const MAX_PATTERN_WORK = 2 ** 26;
  * its schema's `maxLength` (`declared`), else up to the input limit, as property names always do.
  */
 export function patternWorkProblem(pattern: LinearPattern, longest: number, what: "value" | "property name", declared: boolean): string | undefined {
-  if (pattern.programSize * longest <= MAX_PATTERN_WORK) return undefined;
+  const scanned = pattern.unbounded ? longest : Math.min(longest, pattern.programSize);
+  if (pattern.programSize * scanned <= MAX_PATTERN_WORK) return undefined;
   const reason = `it compiles to ${pattern.programSize} instructions, and on a ${what} of ${declared ? `up to ${longest} characters` : `the input limit's ${longest} characters`} its worst case could stall the server`;
   const allowed = Math.floor(MAX_PATTERN_WORK / pattern.programSize);
   const fix = what === "value" ? `${declared ? "lower" : "add"} "maxLength" (at most ${allowed}) or simplify the pattern` : `simplify the pattern (at most ${Math.floor(MAX_PATTERN_WORK / longest)} instructions)`;
