@@ -41,13 +41,14 @@ interface Vocabulary {
 }
 
 const VOCABULARIES: Readonly<Record<SchemaDialect, Vocabulary>> = {
+  // 2020-12 keeps draft-07's `dependencies` and `definitions` in its meta-schema (deprecated); toolpact honours them.
   "2020-12": {
     inPlace: new Set(["not", "if", "then", "else"]),
     inPlaceLists: new Set(["allOf", "anyOf", "oneOf"]),
-    inPlaceMaps: new Set(["dependentSchemas"]),
+    inPlaceMaps: new Set(["dependentSchemas", "dependencies"]),
     children: new Set(["additionalProperties", "propertyNames", "contains", "items", "unevaluatedProperties", "unevaluatedItems", "contentSchema"]),
     childLists: new Set(["prefixItems"]),
-    childMaps: new Set(["properties", "patternProperties", "$defs"]),
+    childMaps: new Set(["properties", "patternProperties", "$defs", "definitions"]),
   },
   "draft-07": {
     inPlace: new Set(["not", "if", "then", "else"]),

@@ -148,7 +148,9 @@ function dependencies(pointer: string, schema: Json, schemas: Subschemas): Check
   if (schemas.dialect === "2020-12") {
     if (isObject(schema["dependentRequired"])) requiring(schema["dependentRequired"]);
     if (isObject(schema["dependentSchemas"])) applying("dependentSchemas", schema["dependentSchemas"]);
-  } else if (isObject(schema["dependencies"])) {
+  }
+  // draft-07's `dependencies`, which 2020-12 split in two but still defines (deprecated).
+  if (isObject(schema["dependencies"])) {
     requiring(schema["dependencies"]);
     applying("dependencies", schema["dependencies"]);
   }
