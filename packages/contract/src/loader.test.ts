@@ -266,7 +266,7 @@ describe("invalid manifests: one rule each, at the offending key or value", () =
         "invalid/schema-rules.plugin.json:14:7: error: tools[1].inputSchema must be an object schema: add "type": "object"",
         "invalid/schema-rules.plugin.json:20:9: error: "$id" is not allowed in a tool schema: it is one self-contained document; remove "$id" and refer to parts with "$ref": "#/$defs/<name>"",
         "invalid/schema-rules.plugin.json:23:29: error: "$ref" "#/$defs/tiemstamp" does not resolve inside this schema; did you mean "#/$defs/timestamp"?",
-        "invalid/schema-rules.plugin.json:24:50: error: pattern "^(?=[A-Z])[A-Z0-9]+$" cannot be used: error parsing regexp: invalid or unsupported Perl syntax: \`(?=\`. Patterns run on a linear-time engine (RE2), which has no lookaround or backreferences",
+        "invalid/schema-rules.plugin.json:24:50: error: pattern "^(?=[A-Z])[A-Z0-9]+$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider",
         "invalid/schema-rules.plugin.json:25:51: error: "minimum" must be a number; got the string "1"",
         "invalid/schema-rules.plugin.json:26:20: error: "tsType" is not allowed: it would paste code into generated clients; describe the type with JSON Schema keywords",
         "invalid/schema-rules.plugin.json:27:38: error: unknown keyword "itmes"; did you mean "items"? As written it is ignored and checks nothing",
@@ -335,6 +335,38 @@ describe("loader details", () => {
     expect(lines(check(text))).toEqual([
       `plugin.json:${at(text, '"$id"')}: error: "$id" is not allowed in a tool schema: it is one self-contained document; remove "$id" and refer to parts with "$ref": "#/$defs/<name>"`,
       `plugin.json:${at(text, '"#nowhere"')}: error: "$ref" "#nowhere" names no "$anchor" in this schema`,
+    ]);
+  });
+
+  it("refuses a $ref cycle that consumes no data, at the $ref that closes it", () => {
+    const text = `{ ${HEADER}, "permissions": ["tools:provide"], "tools": [{ "name": "t", "effect": "read", "inputSchema": {
+      "type": "object", "properties": { "a": { "$ref": "#/$defs/x" } },
+      "$defs": { "x": { "allOf": [{ "$ref": "#/$defs/x" }] }, "y": { "not": { "$ref": "#/$defs/z" } }, "z": { "anyOf": [{ "$ref": "#/$defs/y" }] } }
+    } }] }`;
+    expect(lines(check(text)).filter((line) => line.includes(": error: "))).toEqual([
+      `plugin.json:${at(text, '"#/$defs/x"', 2)}: error: "$ref" leads back to /$defs/x without consuming any data: evaluating it would never end; a recursive schema must descend into a property or an item before it refers to itself again`,
+      `plugin.json:${at(text, '"#/$defs/y"')}: error: "$ref" leads back to /$defs/y without consuming any data: evaluating it would never end; a recursive schema must descend into a property or an item before it refers to itself again`,
+    ]);
+  });
+
+  it("keeps recursive schemas that consume data (trees) valid", () => {
+    const result = check(`{ ${HEADER}, "permissions": ["tools:provide"], "tools": [{ "name": "t", "effect": "read", "inputSchema": {
+      "type": "object", "properties": { "root": { "$ref": "#/$defs/node" } },
+      "$defs": { "node": { "type": "object", "properties": { "children": { "type": "array", "items": { "$ref": "#/$defs/node" } } } } }
+    } }] }`);
+    expect(lines(result)).toEqual([]);
+    expect(result.ok).toBe(true);
+  });
+
+  it("refuses patterns outside ECMA-262 or beyond the linear-time engine at the pattern, naming the construct", () => {
+    const text = `{ ${HEADER}, "permissions": ["tools:provide"], "tools": [{ "name": "t", "effect": "read", "inputSchema": {
+      "type": "object", "properties": { "a": { "type": "string", "pattern": "(?i)^a$" }, "b": { "type": "string", "pattern": "^(\\\\w)\\\\1$" } },
+      "patternProperties": { "^x(?!y)": true }
+    } }] }`;
+    expect(lines(check(text)).filter((line) => line.includes(": error: "))).toEqual([
+      `plugin.json:${at(text, '"(?i)^a$"')}: error: pattern "(?i)^a$" cannot be used: it is not a valid ECMA-262 regular expression: Invalid regular expression: /(?i)^a$/u: Invalid group`,
+      `plugin.json:${at(text, '"^(\\\\w)')}: error: pattern "^(\\\\w)\\\\1$" cannot be used (\\1 at offset 5): a backreference matches text captured earlier, which no linear-time engine can do: check this in the provider`,
+      `plugin.json:${at(text, '"^x(?!y)"')}: error: pattern "^x(?!y)" cannot be used ((?!...) at offset 2): negative lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider`,
     ]);
   });
 

@@ -4,16 +4,17 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse, type ParseError } from "jsonc-parser";
 import { describe, expect, it } from "vitest";
+import { parseManifest } from "./loader.js";
 import { manifestSchema } from "./manifest.js";
-import { manifestJsonSchema } from "./manifest-json-schema.js";
+import { MANIFEST_SCHEMA_ID, manifestJsonSchema } from "./manifest-json-schema.js";
 
 const PACKAGE = fileURLToPath(new URL("../", import.meta.url));
 const FIXTURES = join(PACKAGE, "fixtures");
 
 /** Every fixture manifest that parses as JSONC, valid or not. */
-function fixtureValues(): [string, unknown][] {
+function fixtureValues(directories = [FIXTURES, join(FIXTURES, "invalid")]): [string, unknown][] {
   const out: [string, unknown][] = [];
-  for (const directory of [FIXTURES, join(FIXTURES, "invalid")]) {
+  for (const directory of directories) {
     for (const name of readdirSync(directory).filter((file) => file.endsWith(".json")).sort()) {
       const errors: ParseError[] = [];
       const value = parse(readFileSync(join(directory, name), "utf8"), errors, { allowTrailingComma: true }) as unknown;
@@ -21,6 +22,19 @@ function fixtureValues(): [string, unknown][] {
     }
   }
   return out;
+}
+
+/** The manifest with every tool's inputSchema and outputSchema replaced by `{ "type": "object" }`. */
+function withPlainToolSchemas(value: unknown): unknown {
+  const tools = (value as { tools?: unknown }).tools;
+  if (!Array.isArray(tools)) return value;
+  const plain = (tool: unknown): unknown => {
+    if (typeof tool !== "object" || tool === null) return tool;
+    const copy: Record<string, unknown> = { ...tool };
+    for (const key of ["inputSchema", "outputSchema"]) if (typeof copy[key] === "object" && copy[key] !== null && !Array.isArray(copy[key])) copy[key] = { type: "object" };
+    return copy;
+  };
+  return { ...(value as object), tools: tools.map(plain) };
 }
 
 const base = { id: "com.example.x", version: "1.0.0", permissions: ["tools:provide"] };
@@ -68,7 +82,8 @@ describe("manifest.schema.json", () => {
 
   it("accepts and rejects what the zod schema does, on every fixture and each field-level rule", () => {
     const validate = new Ajv2020({ allErrors: true, strict: false }).compile(manifestJsonSchema());
-    const cases = [...fixtureValues(), ...CASES];
+    // The shape of the manifest only: what tool schemas may hold is the next test's (zod takes any object there).
+    const cases = [...fixtureValues(), ...CASES].map(([name, value]) => [name, withPlainToolSchemas(value)] as const);
     const verdicts = cases.map(([name, value]) => ({
       name,
       zod: manifestSchema.safeParse(value).success,
@@ -78,5 +93,41 @@ describe("manifest.schema.json", () => {
     // Both sides are exercised: the comparison is not vacuous.
     expect(verdicts.filter((verdict) => verdict.zod).length).toBeGreaterThanOrEqual(10);
     expect(verdicts.filter((verdict) => !verdict.zod).length).toBeGreaterThanOrEqual(20);
+  });
+
+  it("has an $id and bundles everything it refers to (no reference leaves the file)", () => {
+    const schema = manifestJsonSchema();
+    expect(schema["$id"]).toBe(MANIFEST_SCHEMA_ID);
+    const refs = JSON.stringify(schema).match(/"\$(?:dynamic)?[rR]ef":"[^"]*"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(20);
+    expect(refs.filter((ref) => !ref.includes('"#/$defs/'))).toEqual([]);
+  });
+
+  describe("applies the JSON Schema meta-schema to inputSchema and outputSchema", () => {
+    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(manifestJsonSchema());
+    const withSchemas = (inputSchema: unknown, outputSchema: unknown = { type: "object" }): unknown => ({ ...base, tools: [{ ...tool, inputSchema, outputSchema }] });
+    const errorsOf = (manifest: unknown): string[] => {
+      validate(manifest);
+      return (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}${error.keyword === "additionalProperties" ? ` ${JSON.stringify(error.params)}` : ""}`);
+    };
+
+    it('flags a "requird" typo and a misspelt type at their paths, as the loader does', () => {
+      const typo = withSchemas({ type: "object", properties: { title: { type: "string" } }, requird: ["title"] });
+      expect(errorsOf(typo)).toContain('/tools/0/inputSchema must NOT have additional properties {"additionalProperty":"requird"}');
+      expect(parseManifest(JSON.stringify(typo), "plugin.json").ok).toBe(false);
+      const nested = withSchemas({ type: "object" }, { type: "object", properties: { at: { type: "strnig" } } });
+      expect(errorsOf(nested).some((error) => error.startsWith("/tools/0/outputSchema/properties/at/type "))).toBe(true);
+      expect(errorsOf(withSchemas({ type: "object", properties: { a: { minLength: -1 } } })).some((error) => error.startsWith("/tools/0/inputSchema/properties/a/minLength "))).toBe(true);
+    });
+
+    it("passes every valid fixture as written, draft-07 schemas, and x- extensions", () => {
+      const valid = fixtureValues([FIXTURES]).filter(([name]) => parseManifest(readFileSync(join(FIXTURES, name), "utf8"), name).ok);
+      expect(valid.length).toBeGreaterThanOrEqual(5);
+      for (const [name, value] of valid) expect(errorsOf(value), name).toEqual([]);
+      const draft07 = { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { pair: { type: "array", items: [{ type: "string" }, { type: "number" }], additionalItems: false } }, definitions: { a: { type: "string" } } };
+      expect(errorsOf(withSchemas(draft07))).toEqual([]);
+      expect(errorsOf(withSchemas({ type: "object", "x-ui": { order: 1 }, properties: { a: { type: "string", "x-label": "A" } } }))).toEqual([]);
+      expect(errorsOf(withSchemas({ type: "object", prefixItems: [true], unevaluatedProperties: false, $defs: { a: { $anchor: "a", const: 1 } }, dependentRequired: { a: ["b"] } }))).toEqual([]);
+    });
   });
 });

@@ -2,7 +2,6 @@
 import type { ErrorObject } from "ajv";
 import type { Node } from "jsonc-parser";
 import { closestMatch, didYouMean } from "./hints.js";
-import { escapePointerSegment } from "./input.js";
 import {
   MAX_NESTING,
   keyNodeOf,
@@ -17,7 +16,8 @@ import {
   type ManifestCheck,
   type Path,
 } from "./manifest-document.js";
-import { compileSchema, patternProblem, schemaDialect, schemaEngine, type SchemaDialect } from "./validation.js";
+import { FORMATS } from "./schema/formats.js";
+import { compileSchema, metaSchemaEngine, schemaDialect, schemaRefusals, type SchemaDialect } from "./validation.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON Schema vocabulary, as far as the loader needs to walk and judge tool schemas.
@@ -75,8 +75,6 @@ interface SchemaContext {
   readonly root: Node;
   readonly rootPath: readonly (string | number)[];
   readonly dialect: SchemaDialect;
-  readonly anchors: ReadonlySet<string>;
-  readonly defNames: readonly string[];
   /** Pointers (relative to the schema root) where the walk already reported an error. */
   readonly reported: Set<string>;
 }
@@ -129,40 +127,50 @@ function checkSchemaDocument(check: ManifestCheck, schemaNode: Node, path: Path,
     root: schemaNode,
     rootPath: path,
     dialect,
-    anchors: collectAnchors(schemaNode),
-    defNames: defNamesOf(schemaNode),
     reported: new Set(),
   };
   walkSchema(context, schemaNode, []);
-  if (declared === undefined || schemaDialect(schema) !== undefined) checkMetaSchema(context, schema);
-}
-
-function collectAnchors(root: Node): Set<string> {
-  const anchors = new Set<string>();
-  const visit = (node: Node): void => {
-    if (node.type === "object") {
-      for (const property of node.children ?? []) {
-        const [key, value] = property.children ?? [];
-        if ((key?.value === "$anchor" || key?.value === "$dynamicAnchor") && value?.type === "string") anchors.add(value.value as string);
-        if (value) visit(value);
-      }
-    } else if (node.type === "array") {
-      for (const child of node.children ?? []) visit(child);
-    }
-  };
-  visit(root);
-  return anchors;
-}
-
-function defNamesOf(root: Node): string[] {
-  const names: string[] = [];
-  for (const section of ["$defs", "definitions"]) {
-    const defs = memberOf(root, section);
-    for (const property of defs?.type === "object" ? (defs.children ?? []) : []) {
-      names.push(`#/${section}/${escapePointerSegment(String(property.children?.[0]?.value))}`);
-    }
+  if (declared === undefined || schemaDialect(schema) !== undefined) {
+    checkRefusals(context, schema);
+    checkMetaSchema(context, schema);
   }
-  return names;
+}
+
+/** Keywords refused as keys (`$id`, a `patternProperties` pattern) rather than as values. */
+const REFUSED_AT_KEY = new Set(["$id", "patternProperties"]);
+
+/**
+ * What the evaluator cannot evaluate exactly (`$id`, references, patterns, `$ref` cycles, ...), each at
+ * the keyword's value, or at the key when the key itself is the problem.
+ */
+function checkRefusals(context: SchemaContext, schema: unknown): void {
+  for (const refusal of schemaRefusals(schema)) {
+    if (isReported(context, refusal.pointer)) continue;
+    const { node, keyNode, path } = nodeAtPointer(context.root, refusal.pointer);
+    context.reported.add(refusal.pointer);
+    context.check.error(REFUSED_AT_KEY.has(refusal.keyword) ? (keyNode ?? node) : node, [...context.rootPath, ...path], refusal.message);
+  }
+}
+
+function isReported(context: SchemaContext, pointer: string): boolean {
+  return [...context.reported].some((reported) => pointer === reported || pointer.startsWith(reported + "/"));
+}
+
+/** The deepest node along a JSON Pointer into a schema node (and its key node, for a member), and the path to it. */
+function nodeAtPointer(root: Node, pointer: string): { node: Node; keyNode?: Node; path: (string | number)[] } {
+  const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const path: (string | number)[] = [];
+  let node = root;
+  let keyNode: Node | undefined;
+  for (const segment of segments) {
+    const key: string | number = node.type === "array" ? Number(segment) : segment;
+    const next = memberOf(node, key);
+    if (!next) break;
+    keyNode = typeof key === "string" ? keyNodeOf(propertyOf(node, key)) : undefined;
+    node = next;
+    path.push(key);
+  }
+  return { node, ...(keyNode ? { keyNode } : {}), path };
 }
 
 function walkSchema(context: SchemaContext, node: Node, path: (string | number)[]): void {
@@ -179,20 +187,14 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       check.error(target, full, message);
     };
 
-    if (keyword === "$id") {
-      fail(keyNode, `"${keyword}" is not allowed in a tool schema: it is one self-contained document; remove "${keyword}" and refer to parts with "$ref": "#/$defs/<name>"`);
-    } else if (keyword === "$ref") {
-      checkRef(context, valueNode, fail);
+    if (keyword === "$ref" && valueNode.type !== "string") {
+      fail(valueNode, `"$ref" must be a string such as "#/$defs/address"; got ${show(valueNode.value ?? valueNode.type)}`);
     } else if (keyword === "type") {
       checkType(valueNode, fail);
-    } else if (keyword === "pattern" && valueNode.type === "string") {
-      const problem = patternProblem(valueNode.value as string);
-      if (problem) fail(valueNode, patternMessage(valueNode.value as string, problem));
     } else if (keyword === "format" && valueNode.type === "string") {
       const format = valueNode.value as string;
-      const formats = schemaEngine(context.dialect).formats;
-      if (!Object.prototype.hasOwnProperty.call(formats, format)) {
-        check.warning(valueNode, full, `format ${JSON.stringify(format)} is not known, so it is not checked${didYouMean(format, Object.keys(formats))}`);
+      if (!FORMATS.has(format)) {
+        check.warning(valueNode, full, `format ${JSON.stringify(format)} is not known, so it is not checked${didYouMean(format, [...FORMATS.keys()])}`);
       }
     } else if (CODE_INJECTING_KEYWORDS.has(keyword)) {
       fail(keyNode, `"${keyword}" is not allowed: it would paste code into generated clients; describe the type with JSON Schema keywords`);
@@ -212,19 +214,6 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       check.warning(keyNode, full, `"${keyword}" is validated, but codegen cannot express it as a TypeScript type: the generated type is wider than the schema`);
     }
 
-    if (keyword === "patternProperties" && valueNode.type === "object") {
-      for (const entry of valueNode.children ?? []) {
-        const patternNode = entry.children?.[0];
-        if (!patternNode) continue;
-        const problem = patternProblem(String(patternNode.value));
-        if (problem) {
-          const entryAt = [...at, String(patternNode.value)];
-          context.reported.add(pointerOf(entryAt));
-          check.error(patternNode, [...context.rootPath, ...entryAt], patternMessage(String(patternNode.value), problem));
-        }
-      }
-    }
-
     if (SCHEMA_KEYWORDS.has(keyword)) {
       walkSchema(context, valueNode, at);
     } else if (SCHEMA_MAP_KEYWORDS.has(keyword) || (keyword === "dependencies" && valueNode.type === "object")) {
@@ -238,10 +227,6 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       walkSchema(context, valueNode, at);
     }
   }
-}
-
-function patternMessage(pattern: string, problem: string): string {
-  return `pattern ${JSON.stringify(pattern)} cannot be used: ${problem}. Patterns run on a linear-time engine (RE2), which has no lookaround or backreferences`;
 }
 
 function checkType(node: Node, fail: (target: Node, message: string) => void): void {
@@ -270,44 +255,9 @@ function checkType(node: Node, fail: (target: Node, message: string) => void): v
   }
 }
 
-function checkRef(context: SchemaContext, node: Node, fail: (target: Node, message: string) => void): void {
-  if (node.type !== "string") {
-    fail(node, `"$ref" must be a string such as "#/$defs/address"; got ${show(node.value ?? node.type)}`);
-    return;
-  }
-  const ref = node.value as string;
-  if (!ref.startsWith("#")) {
-    fail(
-      node,
-      `"$ref" ${JSON.stringify(ref)} points outside this schema: a tool schema resolves "$ref" only inside itself (no files, no network); copy the definition into "$defs" and use "#/$defs/<name>"`,
-    );
-    return;
-  }
-  let fragment: string;
-  try {
-    fragment = decodeURIComponent(ref.slice(1));
-  } catch {
-    fail(node, `"$ref" ${JSON.stringify(ref)} is not a valid URI fragment`);
-    return;
-  }
-  if (fragment === "" || fragment.startsWith("/")) {
-    const segments = fragment === "" ? [] : fragment.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-    let target: Node | undefined = context.root;
-    for (const segment of segments) {
-      if (!target) break;
-      target = target.type === "array" && /^(0|[1-9][0-9]*)$/.test(segment) ? memberOf(target, Number(segment)) : memberOf(target, segment);
-    }
-    if (target) return;
-    fail(node, `"$ref" ${JSON.stringify(ref)} does not resolve inside this schema${didYouMean(ref, context.defNames)}`);
-    return;
-  }
-  if (context.anchors.has(fragment)) return;
-  fail(node, `"$ref" ${JSON.stringify(ref)} names no "$anchor" in this schema${didYouMean(fragment, context.anchors)}`);
-}
-
 /** Meta-schema validation; errors where the walk already spoke are left out. */
 function checkMetaSchema(context: SchemaContext, schema: unknown): void {
-  const ajv = schemaEngine(context.dialect);
+  const ajv = metaSchemaEngine(context.dialect);
   let valid: boolean;
   try {
     valid = ajv.validateSchema(schema as object) as boolean;
@@ -319,23 +269,14 @@ function checkMetaSchema(context: SchemaContext, schema: unknown): void {
   const groups = new Map<string, ErrorObject[]>();
   for (const error of ajv.errors ?? []) {
     const path = error.instancePath;
-    if ([...context.reported].some((reported) => path === reported || path.startsWith(reported + "/"))) continue;
+    if (isReported(context, path)) continue;
     const group = groups.get(path);
     if (group) group.push(error);
     else groups.set(path, [error]);
   }
   for (const [pointer, errors] of groups) {
-    const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-    const path: (string | number)[] = [];
-    let node: Node | undefined = context.root;
-    for (const segment of segments) {
-      const key: string | number = node?.type === "array" ? Number(segment) : segment;
-      const next = memberOf(node, key);
-      if (!next) break;
-      node = next;
-      path.push(key);
-    }
-    context.check.error(node ?? context.root, [...context.rootPath, ...path], metaMessage(path, errors, valueAtPath(schema, path)));
+    const { node, path } = nodeAtPointer(context.root, pointer);
+    context.check.error(node, [...context.rootPath, ...path], metaMessage(path, errors, valueAtPath(schema, path)));
   }
 }
 

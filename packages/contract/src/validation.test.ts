@@ -146,11 +146,41 @@ describe("compileSchema: patterns cannot stall the process", () => {
     expect(performance.now() - started).toBeLessThan(3_000);
   });
 
-  it("refuses patterns that need backtracking (lookaround, backreferences)", () => {
-    expect(patternProblem("^(?=a)a$")).toMatch(/unsupported Perl syntax/);
-    expect(patternProblem("(a)\\1")).toMatch(/invalid escape sequence/);
+  it("refuses patterns that need backtracking (lookaround, backreferences), naming the construct", () => {
+    expect(patternProblem("^(?=a)a$")).toBe(
+      'pattern "^(?=a)a$" cannot be used ((?=...) at offset 1): lookahead needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider',
+    );
+    expect(patternProblem("x(?<!a)")).toMatch(/\(\?<!\.\.\.\) at offset 1\): negative lookbehind needs a backtracking engine/);
+    expect(patternProblem("(a)\\1")).toBe(
+      'pattern "(a)\\\\1" cannot be used (\\1 at offset 3): a backreference matches text captured earlier, which no linear-time engine can do: check this in the provider',
+    );
+    expect(patternProblem("(?<x>a)\\k<x>")).toMatch(/\\k<x> at offset 7\): a named backreference/);
+    expect(patternProblem("a{1001}")).toMatch(/\{1001\} at offset 1\): a repetition count above 1000/);
     expect(patternProblem("^[a-z][a-z0-9-]*$")).toBeUndefined();
     expect(() => compileSchema({ type: "string", pattern: "(a)\\1" })).toThrow(ToolpactError);
+  });
+
+  it("refuses patterns whose worst case on the strings they may meet is too costly, until maxLength bounds them", () => {
+    // RE2's DFA gives up on this one and its NFA pays per instruction per character: ~18 s on 1 MiB.
+    const bomb = { type: "string", pattern: "[ab]*a[ab]{400}c" };
+    expect(() => compileSchema(bomb)).toThrow(/it compiles to 406 instructions, .* add "maxLength" \(at most 165292\) or simplify the pattern/);
+    expect(compileSchema({ ...bomb, maxLength: 100_000 }).validate("ab".repeat(10) + "c")).toHaveLength(1);
+    expect(() => compileSchema({ type: "object", patternProperties: { "[ab]*a[ab]{100}c": true } })).toThrow(/on a property name of the input limit's 1048576 characters/);
+    // Everyday patterns stay inside the bound without maxLength; `^...$` without unbounded repetition scans little.
+    for (const pattern of ["^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Za-z0-9]{20,40}$", "^\\p{L}[\\p{L}\\p{Nd} ]*$", "^[a-z0-9-]{1,40}$", "^.{1,200}$"]) {
+      expect(patternProblem(pattern), pattern).toBeUndefined();
+      expect(() => compileSchema({ type: "string", pattern })).not.toThrow();
+    }
+  });
+
+  it("refuses groups nested too deep to translate instead of overflowing the stack", () => {
+    expect(patternProblem("(".repeat(5_000) + "a" + ")".repeat(5_000))).toMatch(/groups nested more than 100 deep/);
+  });
+
+  it("refuses what ECMA-262 does not allow, such as (?i) and \\a", () => {
+    expect(patternProblem("(?i)abc")).toMatch(/^pattern "\(\?i\)abc" cannot be used: it is not a valid ECMA-262 regular expression: .*Invalid group/);
+    expect(patternProblem("\\a")).toMatch(/not a valid ECMA-262 regular expression/);
+    expect(patternProblem("{")).toMatch(/not a valid ECMA-262 regular expression/);
   });
 
   it("matches ECMAScript syntax that RE2 spells differently", () => {
@@ -232,6 +262,25 @@ describe("compileSchema: formats cannot stall the process either", () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it("checks URIs, IRIs, e-mail, date-times, durations and URI templates in linear time", () => {
+    const validator = compileSchema({
+      type: "object",
+      properties: {
+        uri: { format: "uri" }, iri: { format: "iri-reference" }, email: { format: "email" },
+        at: { format: "date-time" }, duration: { format: "duration" }, template: { format: "uri-template" },
+      },
+    });
+    expect(validator.validate({ uri: "https://[2001:db8::1]:8080/a?b#c", iri: "/âππ", email: '"joe bloggs"@[IPv6:::1]', at: "1998-12-31T15:59:60.5-08:00", duration: "P1Y2M3DT4H5M6S", template: "/users/{id}{?q*}" })).toEqual([]);
+    expect(validator.validate({ uri: "http://example.com:abc/", iri: "#a\\b", email: "a..b@example.com", at: "1998-12-31T22:59:60Z", duration: "P1Y2D", template: "{a..b}" })).toHaveLength(6);
+    const long = 500_000;
+    const started = performance.now();
+    validator.validate({
+      uri: "http://a/" + "%41".repeat(long) + "%", iri: "//" + "@".repeat(long), email: "a.".repeat(long) + "@x", at: "1".repeat(long),
+      duration: "P" + "1".repeat(long) + "Y" + "1".repeat(long) + "X", template: "{" + "a.".repeat(long) + "}",
+    });
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
   it("runs regex-based formats on RE2", () => {
     const validator = compileSchema({
       type: "object",
@@ -262,11 +311,10 @@ describe("compileSchema: caching and isolation", () => {
     expect(compileSchema(schema).validate({ level: "c" })).toEqual([]);
   });
 
-  it("allows the same $id in two different documents", () => {
-    const one = compileSchema({ $id: "https://x.test/s", type: "string" });
-    const two = compileSchema({ $id: "https://x.test/s", type: "number" });
-    expect(one.validate("a")).toEqual([]);
-    expect(two.validate("a")).toEqual([{ path: "", message: "must be number" }]);
+  it("refuses $id: a tool schema is one document, without other resources", () => {
+    expect(() => compileSchema({ type: "object", properties: { a: { $id: "https://x.test/s", type: "string" } } })).toThrow(
+      /cannot be evaluated exactly at \/properties\/a\/\$id: "\$id" is not allowed in a tool schema/,
+    );
   });
 
   it("resolves local $ref and refuses external ones without network access", () => {
@@ -276,7 +324,9 @@ describe("compileSchema: caching and isolation", () => {
       $defs: { pos: { type: "integer", minimum: 1 } },
     });
     expect(local.validate({ a: 0 })).toEqual([{ path: "/a", message: "must be >= 1" }]);
-    expect(() => compileSchema({ $ref: "https://example.com/schema.json" })).toThrow(/cannot be compiled/);
+    expect(() => compileSchema({ $ref: "https://example.com/schema.json" })).toThrow(
+      /cannot be evaluated exactly at \/\$ref: "\$ref" "https:\/\/example.com\/schema.json" points outside this schema/,
+    );
   });
 });
 
@@ -298,6 +348,21 @@ describe("compileSchema: dialects and formats", () => {
     expect(tuple.validate(["a", 1])).toEqual([]);
     expect(tuple.validate(["a", "b"])).toEqual([{ path: "/1", message: "must be number" }]);
     expect(tuple.validate(["a", 1, 2])).toHaveLength(1);
+  });
+
+  it("checks multipleOf on the decimal values exactly, even where a binary quotient underflows or rounds", () => {
+    const even = compileSchema({ multipleOf: 2 });
+    expect(even.validate(5e-324)).toHaveLength(1); // ajv: 5e-324 / 2 underflows to 0, "a multiple"
+    expect(even.validate(1e308)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.0001 }).validate(0.0075)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.1 }).validate(0.3)).toEqual([]);
+    expect(compileSchema({ multipleOf: 0.1 }).validate(0.35)).toHaveLength(1);
+  });
+
+  it("applies contains to every item, prefixItems or not (ajv 8.20 accepts [1] here)", () => {
+    const validator = compileSchema({ prefixItems: [true, { type: "object" }], contains: false });
+    expect(validator.validate([1])).toEqual([{ path: "", message: "must contain at least 1 valid item(s)" }]);
+    expect(compileSchema({ prefixItems: [true, { type: "object" }], contains: { type: "string" } }).validate([1, {}, "x"])).toEqual([]);
   });
 
   it("applies 2020-12 semantics by default", () => {

@@ -1,0 +1,364 @@
+/**
+ * Compiles a JSON Schema document (2020-12 or draft-07) into nested closures, once; evaluating them is
+ * the whole per-call cost. Two modes share one code path: while only validity is asked (`run.issues` is
+ * null) the first failure ends the evaluation; when issues are wanted, every one is collected.
+ */
+import { escapePointerSegment } from "../input.js";
+import { arrayKeywords } from "./array-keywords.js";
+import { all, at, fail, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
+import type { SchemaDialect, SchemaDocument } from "./document.js";
+import { Evaluated } from "./evaluated.js";
+import { FORMATS } from "./formats.js";
+import { codePointLength, isMultipleOf, jsonEqual } from "./json-values.js";
+import { objectKeywords } from "./object-keywords.js";
+
+export { VALIDITY_ONLY, type Check, type Run } from "./check.js";
+
+const falseSchema: Check = (_data, path, run) => fail(run, path, "boolean schema is false");
+
+const TYPES: Readonly<Record<string, (data: unknown) => boolean>> = {
+  string: (data) => typeof data === "string",
+  number: (data) => typeof data === "number" && Number.isFinite(data),
+  integer: (data) => typeof data === "number" && Number.isInteger(data),
+  boolean: (data) => typeof data === "boolean",
+  null: (data) => data === null,
+  array: (data) => Array.isArray(data),
+  object: isObject,
+};
+
+const LISTED_VALUES = 12;
+
+function listValues(values: readonly unknown[]): string {
+  const shown = values.slice(0, LISTED_VALUES).map((value) => JSON.stringify(value));
+  const rest = values.length - shown.length;
+  return rest > 0 ? `${shown.join(", ")} and ${rest} more` : shown.join(", ");
+}
+
+/** Compiles the reachable schemas of one document; schemas referred to more than once are compiled once. */
+export class SchemaCompiler implements Subschemas {
+  private readonly compiled = new Map<string, Check>();
+
+  constructor(private readonly document: SchemaDocument) {}
+
+  get dialect(): SchemaDialect {
+    return this.document.dialect;
+  }
+
+  /** The check of the whole document. */
+  root(): Check {
+    return this.at("", this.document.root);
+  }
+
+  private at(pointer: string, schema: unknown): Check {
+    const known = this.compiled.get(pointer);
+    if (known) return known;
+    // A reference back into a schema being compiled goes through this forward, bound when it is done.
+    let done: Check | undefined;
+    this.compiled.set(pointer, (data, path, run, seen) => done!(data, path, run, seen));
+    done = this.build(pointer, schema);
+    this.compiled.set(pointer, done);
+    return done;
+  }
+
+  /** The compiled subschema at `pointer/keyword`. */
+  sub(pointer: string, keyword: string | number, schema: unknown): Check {
+    return this.at(`${pointer}/${escapePointerSegment(keyword)}`, schema);
+  }
+
+  private build(pointer: string, schema: unknown): Check {
+    if (schema === true) return pass;
+    if (schema === false) return falseSchema;
+    const json = schema as Json;
+    const refs = this.document.refsOf(json).map((keyword) => {
+      const target = this.document.resolve(json[keyword] as string)!;
+      return this.at(target.pointer, target.schema);
+    });
+    if (this.document.dialect === "draft-07" && refs.length > 0) return refs[0]!;
+    const checks: Check[] = [...refs, ...this.applicators(pointer, json), ...this.values(json)];
+    const groups = {
+      string: this.stringKeywords(json),
+      number: this.numberKeywords(json),
+      object: objectKeywords(pointer, json, this),
+      array: arrayKeywords(pointer, json, this),
+    };
+    const type = json["type"];
+    const group = type === "integer" ? "number" : type;
+    const sole = typeof group === "string" && Object.hasOwn(groups, group) ? (group as keyof typeof groups) : undefined;
+    for (const [group, keywords] of Object.entries(groups) as [keyof typeof groups, Check[]][]) {
+      if (group !== sole && keywords.length > 0) checks.push(whenType(group, all(keywords)));
+    }
+    // The common `"type": "<t>"` with keywords of that type: one test of the type, then the keywords.
+    if (type !== undefined) checks.unshift(sole ? typeThen(type as string, all(groups[sole])) : typeCheck(type as string | string[]));
+    const body = all(checks);
+    const unevaluated = this.document.dialect === "2020-12" ? this.unevaluated(pointer, json) : undefined;
+    if (!unevaluated) return body;
+    return (data, path, run, seen) => {
+      const own = new Evaluated();
+      let valid = body(data, path, run, own);
+      if (!valid && run.issues === null) return false;
+      valid = unevaluated(data, path, run, own) && valid;
+      if (valid) seen?.merge(own);
+      return valid;
+    };
+  }
+
+  /** `enum` and `const`. */
+  private values(schema: Json): Check[] {
+    const checks: Check[] = [];
+    const allowed = schema["enum"];
+    if (Array.isArray(allowed)) {
+      const message = allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
+      if (allowed.every((value) => typeof value !== "object" || value === null)) {
+        const values = new Set<unknown>(allowed);
+        checks.push((data, path, run) => values.has(data) || fail(run, path, message));
+      } else {
+        checks.push((data, path, run) => allowed.some((value) => jsonEqual(value, data)) || fail(run, path, message));
+      }
+    }
+    if (Object.hasOwn(schema, "const")) {
+      const expected = schema["const"];
+      const message = `must be equal to ${JSON.stringify(expected)}`;
+      checks.push((data, path, run) => jsonEqual(expected, data) || fail(run, path, message));
+    }
+    return checks;
+  }
+
+  private applicators(pointer: string, schema: Json): Check[] {
+    const checks: Check[] = [];
+    const list = (keyword: string): Check[] | undefined => {
+      const value = schema[keyword];
+      return Array.isArray(value) ? value.map((item, index) => this.sub(`${pointer}/${keyword}`, index, item)) : undefined;
+    };
+    const allOf = list("allOf");
+    if (allOf) checks.push(all(allOf));
+    const anyOf = list("anyOf");
+    if (anyOf) checks.push(anyOfCheck(anyOf));
+    const oneOf = list("oneOf");
+    if (oneOf) checks.push(oneOfCheck(oneOf));
+    if (Object.hasOwn(schema, "not")) {
+      const not = this.sub(pointer, "not", schema["not"]);
+      checks.push((data, path, run) => !not(data, path, VALIDITY_ONLY, undefined) || fail(run, path, "must NOT be valid"));
+    }
+    if (Object.hasOwn(schema, "if")) checks.push(this.conditional(pointer, schema));
+    return checks;
+  }
+
+  private conditional(pointer: string, schema: Json): Check {
+    const condition = this.sub(pointer, "if", schema["if"]);
+    const then = Object.hasOwn(schema, "then") ? this.sub(pointer, "then", schema["then"]) : undefined;
+    const otherwise = Object.hasOwn(schema, "else") ? this.sub(pointer, "else", schema["else"]) : undefined;
+    return (data, path, run, seen) => {
+      const conditionSeen = seen && new Evaluated();
+      if (condition(data, path, VALIDITY_ONLY, conditionSeen)) {
+        if (conditionSeen) seen!.merge(conditionSeen);
+        return !then || then(data, path, run, seen) || fail(run, path, 'must match "then" schema');
+      }
+      return !otherwise || otherwise(data, path, run, seen) || fail(run, path, 'must match "else" schema');
+    };
+  }
+
+  /** Length, `pattern` and `format` of a string, in one closure. */
+  private stringKeywords(schema: Json): Check[] {
+    const minLength = number(schema, "minLength");
+    const maxLength = number(schema, "maxLength");
+    const source = typeof schema["pattern"] === "string" ? schema["pattern"] : undefined;
+    const pattern = source === undefined ? undefined : linear(source);
+    const format = formatOf(schema, "string");
+    if (minLength === undefined && maxLength === undefined && !pattern && !format) return [];
+    return [
+      (data, path, run) => {
+        const text = data as string;
+        let valid = true;
+        if (minLength !== undefined && text.length < minLength * 2 && codePointLength(text) < minLength) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
+        }
+        if (maxLength !== undefined && text.length > maxLength && codePointLength(text) > maxLength) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
+        }
+        if (pattern && !pattern.test(text)) {
+          if (run.issues === null) return false;
+          valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
+        }
+        if (format && !format.test(text)) valid = fail(run, path, format.message);
+        return valid;
+      },
+    ];
+  }
+
+  /** Bounds, `multipleOf` and `format` of a number, in one closure. */
+  private numberKeywords(schema: Json): Check[] {
+    const minimum = number(schema, "minimum");
+    const maximum = number(schema, "maximum");
+    const exclusiveMinimum = number(schema, "exclusiveMinimum");
+    const exclusiveMaximum = number(schema, "exclusiveMaximum");
+    const multipleOf = number(schema, "multipleOf");
+    const format = formatOf(schema, "number");
+    const bounds = [minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf];
+    if (bounds.every((bound) => bound === undefined) && !format) return [];
+    return [
+      (data, path, run) => {
+        const value = data as number;
+        // Cheap comparisons first; messages are made only for a failure.
+        if (
+          (minimum === undefined || value >= minimum) &&
+          (maximum === undefined || value <= maximum) &&
+          (exclusiveMinimum === undefined || value > exclusiveMinimum) &&
+          (exclusiveMaximum === undefined || value < exclusiveMaximum) &&
+          (multipleOf === undefined || (Number.isFinite(value) && isMultipleOf(value, multipleOf))) &&
+          (!format || format.test(value))
+        ) {
+          return true;
+        }
+        if (run.issues === null) return false;
+        if (minimum !== undefined && !(value >= minimum)) fail(run, path, `must be >= ${minimum}`);
+        if (maximum !== undefined && !(value <= maximum)) fail(run, path, `must be <= ${maximum}`);
+        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
+        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
+        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
+        if (format && !format.test(value)) fail(run, path, format.message);
+        return false;
+      },
+    ];
+  }
+
+  /** `unevaluatedProperties` and `unevaluatedItems`: run after every other keyword, on what none evaluated. */
+  private unevaluated(pointer: string, schema: Json): Check | undefined {
+    const properties = Object.hasOwn(schema, "unevaluatedProperties") ? this.sub(pointer, "unevaluatedProperties", schema["unevaluatedProperties"]) : undefined;
+    const items = Object.hasOwn(schema, "unevaluatedItems") ? this.sub(pointer, "unevaluatedItems", schema["unevaluatedItems"]) : undefined;
+    if (!properties && !items) return undefined;
+    const noProperties = schema["unevaluatedProperties"] === false;
+    const noItems = schema["unevaluatedItems"] === false;
+    return (data, path, run, seen) => {
+      const own = seen!;
+      let valid = true;
+      if (properties && isObject(data)) {
+        for (const name of Object.keys(data)) {
+          if (own.hasProperty(name)) continue;
+          const ok = noProperties
+            ? fail(run, at(run, path, name), `must NOT have unevaluated properties: '${name}'`)
+            : properties(data[name], at(run, path, name), run, undefined);
+          if (ok) continue;
+          if (run.issues === null) return false;
+          valid = false;
+        }
+        own.allProperties = true;
+      }
+      if (items && Array.isArray(data)) {
+        for (let index = 0; index < data.length; index++) {
+          if (own.hasItem(index)) continue;
+          const ok = noItems ? fail(run, at(run, path, index), "must NOT have unevaluated items") : items(data[index], at(run, path, index), run, undefined);
+          if (ok) continue;
+          if (run.issues === null) return false;
+          valid = false;
+        }
+        own.allItems = true;
+      }
+      return valid;
+    };
+  }
+}
+
+function formatOf(schema: Json, type: "string" | "number"): { test: (value: unknown) => boolean; message: string } | undefined {
+  const name = schema["format"];
+  const format = typeof name === "string" ? FORMATS.get(name) : undefined;
+  if (!format || format.type !== type) return undefined;
+  return { test: format.check as (value: unknown) => boolean, message: `must match format ${JSON.stringify(name)}` };
+}
+
+type TypeGroup = "string" | "number" | "object" | "array";
+
+const IS_GROUP: Readonly<Record<TypeGroup, (data: unknown) => boolean>> = {
+  string: (data) => typeof data === "string",
+  number: (data) => typeof data === "number",
+  object: isObject,
+  array: (data) => Array.isArray(data),
+};
+
+/** Keywords of one type apply only to instances of that type. */
+function whenType(group: TypeGroup, body: Check): Check {
+  const is = IS_GROUP[group];
+  return (data, path, run, seen) => !is(data) || body(data, path, run, seen);
+}
+
+/** `"type": "<t>"`, then the keywords of type t: one closure per type, so the test is inline. */
+function typeThen(type: string, body: Check): Check {
+  const message = `must be ${type}`;
+  if (body === pass) {
+    const is = TYPES[type] ?? (() => false);
+    switch (type) {
+      case "string":
+        return (data, path, run) => typeof data === "string" || fail(run, path, message);
+      case "boolean":
+        return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
+      default:
+        return (data, path, run) => is(data) || fail(run, path, message);
+    }
+  }
+  switch (type) {
+    case "object":
+      return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "array":
+      return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "string":
+      return (data, path, run, seen) => (typeof data === "string" ? body(data, path, run, seen) : fail(run, path, message));
+    case "number":
+      return (data, path, run, seen) => (typeof data === "number" && Number.isFinite(data) ? body(data, path, run, seen) : fail(run, path, message));
+    case "integer":
+      return (data, path, run, seen) => (typeof data === "number" && Number.isInteger(data) ? body(data, path, run, seen) : fail(run, path, message));
+    default: {
+      const is = TYPES[type] ?? (() => false);
+      return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
+    }
+  }
+}
+
+/** `type` with several names, or one without keywords of its own. */
+function typeCheck(type: string | string[]): Check {
+  const names = Array.isArray(type) ? type : [type];
+  const tests = names.map((name) => TYPES[name] ?? (() => false));
+  const message = `must be ${names.join(" or ")}`;
+  if (names.length === 1) return typeThen(names[0]!, pass);
+  return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
+}
+
+function anyOfCheck(branches: readonly Check[]): Check {
+  return (data, path, run, seen) => {
+    if (!seen) {
+      for (const branch of branches) if (branch(data, path, VALIDITY_ONLY, undefined)) return true;
+    } else {
+      // Annotations come from every branch that passes, so none is skipped.
+      let passed = false;
+      for (const branch of branches) {
+        const branchSeen = new Evaluated();
+        if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+        passed = true;
+        seen.merge(branchSeen);
+      }
+      if (passed) return true;
+    }
+    if (run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
+    return fail(run, path, "must match a schema in anyOf");
+  };
+}
+
+function oneOfCheck(branches: readonly Check[]): Check {
+  return (data, path, run, seen) => {
+    let passing = 0;
+    let passedSeen: Evaluated | undefined;
+    for (const branch of branches) {
+      const branchSeen = seen && new Evaluated();
+      if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+      passing++;
+      passedSeen = branchSeen;
+      if (passing > 1) break;
+    }
+    if (passing === 1) {
+      if (passedSeen) seen!.merge(passedSeen);
+      return true;
+    }
+    if (passing === 0 && run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
+    return fail(run, path, "must match exactly one schema in oneOf");
+  };
+}
