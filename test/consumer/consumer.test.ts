@@ -98,12 +98,15 @@ describe("the packed tarballs", () => {
     expect(problems).toEqual([]);
   });
 
-  it("the client loads no manifest loader or validators at run time: values come from @toolpact/contract/wire", () => {
-    const dist = path.join(unpacked.get("@toolpact/client")!, "dist");
-    const offenders = filesUnder(dist)
-      .filter((file) => file.endsWith(".js"))
-      .filter((file) => /(?:from|import)\s*\(?\s*["']@toolpact\/contract["']/.test(readFileSync(path.join(dist, file), "utf8")));
-    expect(offenders).toEqual([]);
+  it("the client depends on the wire contract only (@toolpact/protocol, no dependencies), never on the manifest tooling", () => {
+    const manifest = JSON.parse(readFileSync(path.join(unpacked.get("@toolpact/client")!, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(Object.keys(manifest.dependencies ?? {}).filter((name) => name.startsWith("@toolpact/"))).toEqual(["@toolpact/protocol"]);
+    const protocol = JSON.parse(readFileSync(path.join(unpacked.get("@toolpact/protocol")!, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    expect(protocol.dependencies ?? {}).toEqual({});
   });
 });
 
@@ -135,6 +138,8 @@ describe("a plugin author's project, installed with npm", () => {
       ["--input-type=module", "-e", "const t = performance.now(); await import('@toolpact/client'); console.log((performance.now() - t).toFixed(0))"],
       { cwd: project },
     );
+    // DESIGN.md: a caller project's runtime dependencies take at most 15 MB on disk.
+    expect(diskBytes, "the caller install on disk").toBeLessThanOrEqual(15 * 1024 * 1024);
     console.log(
       [
         "caller runtime install (npm install @toolpact/client; @trpc/client's typescript peer is the project's own):",

@@ -1,5 +1,5 @@
-import type { ConfirmationStatus, PreviewResult } from "@toolpact/contract/wire";
-import { ToolpactError, type ToolpactErrorData } from "@toolpact/contract/wire";
+import type { ConfirmationStatus, PreviewResult } from "@toolpact/protocol";
+import { ToolpactError, type ToolpactErrorData } from "@toolpact/protocol";
 import { toToolpactError } from "./error-wire.js";
 import type { ToolTransport } from "./transport.js";
 

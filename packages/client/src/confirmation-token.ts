@@ -1,4 +1,4 @@
-import type { PreviewResult } from "@toolpact/contract/wire";
+import type { PreviewResult } from "@toolpact/protocol";
 
 declare const confirmationTokenBrand: unique symbol;
 declare const toolPreviewBrand: unique symbol;

@@ -1,2 +1,2 @@
-// The wire format of errors lives in @toolpact/contract (the server and the MCP bridge decode it too).
-export { toToolpactError, type ToolpactErrorWire } from "@toolpact/contract/wire";
+// The wire format of errors lives in @toolpact/protocol (the server and the MCP bridge decode it too).
+export { toToolpactError, type ToolpactErrorWire } from "@toolpact/protocol";

@@ -8,7 +8,7 @@ import {
   type PreviewResult,
   type ToolRef,
   type ToolTransport,
-} from "@toolpact/contract/wire";
+} from "@toolpact/protocol";
 // Type-only: the procedures' names and inputs are checked against the server's router at compile time
 // (a renamed procedure does not compile); nothing of the server is loaded, and the public declarations
 // below name only ToolTransport, so consumers never need the server's types.

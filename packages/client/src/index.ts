@@ -21,7 +21,7 @@ export {
   type ToolpactErrorCode,
   type ToolpactErrorData,
   type ValidationIssue,
-} from "@toolpact/contract/wire";
+} from "@toolpact/protocol";
 export type {
   Effect,
   ToolRef,
@@ -39,4 +39,4 @@ export type {
   ToolHandler,
   TargetedResult,
   ProviderDefinition,
-} from "@toolpact/contract/wire";
+} from "@toolpact/protocol";

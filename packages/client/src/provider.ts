@@ -1,5 +1,5 @@
-import type { ProviderDefinition, ToolHandler } from "@toolpact/contract/wire";
-import { ToolpactError } from "@toolpact/contract/wire";
+import type { ProviderDefinition, ToolHandler } from "@toolpact/protocol";
+import { ToolpactError } from "@toolpact/protocol";
 import type { ToolDescriptor } from "./tool-client.js";
 
 /**

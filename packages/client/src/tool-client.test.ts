@@ -9,7 +9,7 @@ import {
   type PreviewOptions,
   type PreviewResult,
   type ToolRef,
-} from "@toolpact/contract/wire";
+} from "@toolpact/protocol";
 import { describe, expect, it } from "vitest";
 import { confirmPreview } from "./confirm.js";
 import { toToolpactError } from "./error-wire.js";

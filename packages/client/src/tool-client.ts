@@ -1,5 +1,5 @@
-import type { Effect, ExecuteOptions, ExecuteResult, PreviewOptions, ToolRef } from "@toolpact/contract/wire";
-import { ToolpactError } from "@toolpact/contract/wire";
+import type { Effect, ExecuteOptions, ExecuteResult, PreviewOptions, ToolRef } from "@toolpact/protocol";
+import { ToolpactError } from "@toolpact/protocol";
 import { confirmPreview, type ConfirmOptions } from "./confirm.js";
 import type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
 import { toToolpactError } from "./error-wire.js";

@@ -1,3 +1,3 @@
-// `ToolTransport` lives in @toolpact/contract, next to the wire types it carries: the server's in-process
+// `ToolTransport` lives in @toolpact/protocol, next to the wire types it carries: the server's in-process
 // transport implements it without depending on this package.
-export type { ToolTransport } from "@toolpact/contract/wire";
+export type { ToolTransport } from "@toolpact/protocol";

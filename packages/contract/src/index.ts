@@ -1,3 +1,5 @@
+// The wire contract (errors, protocol types, limits) lives in @toolpact/protocol, which has no
+// dependencies so that a caller's client does not install the manifest tooling; it is re-exported here.
 export {
   TOOLPACT_ERRORS,
   TOOLPACT_ERROR_CODES,
@@ -8,7 +10,7 @@ export {
   type ToolpactErrorData,
   type TrpcErrorCodeName,
   type ValidationIssue,
-} from "./errors.js";
+} from "@toolpact/protocol";
 export {
   PLUGIN_ID_PATTERN,
   PLUGIN_ID_MAX_LENGTH,
@@ -23,7 +25,6 @@ export {
   matchesToolPattern,
 } from "./names.js";
 export {
-  EFFECTS,
   PERMISSIONS,
   RECOVERY_CAPABILITIES,
   DEFAULT_TOOL_TIMEOUT_MS,
@@ -33,7 +34,6 @@ export {
   hookDeclarationSchema,
   guardDeclarationSchema,
   applyManifestDefaults,
-  type Effect,
   type Permission,
   type RecoveryCapability,
   type Manifest,
@@ -60,9 +60,9 @@ export type {
   TargetedResult,
   ProviderDefinition,
   ToolTransport,
-} from "./protocol.js";
-export { toolRefOf } from "./protocol.js";
-export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
+} from "@toolpact/protocol";
+export { EFFECTS, toolRefOf, type Effect } from "@toolpact/protocol";
+export { toToolpactError, type ToolpactErrorWire } from "@toolpact/protocol";
 export {
   DEFAULT_INPUT_LIMITS,
   DEFAULT_OUTPUT_LIMITS,
@@ -88,7 +88,7 @@ export {
   MAX_VERIFICATION_LEVEL,
   CONFIRMATION_TTL_MIN_SECONDS,
   CONFIRMATION_TTL_MAX_SECONDS,
-} from "./limits.js";
+} from "@toolpact/protocol";
 export { withoutUndefined, type WithoutUndefined } from "./without-undefined.js";
 export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
 export {

@@ -1,7 +1,7 @@
 // Property-based tests of the canonical form and digest (RFC 8785): 10,000 generated cases each.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ToolpactError } from "./errors.js";
+import { ToolpactError } from "@toolpact/protocol";
 import { canonicalJson, inputDigest, prepareInput } from "./input.js";
 import { jsonEqual } from "./schema/json-values.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ToolpactError } from "./errors.js";
+import { ToolpactError } from "@toolpact/protocol";
 import { DEFAULT_INPUT_LIMITS, DEFAULT_OUTPUT_LIMITS, canonicalJson, inputDigest, prepareInput, prepareOutput, schemaHash } from "./input.js";
 
 const KEY = new Uint8Array(32).fill(7);

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from "node:crypto";
-import { ToolpactError, type ValidationIssue } from "./errors.js";
+import { ToolpactError, type ValidationIssue } from "@toolpact/protocol";
 
 /** Bounds on one input value. */
 export interface InputLimits {

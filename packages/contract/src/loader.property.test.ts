@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseManifest } from "./loader.js";
-import { applyManifestDefaults, EFFECTS, manifestSchema, type ManifestInput } from "./manifest.js";
+import { EFFECTS } from "@toolpact/protocol";
+import { applyManifestDefaults, manifestSchema, type ManifestInput } from "./manifest.js";
 import { RESERVED_TOOL_NAMES } from "./names.js";
 
 const RUNS = { numRuns: 10_000 };

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isToolpactError } from "./errors.js";
+import { isToolpactError } from "@toolpact/protocol";
 import { formatDiagnostic, loadManifest, loadManifestOrThrow, parseManifest, type ManifestLoadResult } from "./loader.js";
 import type { Manifest } from "./manifest.js";
 import { compileSchema } from "./validation.js";

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createScanner, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
-import { ToolpactError } from "./errors.js";
+import { ToolpactError } from "@toolpact/protocol";
 import { didYouMean } from "./hints.js";
 import { deepFreezeJson } from "./input.js";
 import {

@@ -1,3 +1,4 @@
+import { EFFECTS, type Effect } from "@toolpact/protocol";
 import { z } from "zod";
 import { withoutUndefined } from "./without-undefined.js";
 import {
@@ -8,10 +9,6 @@ import {
   TOOL_NAME_PATTERN,
 } from "./names.js";
 
-/** Effect classes of RFC 0047: what a tool may do to the world. */
-export const EFFECTS = ["read", "write", "external"] as const;
-/** One of EFFECTS. */
-export type Effect = (typeof EFFECTS)[number];
 
 /** Manifest permissions and what each one allows a plugin to declare or do. */
 export const PERMISSIONS = ["tools:provide", "tools:call", "tools:gate", "tools:observe", "tools:guard"] as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ToolpactError } from "./errors.js";
+import { ToolpactError } from "@toolpact/protocol";
 import { prepareInput, schemaHash } from "./input.js";
 import { compileSchema, patternProblem, schemaDialect } from "./validation.js";
 

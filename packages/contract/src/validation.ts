@@ -1,6 +1,6 @@
 import { Ajv, type Options } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { ToolpactError, type ValidationIssue } from "./errors.js";
+import { ToolpactError, type ValidationIssue } from "@toolpact/protocol";
 import { canonicalJson, deepFreezeJson, isDeeplyFrozen, schemaHash } from "./input.js";
 import { compileLinearPattern, describePatternRefusal } from "./pattern/linear-pattern.js";
 import { SchemaCompiler, VALIDITY_ONLY, type Run } from "./schema/compile.js";

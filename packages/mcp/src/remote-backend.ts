@@ -1,5 +1,5 @@
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
-import { toToolpactError } from "@toolpact/contract/wire";
+import { toToolpactError } from "@toolpact/protocol";
 import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
 import type { ToolBackend } from "./tool-backend.js";

@@ -1,5 +1,5 @@
 /** The shape of compiled schemas and the small pieces every keyword uses. */
-import type { ValidationIssue } from "../errors.js";
+import type { ValidationIssue } from "@toolpact/protocol";
 import { escapePointerSegment } from "../input.js";
 import { compileLinearPattern, type LinearPattern } from "../pattern/linear-pattern.js";
 import type { SchemaDialect } from "./document.js";

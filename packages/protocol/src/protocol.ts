@@ -1,4 +1,7 @@
-import type { Effect } from "./manifest.js";
+/** Effect classes of RFC 0047: what a tool may do to the world. */
+export const EFFECTS = ["read", "write", "external"] as const;
+/** One of EFFECTS. */
+export type Effect = (typeof EFFECTS)[number];
 
 /** Names a tool: the RFC's ToolRef. `version` defaults to the highest declared. */
 export interface ToolRef {

@@ -1,0 +1,53 @@
+/**
+ * `@toolpact/protocol`: what travels between a caller and a toolpact server (errors and their wire format,
+ * the protocol types, `ToolTransport`, the limits a server enforces), with no dependencies, so a caller's
+ * client installs none of the manifest tooling (`@toolpact/contract` re-exports all of it).
+ */
+export {
+  TOOLPACT_ERRORS,
+  TOOLPACT_ERROR_CODES,
+  ToolpactError,
+  isToolpactError,
+  isToolpactErrorCode,
+  type ToolpactErrorCode,
+  type ToolpactErrorData,
+  type TrpcErrorCodeName,
+  type ValidationIssue,
+} from "./errors.js";
+export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
+export { EFFECTS, toolRefOf } from "./protocol.js";
+export type {
+  ToolRef,
+  ConfirmationInfo,
+  ConfirmationStatus,
+  PreviewSummary,
+  PreviewResult,
+  ExecuteResult,
+  PreviewOptions,
+  ExecuteOptions,
+  ActorInfo,
+  ToolCallContext,
+  ToolExecuteContext,
+  AuthorizeDecision,
+  ToolHandler,
+  TargetedResult,
+  ProviderDefinition,
+  ToolTransport,
+  Effect,
+} from "./protocol.js";
+export {
+  ID_MAX_LENGTH,
+  TENANT_ID_MAX_LENGTH,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  RUN_ALLOW_MAX,
+  RUN_TTL_MAX_SECONDS,
+  MAX_CONFIRMATION_WAIT_MS,
+  MAX_ACTIVITY_PAGE,
+  OUTBOX_BATCH_MAX,
+  OUTBOX_LEASE_MAX_SECONDS,
+  POLICY_NAME_MAX_LENGTH,
+  RECOVERY_ATTEMPTS_MAX,
+  MAX_VERIFICATION_LEVEL,
+  CONFIRMATION_TTL_MIN_SECONDS,
+  CONFIRMATION_TTL_MAX_SECONDS,
+} from "./limits.js";
