@@ -294,7 +294,10 @@ export interface Runtime {
   waitConfirmation(principal: Principal, requestId: string, options?: WaitConfirmationOptions): Promise<ConfirmationStatus>;
   /** Withdraws a pending request. */
   cancelConfirmation(principal: Principal, requestId: string): Promise<void>;
-  /** The confirmation page's sign-in: a presence token (JWT, aud "toolpact-presence", at most 600 s). */
+  /**
+   * The confirmation page's sign-in: a presence token (JWT, aud "toolpact-presence", at most 600 s, with a
+   * `jti`). A token signs in once: its use is recorded in the store, and a second use is UNAUTHENTICATED.
+   */
   verifyPresenceToken(token: string): Promise<PresenceIdentity>;
   /** A request as the confirmation page shows it; only for the actor it is for. */
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView>;

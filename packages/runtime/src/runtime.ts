@@ -233,7 +233,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   verifyPresenceToken(token: string): Promise<PresenceIdentity> {
-    return this.#identity.verifyPresence(token);
+    return this.#track(() => this.#identity.verifyPresence(token, this.#context.clock()));
   }
 
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView> {

@@ -87,7 +87,8 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
   });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
-  const confirmationPage = createConfirmationPage({ runtime, sessions, logger, shutdown: shutdownSignal });
+  const presencePage = { sessions, publicHost: publicUrl?.host };
+  const confirmationPage = createConfirmationPage({ ...presencePage, runtime, logger, shutdown: shutdownSignal });
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,
@@ -125,7 +126,7 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
       },
       presence: async () => {
         const csrf = req.headers[CSRF_HEADER];
-        return requirePresence(sessions, req.headers, typeof csrf === "string" ? csrf : undefined);
+        return requirePresence(presencePage, req.headers, typeof csrf === "string" ? csrf : undefined);
       },
       shutdown: shutdownSignal,
     };

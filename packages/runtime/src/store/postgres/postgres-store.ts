@@ -36,6 +36,7 @@ import type {
   OutboxRecord,
   PluginEnabledChange,
   PluginKeyRecord,
+  PresenceTokenUse,
   PruneRequest,
   PruneResult,
   RunRecord,
@@ -45,6 +46,7 @@ import type {
 import { PostgresConnection, migrationClient, ignore } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
 import { prunePostgres } from "./retention.js";
+import { usePresenceToken } from "./presence-tokens.js";
 import { unavailable } from "./errors.js";
 import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
 import { applyPostgresMigrations } from "./migrations.js";
@@ -308,6 +310,10 @@ class PostgresStore implements Store {
           : await this.#db.rows(what, S.listActivityBefore, [tenantId, query.beforeId, limit]);
     }
     return rows.map(activityFromRow);
+  }
+
+  usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
+    return usePresenceToken(this.#db, use);
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {
