@@ -65,7 +65,7 @@ describe("a handler is read once, at provide", () => {
         return () => ({ original: true });
       },
     };
-    fx.runtime.sdkFor(SLY).tools.provide("flip", handler);
+    fx.runtime.sdkFor(SLY).tools.provide("flip", handler as ToolHandler);
     expect(reads).toEqual({ authorize: 1, preview: 1, execute: 1 });
     const principal = await fx.principal();
     const ref = { providerId: SLY, tool: "flip" };
