@@ -282,6 +282,7 @@ export interface Runtime {
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;
   execute(principal: Principal, ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
   getOperation(principal: Principal, operationId: string): Promise<OperationView>;
+  /** The caller's own calls for its actor, newest first: never what the user did through other plugins. */
   listActivity(principal: Principal, query?: ActivityQuery): Promise<ActivityPage>;
 
   /** Opens a run bound to the principal's (tenant, caller, actor): calls passing its id may use only `allow`. */

@@ -217,7 +217,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   listActivity(principal: Principal, query?: ActivityQuery): Promise<ActivityPage> {
-    return this.#track(() => readActivityPage(this.#context.store, { tenantId: principal.tenantId, actorUserId: principal.actor.userId, query }));
+    const caller = { actorUserId: principal.actor.userId, callerPluginId: principal.callerPluginId };
+    return this.#track(() => readActivityPage(this.#context.store, { tenantId: principal.tenantId, caller, query }));
   }
 
   openRun(principal: Principal, options: RunOptions): Promise<RunHandle> {

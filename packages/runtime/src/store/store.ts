@@ -268,8 +268,11 @@ export interface LeaseRenewal {
 
 /** One page request against the store. */
 export interface ActivityListQuery {
-  /** Only this actor's events (a user reading their own); all of the tenant's when absent. */
-  readonly actorUserId?: string;
+  /**
+   * Only the events of this caller plugin acting for this actor (a caller reading its own calls for its
+   * user, never what the user did through other plugins); all of the tenant's when absent (its admin).
+   */
+  readonly caller?: { readonly actorUserId: string; readonly callerPluginId: string };
   readonly limit: number;
   /** Events with ids strictly below this one (the previous page's last id). */
   readonly beforeId?: string;

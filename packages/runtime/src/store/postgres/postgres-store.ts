@@ -298,11 +298,12 @@ class PostgresStore implements Store {
     const limit = clampLimit(query.limit);
     const what = "could not list activity";
     let rows: Row[];
-    if (query.actorUserId !== undefined) {
+    const caller = query.caller;
+    if (caller !== undefined) {
       rows =
         query.beforeId === undefined
-          ? await this.#db.rows(what, S.listActorActivity, [tenantId, query.actorUserId, limit])
-          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, query.actorUserId, query.beforeId, limit]);
+          ? await this.#db.rows(what, S.listActorActivity, [tenantId, caller.actorUserId, caller.callerPluginId, limit])
+          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit]);
     } else {
       rows =
         query.beforeId === undefined

@@ -322,11 +322,12 @@ class SqliteStore implements Store {
     return this.#queue.read(() => {
       const limit = Math.max(1, Math.floor(query.limit));
       let rows: Row[];
-      if (query.actorUserId !== undefined) {
+      const caller = query.caller;
+      if (caller !== undefined) {
         rows = (
           query.beforeId === undefined
-            ? this.#s.listActorActivity.all(tenantId, query.actorUserId, limit)
-            : this.#s.listActorActivityBefore.all(tenantId, query.actorUserId, query.beforeId, limit)
+            ? this.#s.listActorActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
+            : this.#s.listActorActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
         ) as Row[];
       } else {
         rows = (
