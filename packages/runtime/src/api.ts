@@ -191,6 +191,8 @@ export interface ConfirmationRequestView {
   /** The provider's preview; empty once the request is no longer pending (the preview is deleted then). */
   readonly summary: string;
   readonly details: unknown;
+  /** The exact validated input the approval binds; absent once the request is no longer pending. */
+  readonly input?: unknown;
   readonly callerPluginId: string;
   /** The calling plugin's human name, from its manifest. */
   readonly callerName?: string;
