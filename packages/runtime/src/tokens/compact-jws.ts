@@ -43,17 +43,18 @@ export function readJwsHeader(token: unknown): JwsHeader {
   const first = token.indexOf(".");
   const last = token.lastIndexOf(".");
   if (first <= 0 || first === last || token.indexOf(".", first + 1) !== last ) throw new JwsError("malformed");
-  for (const segment of [token.slice(0, first), token.slice(first + 1, last), token.slice(last + 1)]) {
-    if (!BASE64URL.test(segment)) throw new JwsError("malformed");
-    if (!isCanonicalBase64url(segment)) throw new JwsError("non-canonical");
-  }
+  const segments = [token.slice(0, first), token.slice(first + 1, last), token.slice(last + 1)];
+  // A lone last character encodes no whole byte: not base64url at all.
+  if (segments.some((segment) => !BASE64URL.test(segment) || segment.length % 4 === 1)) throw new JwsError("malformed");
   let header: unknown;
   try {
-    header = JSON.parse(Buffer.from(token.slice(0, first), "base64url").toString("utf8"));
+    header = JSON.parse(Buffer.from(segments[0]!, "base64url").toString("utf8"));
   } catch {
     throw new JwsError("malformed");
   }
   if (typeof header !== "object" || header === null || Array.isArray(header)) throw new JwsError("malformed");
+  // A token that reads as one but is spelled another way than its issuer wrote it.
+  if (!segments.every(isCanonicalBase64url)) throw new JwsError("non-canonical");
   return header as JwsHeader;
 }
 
