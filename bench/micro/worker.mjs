@@ -1,6 +1,7 @@
 // The micro costs of toolpact's guarantees, in process: input validation (toolpact's compiled JSON Schema,
 // ajv + RE2 patterns) against zod's safeParse of the same shape, confirmation token mint and verify,
-// the canonical input digest, and AES-256-GCM sealing of kept payloads. Uses the built dist.
+// the JWT libraries a token could be made with (side by side, same checks), the canonical input digest,
+// and AES-256-GCM sealing of kept payloads. Uses the built dist.
 import { createHmac, randomBytes } from "node:crypto";
 import { canonicalJson, compileSchema, inputDigest, prepareInput, schemaHash } from "@toolpact/contract";
 import { z } from "zod";
@@ -8,6 +9,7 @@ import { ConfirmationTokens } from "../../packages/runtime/dist/confirmation/con
 import { PayloadCipher } from "../../packages/runtime/dist/sealed/payload-cipher.js";
 import { costPerCall } from "../lib/measure.mjs";
 import { serveRequests } from "../lib/processes.mjs";
+import { tokenCandidates } from "./token-candidates.mjs";
 
 const SMALL_SCHEMA = {
   type: "object",
@@ -60,7 +62,15 @@ async function run({ seconds }) {
   await measure("validation", "toolpact compileSchema(...).validate (ajv, RE2 pattern)", () => validator.validate(SMALL_INPUT), 2_000);
   await measure("validation", "toolpact step 4: prepareInput (bounded frozen copy) + validate", () => validator.validate(prepareInput(SMALL_INPUT)), 2_000);
 
-  // 2. Confirmation tokens, made and checked as the runtime does (HS256 via jose, HMAC input digest).
+  // 2a. The candidate JWT libraries, mint and verify of the same confirmation claims with the same checks.
+  const { candidates, claims } = await tokenCandidates(new Uint8Array(randomBytes(32)), "bench");
+  for (const candidate of candidates) {
+    const token = await candidate.mint(claims);
+    await measure("jwt", `${candidate.name}: mint`, () => candidate.mint(claims), 200, { library: candidate.name, op: "mint" });
+    await measure("jwt", `${candidate.name}: verify`, () => candidate.verify(token, claims.iat), 200, { library: candidate.name, op: "verify" });
+  }
+
+  // 2b. Confirmation tokens, made and checked as the runtime does (HS256 via fast-jwt, HMAC input digest).
   const tokens = await ConfirmationTokens.create([{ kid: "bench", key: new Uint8Array(randomBytes(32)) }], 300, Date.now);
   /** @type {import("../../packages/runtime/dist/confirmation/binding.js").ConfirmationBinding} */
   const binding = {

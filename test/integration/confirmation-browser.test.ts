@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext } from "playwright-core";
 import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ToolDescriptor } from "@toolpact/client";
 import { CHROMIUM, launchChromium } from "./support/deps.js";
-import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
+import { ASSISTANT_ID, PROVIDER_ID, manifest } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken, mintPresenceToken } from "./support/tokens.js";
 
@@ -35,6 +35,23 @@ const descriptor: ToolDescriptor<"com.test.notes:create-note@1"> = {
 interface NoteInput {
   title: string;
 }
+
+/** An external tool whose preview shows the caller's input as it came: what a padded input could hide. */
+const MAILER_ID = "com.test.mailer";
+const mailDescriptor: ToolDescriptor<"com.test.mailer:send-mail@1"> = {
+  providerId: MAILER_ID,
+  name: "send-mail",
+  version: 1,
+  fullName: "com.test.mailer:send-mail@1",
+  effect: "external",
+  requiresConfirmation: true,
+};
+const mailerManifest = {
+  id: MAILER_ID,
+  version: "1.0.0",
+  permissions: ["tools:provide"],
+  tools: [{ name: "send-mail", effect: "external", inputSchema: { type: "object" } }],
+};
 interface NoteOutput {
   id: string;
   title: string;
@@ -54,8 +71,20 @@ if (SKIP) {
 
     beforeAll(async () => {
       dir = mkdtempSync(path.join(tmpdir(), "toolpact-browser-"));
-      stack = await startStack({ dbFile: path.join(dir, "toolpact.db"), secrets, publicUrl: "self" });
+      stack = await startStack({
+        dbFile: path.join(dir, "toolpact.db"),
+        secrets,
+        publicUrl: "self",
+        setup: (runtime) => {
+          runtime.registerPlugin(manifest(mailerManifest));
+          runtime.sdkFor(MAILER_ID).tools.provide("send-mail", {
+            preview: (input: Record<string, unknown>) => ({ summary: `Send "${String(input.subject)}" with ${String(input.attachment)}`, details: input }),
+            execute: () => ({ sent: true }),
+          });
+        },
+      });
       keys = await configureWorld(stack);
+      await stack.admin("installPlugin", { tenantId: "t1", pluginId: MAILER_ID });
       await stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
       browser = await launchChromium();
     });
@@ -134,6 +163,40 @@ if (SKIP) {
       const error = await confirming;
       expect(isToolpactError(error) && error.code).toBe("CONFIRMATION_DENIED");
       expect(stack.probe.invocations.get("create-note") ?? 0).toBe(before);
+      await page.close();
+    });
+
+    it("shows a recipient buried after padding and a bidi-override file name, whole and visible, before the buttons", async () => {
+      const actorToken = await mintActorToken(secrets.actorSecret, { expiresIn: 3600 });
+      const transport = createHttpTransport({ url: stack.url, pluginKey: keys.t1[ASSISTANT_ID]!.key, actorToken });
+      const tool = createConfirmedToolMethod<typeof mailDescriptor.fullName, Record<string, unknown>, unknown>(transport, mailDescriptor);
+      // The caller chose the member order: the recipient comes after 60,000 characters of padding.
+      const input = { subject: "Quarterly invoice", padding: "\u00a0".repeat(60_000), attachment: "invoice\u202Efdp.exe", to: "attacker@evil.example" };
+      const preview = await tool.preview(input);
+      if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");
+      const page = await openConfirmation(preview.confirmation.confirmUrl);
+      const summary = page.locator("#summary");
+      expect(await summary.locator(".hidden-char").allTextContents()).toEqual(["U+202E"]);
+      // The bidi override is shown as a badge, never applied: the file name reads as written, in order.
+      expect(await summary.textContent()).toBe('Send "Quarterly invoice" with invoiceU+202Efdp.exe');
+      for (const block of ["#details", "#input"]) {
+        const recipient = page.locator(block).getByText("attacker@evil.example", { exact: false });
+        await recipient.scrollIntoViewIfNeeded();
+        expect(await recipient.isVisible(), block).toBe(true);
+        expect(await page.locator(block).locator(".hidden-char", { hasText: "U+202E" }).count(), block).toBe(1);
+      }
+      // The exact input: whole, in canonical member order, and every block ends above the buttons.
+      const exact = (await page.locator("#input").textContent())!;
+      expect(exact).toContain("\u00a0".repeat(60_000));
+      expect(exact.indexOf('"attachment"')).toBeLessThan(exact.indexOf('"padding"'));
+      expect(exact.indexOf('"padding"')).toBeLessThan(exact.indexOf('"to"'));
+      const inputBox = (await page.locator("#input").boundingBox())!;
+      const approveBox = (await page.locator("#approve").boundingBox())!;
+      expect(inputBox.y + inputBox.height).toBeLessThanOrEqual(approveBox.y);
+      const scrollable = await page.locator("#input").evaluate((element) => element.scrollHeight > element.clientHeight + 1);
+      expect(scrollable).toBe(false);
+      await page.click("#deny");
+      await page.waitForSelector('#status[data-status="denied"]');
       await page.close();
     });
 

@@ -2,6 +2,7 @@
  * The platform's identity service, as far as the demo plays it: it signs actor tokens (what a caller
  * sends as `X-Toolpact-Actor`) and presence tokens (what signs a person in to the confirmation page).
  */
+import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 
 /** The identity service's signing setup: toolpact's `actorIssuer` and `TOOLPACT_ACTOR_SECRET`. */
@@ -54,6 +55,7 @@ export function mintPresenceToken(identity: IdentityService, person: Person, ttl
     .setIssuer(identity.issuer)
     .setAudience(PRESENCE_AUDIENCE)
     .setSubject(person.userId)
+    .setJti(randomUUID())
     .setIssuedAt()
     .setExpirationTime(`${ttlSeconds}s`)
     .sign(identity.secret);

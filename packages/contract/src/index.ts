@@ -100,3 +100,4 @@ export {
   type ManifestLoadResult,
 } from "./loader.js";
 export { manifestJsonSchema } from "./manifest-json-schema.js";
+export { closestMatch, didYouMean } from "./hints.js";

@@ -191,6 +191,8 @@ export interface ConfirmationRequestView {
   /** The provider's preview; empty once the request is no longer pending (the preview is deleted then). */
   readonly summary: string;
   readonly details: unknown;
+  /** The exact validated input the approval binds; absent once the request is no longer pending. */
+  readonly input?: unknown;
   readonly callerPluginId: string;
   /** The calling plugin's human name, from its manifest. */
   readonly callerName?: string;
@@ -282,6 +284,7 @@ export interface Runtime {
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;
   execute(principal: Principal, ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
   getOperation(principal: Principal, operationId: string): Promise<OperationView>;
+  /** The caller's own calls for its actor, newest first: never what the user did through other plugins. */
   listActivity(principal: Principal, query?: ActivityQuery): Promise<ActivityPage>;
 
   /** Opens a run bound to the principal's (tenant, caller, actor): calls passing its id may use only `allow`. */
@@ -294,7 +297,10 @@ export interface Runtime {
   waitConfirmation(principal: Principal, requestId: string, options?: WaitConfirmationOptions): Promise<ConfirmationStatus>;
   /** Withdraws a pending request. */
   cancelConfirmation(principal: Principal, requestId: string): Promise<void>;
-  /** The confirmation page's sign-in: a presence token (JWT, aud "toolpact-presence", at most 600 s). */
+  /**
+   * The confirmation page's sign-in: a presence token (JWT, aud "toolpact-presence", at most 600 s, with a
+   * `jti`). A token signs in once: its use is recorded in the store, and a second use is UNAUTHENTICATED.
+   */
   verifyPresenceToken(token: string): Promise<PresenceIdentity>;
   /** A request as the confirmation page shows it; only for the actor it is for. */
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView>;

@@ -25,6 +25,7 @@ export type {
   LeaseRenewal,
   ActivityListQuery,
   PruneRequest,
+  PresenceTokenUse,
   PruneResult,
   ActivationRecord,
   OutboxRecord,

@@ -17,6 +17,7 @@ import {
   type RegisteredSeam,
   type SeamKind,
 } from "./seams.js";
+import { errorClassOf } from "./activity/error-class.js";
 
 /** A declared tool with everything a call needs computed once, at registration. */
 export interface RegisteredTool {
@@ -259,44 +260,33 @@ export class PluginRegistry {
         );
       }
     }
-    if (typeof handler !== "object" || handler === null || typeof handler.execute !== "function") {
-      throw new ToolpactError(
-        "CAPABILITY_UNDECLARED",
-        `the handler for ${tool.fullName} must be an object with an execute(input, ctx) function`,
-      );
-    }
-    for (const optional of ["preview", "authorize"] as const) {
-      if (handler[optional] !== undefined && typeof handler[optional] !== "function") {
-        throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool.fullName} has a ${optional} that is not a function`);
-      }
-    }
+    const record = handlerRecord(tool.fullName, handler);
     if (tool.handler !== undefined) {
       throw new ToolpactError(
         "CAPABILITY_UNDECLARED",
         `${tool.fullName} already has a handler: each declared tool is provided once`,
       );
     }
-    tool.handler = handler;
+    tool.handler = record;
     return tool;
   }
 
   /** Registers every handler of a provider definition made for `pluginId`. */
   provideAll(pluginId: string, definition: ProviderDefinition): void {
-    if (definition === null || typeof definition !== "object" || !Array.isArray(definition.tools)) {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `provideAll needs a provider definition ({ providerId, tools })`);
-    }
-    if (definition.providerId !== pluginId) {
+    const { providerId, tools } = copyDefinition(definition);
+    if (providerId !== pluginId) {
       throw new ToolpactError(
         "CAPABILITY_UNDECLARED",
-        `plugin "${pluginId}" cannot provide tools of "${String(definition.providerId)}": a plugin provides only under its own id`,
+        `plugin "${pluginId}" cannot provide tools of "${String(providerId).slice(0, 128)}": a plugin provides only under its own id`,
       );
     }
-    const specs = definition.tools.map((entry) => `${entry.name}@${entry.version}`);
+    const specs = tools.map((entry) => `${String(entry.name).slice(0, 64)}@${String(entry.version).slice(0, 16)}`);
     // Check everything first, so a bad definition registers nothing.
     const plugin = this.#plugins.get(pluginId);
+    const records: ToolHandler[] = [];
     for (const [index, spec] of specs.entries()) {
-      const entry = definition.tools[index]!;
-      const known = plugin?.tools.get(entry.name)?.byVersion.get(entry.version);
+      const entry = tools[index]!;
+      const known = typeof entry.name === "string" ? plugin?.tools.get(entry.name)?.byVersion.get(entry.version as number) : undefined;
       if (known === undefined) {
         throw new ToolpactError(
           "CAPABILITY_UNDECLARED",
@@ -306,14 +296,80 @@ export class PluginRegistry {
       if (known.handler !== undefined || specs.indexOf(spec) !== index) {
         throw new ToolpactError("CAPABILITY_UNDECLARED", `${known.fullName} already has a handler: each declared tool is provided once`);
       }
-      if (typeof entry.handler !== "object" || entry.handler === null || typeof entry.handler.execute !== "function") {
-        throw new ToolpactError(
-          "CAPABILITY_UNDECLARED",
-          `the handler for ${known.fullName} must be an object with an execute(input, ctx) function`,
-        );
-      }
+      records.push(handlerRecord(known.fullName, entry.handler));
     }
-    definition.tools.forEach((entry, index) => this.provide(pluginId, specs[index]!, entry.handler));
+    records.forEach((record, index) => this.provide(pluginId, specs[index]!, record));
+  }
+}
+
+/**
+ * A provider's handler as the runtime keeps it: each function read once, here, inside a guard (a getter
+ * that throws fails `provide`), then called with the handler object as `this`; the record is frozen. No
+ * later read of the plugin's object can throw, or answer differently, on a call's path.
+ * @throws ToolpactError CAPABILITY_UNDECLARED when it is not an object of functions, or reading it throws.
+ */
+function handlerRecord(tool: string, handler: unknown): ToolHandler {
+  if (HANDLER_RECORDS.has(handler as object)) return handler as ToolHandler;
+  if (typeof handler !== "object" || handler === null) {
+    throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
+  }
+  let execute: unknown;
+  let preview: unknown;
+  let authorize: unknown;
+  try {
+    ({ execute, preview, authorize } = handler as Record<string, unknown>);
+  } catch (error) {
+    throw new ToolpactError(
+      "CAPABILITY_UNDECLARED",
+      `reading the handler for ${tool} threw (${errorClassOf(error)}): a handler is a plain object of functions, execute and optionally preview and authorize`,
+      { tool },
+      { cause: error },
+    );
+  }
+  if (typeof execute !== "function") {
+    throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
+  }
+  for (const [name, value] of [["preview", preview], ["authorize", authorize]] as const) {
+    if (value !== undefined && typeof value !== "function") {
+      throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} has a ${name} that is not a function`);
+    }
+  }
+  const bound = (fn: Function) => (input: unknown, ctx: unknown) => Reflect.apply(fn, handler, [input, ctx]) as unknown;
+  const record = Object.freeze({
+    execute: bound(execute),
+    ...(preview === undefined ? {} : { preview: bound(preview as Function) }),
+    ...(authorize === undefined ? {} : { authorize: bound(authorize as Function) }),
+  }) as ToolHandler;
+  HANDLER_RECORDS.add(record);
+  return record;
+}
+
+/** The records `handlerRecord` made (so a record handed back in is kept as it is). */
+const HANDLER_RECORDS = new WeakSet<object>();
+
+/** A provider definition's fields, read once inside a guard. */
+function copyDefinition(definition: ProviderDefinition): {
+  readonly providerId: unknown;
+  readonly tools: readonly { readonly name: unknown; readonly version: unknown; readonly handler: unknown }[];
+} {
+  try {
+    if (definition === null || typeof definition !== "object") throw new TypeError("not an object");
+    const { providerId, tools } = definition as { providerId?: unknown; tools?: unknown };
+    if (!Array.isArray(tools)) throw new TypeError("no tools list");
+    return {
+      providerId,
+      tools: Array.from(tools as readonly unknown[], (entry) => {
+        const { name, version, handler } = entry as { name?: unknown; version?: unknown; handler?: unknown };
+        return { name, version, handler };
+      }),
+    };
+  } catch (error) {
+    throw new ToolpactError(
+      "CAPABILITY_UNDECLARED",
+      `provideAll needs a provider definition ({ providerId, tools }) made by define<Alias>Provider; reading this one failed (${errorClassOf(error)})`,
+      {},
+      { cause: error },
+    );
   }
 }
 

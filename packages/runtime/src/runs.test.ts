@@ -59,7 +59,8 @@ describe("runs", () => {
       message: expect.stringContaining("expired"),
     });
     expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { runId: "made-up" }))).code).toBe("RUN_DENIED");
-    expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { runId: "x".repeat(500) }))).code).toBe("RUN_DENIED");
+    // A malformed id is refused for its shape before any store query.
+    expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { runId: "x".repeat(500) }))).code).toBe("INPUT_INVALID");
   });
 
   it("belong to their caller and actor: nobody else may use or close them", async () => {

@@ -10,6 +10,7 @@ import {
 } from "@toolpact/contract";
 import { readActivityPage } from "./activity/activity-page.js";
 import { ActivityWriter } from "./activity/call-trace.js";
+import { checkCallerId, checkCallOptions } from "./caller-ids.js";
 import { createAdmin } from "./admin.js";
 import type {
   ActivityPage,
@@ -195,19 +196,29 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult> {
-    return this.#track(() => runPreview(this.#parts, { principal, ref, input, options }));
+    return this.#track(async () => {
+      checkCallOptions(options);
+      return runPreview(this.#parts, { principal, ref, input, options });
+    });
   }
 
   execute(principal: Principal, ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult> {
-    return this.#track(() => runExecute(this.#parts, { principal, ref, input, options }));
+    return this.#track(async () => {
+      checkCallOptions(options);
+      return runExecute(this.#parts, { principal, ref, input, options });
+    });
   }
 
   getOperation(principal: Principal, operationId: string): Promise<OperationView> {
-    return this.#track(() => readOperation(this.#context.store, principal, operationId));
+    return this.#track(async () => {
+      checkCallerId("operationId", operationId);
+      return readOperation(this.#context.store, principal, operationId);
+    });
   }
 
   listActivity(principal: Principal, query?: ActivityQuery): Promise<ActivityPage> {
-    return this.#track(() => readActivityPage(this.#context.store, { tenantId: principal.tenantId, actorUserId: principal.actor.userId, query }));
+    const caller = { actorUserId: principal.actor.userId, callerPluginId: principal.callerPluginId };
+    return this.#track(() => readActivityPage(this.#context.store, { tenantId: principal.tenantId, caller, query }));
   }
 
   openRun(principal: Principal, options: RunOptions): Promise<RunHandle> {
@@ -215,33 +226,51 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   closeRun(principal: Principal, runId: string): Promise<void> {
-    return this.#track(() => closeRun(this.#context, principal, runId));
+    return this.#track(async () => {
+      checkCallerId("runId", runId);
+      return closeRun(this.#context, principal, runId);
+    });
   }
 
   // -- platform confirmation ---------------------------------------------------------------------
 
   getConfirmation(principal: Principal, requestId: string): Promise<ConfirmationStatus> {
-    return this.#track(() => this.#parts.confirmations.get(principal, requestId));
+    return this.#track(async () => {
+      checkCallerId("requestId", requestId);
+      return this.#parts.confirmations.get(principal, requestId);
+    });
   }
 
   waitConfirmation(principal: Principal, requestId: string, options?: WaitConfirmationOptions): Promise<ConfirmationStatus> {
-    return this.#track(() => this.#parts.confirmations.wait(principal, requestId, options));
+    return this.#track(async () => {
+      checkCallerId("requestId", requestId);
+      return this.#parts.confirmations.wait(principal, requestId, options);
+    });
   }
 
   cancelConfirmation(principal: Principal, requestId: string): Promise<void> {
-    return this.#track(() => this.#parts.confirmations.cancel(principal, requestId));
+    return this.#track(async () => {
+      checkCallerId("requestId", requestId);
+      return this.#parts.confirmations.cancel(principal, requestId);
+    });
   }
 
   verifyPresenceToken(token: string): Promise<PresenceIdentity> {
-    return this.#identity.verifyPresence(token);
+    return this.#track(() => this.#identity.verifyPresence(token, this.#context.clock()));
   }
 
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView> {
-    return this.#track(() => this.#parts.confirmations.describe(person, requestId));
+    return this.#track(async () => {
+      checkCallerId("requestId", requestId);
+      return this.#parts.confirmations.describe(person, requestId);
+    });
   }
 
   decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
-    return this.#track(() => this.#parts.confirmations.decide(person, requestId, decision));
+    return this.#track(async () => {
+      checkCallerId("requestId", requestId);
+      return this.#parts.confirmations.decide(person, requestId, decision);
+    });
   }
 
   // -- recovery, retention, lifecycle ------------------------------------------------------------

@@ -68,6 +68,35 @@ describe("the confirmation page's HTML", () => {
     }
   });
 
+  it("shows everything the approval binds, whole: no cut, the exact input in canonical member order after the details", () => {
+    const padding = "p".repeat(150_000);
+    const input = { subject: "Invoice", padding, to: "attacker@evil.example", "10": "ten", "9": "nine" };
+    const html = renderConfirmationPage(view({ details: input, input }), viewer, "csrf");
+    const exact = html.slice(html.indexOf('<pre id="input">'));
+    expect(exact).toContain(padding);
+    expect(exact).toContain("attacker@evil.example");
+    // RFC 8785 order ("10" < "9" < "padding" < "subject" < "to"), whatever order the caller chose.
+    const order = ['"10"', '"9"', '"padding"', '"subject"', '"to"'].map((key) => exact.indexOf(key));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(html.indexOf("attacker@evil.example", html.indexOf('<pre id="input">'))).toBeLessThan(html.indexOf('id="approve"'));
+    expect(html).not.toContain("more characters not shown");
+    expect(html).not.toMatch(/max-height/);
+  });
+
+  it("makes control, bidirectional and zero-width characters visible as badges", () => {
+    const sneaky = "Report\rBcc: attacker@evil.example\tinvoice\u202Efdp.exe\u200B\u2066x\u0000";
+    const html = renderConfirmationPage(view({ summary: sneaky, details: { file: "invoice\u202Efdp.exe" }, input: { file: "a\u200Bb" } }), viewer, "csrf");
+    const summary = /<p class="summary" id="summary">(.*?)<\/p>/s.exec(html)![1]!;
+    for (const badge of ["\\r", "\\t", "U+202E", "U+200B", "U+2066", "U+0000"]) expect(summary).toContain(`>${badge}</span>`);
+    expect(summary).not.toMatch(/[\r\t\u202E\u200B\u2066\u0000]/u);
+    expect(html).toContain('title="U+202E RIGHT-TO-LEFT OVERRIDE"');
+    const rest = html.slice(html.indexOf('<pre id="details">'));
+    expect(rest).not.toMatch(/[\u202E\u200B]/u);
+    expect(rest).toContain(">U+202E</span>fdp.exe");
+    expect(html).toContain('id="hidden-note"');
+    expect(renderConfirmationPage(view(), viewer, "csrf")).not.toContain('id="hidden-note"');
+  });
+
   it("message pages escape their text too", () => {
     expect(renderMessagePage("Not allowed", hostile)).not.toContain("<script>");
   });

@@ -1,7 +1,11 @@
 /**
  * The confirmation page's HTML: plain, server-rendered, no script (the page's CSP allows none).
- * Every value from a request, a provider or a store passes through `escapeHtml`.
+ * Every value from a request, a provider or a store passes through `escapeHtml`, and what the approval
+ * binds (summary, details, the exact input) through `visibleHtml`: shown whole, hidden characters as badges.
  */
+import { escapeHtml, sortedJson, visibleHtml } from "./visible-text.js";
+
+export { escapeHtml } from "./visible-text.js";
 
 /** What the page shows about one confirmation request (the runtime's view of it). */
 export interface ConfirmationPageView {
@@ -12,6 +16,8 @@ export interface ConfirmationPageView {
   readonly effect: string;
   readonly summary: string;
   readonly details: unknown;
+  /** The exact validated input the approval binds (absent once the request is decided). */
+  readonly input?: unknown;
   readonly callerPluginId: string;
   /** The calling plugin's human name, when its manifest gives one. */
   readonly callerName?: string;
@@ -26,9 +32,6 @@ export interface ConfirmationPageViewer {
   readonly userId: string;
 }
 
-/** Longest details text shown; the rest is cut with a note. */
-const MAX_DETAILS_CHARS = 100_000;
-
 const EFFECT_MEANING: Readonly<Record<string, string>> = {
   read: "reads data; changes nothing",
   write: "changes data kept by the plugin",
@@ -42,19 +45,14 @@ const STATUS_TEXT: Readonly<Record<string, string>> = {
   cancelled: "The app that asked withdrew this request. Nothing was done.",
 };
 
-const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
-}
-
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 main{max-width:44rem;margin:2rem auto;background:#fff;border:1px solid #d9dde5;border-radius:8px;padding:1.5rem 2rem}
 h1{font-size:1.4rem;margin:0 0 .25rem}
 code,pre{font:13px/1.45 ui-monospace,monospace}
-pre{background:#f1f3f6;padding:.75rem;border-radius:6px;overflow:auto;max-height:24rem;white-space:pre-wrap;word-break:break-word}
+pre{background:#f1f3f6;padding:.75rem;border-radius:6px;white-space:pre-wrap;word-break:break-word}
+.hidden-char{display:inline-block;font:bold 11px/1.3 ui-monospace,monospace;color:#fff;background:#b91c1c;border-radius:3px;padding:0 .25em;margin:0 .1em}
+.note{color:#5a6375;font-size:.9rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{color:#5a6375}dd{margin:0}
 .effect-write,.effect-external{color:#9a3412;font-weight:600}
 .summary{font-size:1.1rem;font-weight:600}
@@ -73,17 +71,26 @@ function layout(title: string, body: string, head = ""): string {
 }
 
 /**
- * The page for one request: tool, effect, the provider's preview, who asks, expiry; Approve and
- * Deny (forms posting the session's CSRF token) only while the request is pending.
+ * The page for one request: tool, effect, the provider's summary and details, the exact input the
+ * approval binds (members in canonical order), who asks, expiry; Approve and Deny (forms posting the
+ * session's CSRF token) only while the request is pending, after everything they approve.
  */
 export function renderConfirmationPage(view: ConfirmationPageView, viewer: ConfirmationPageViewer, csrfToken: string): string {
   const heading = view.title ?? view.tool;
   const effectMeaning = EFFECT_MEANING[view.effect];
-  const details = detailsText(view.details);
+  const details =
+    view.details === undefined || view.details === null
+      ? undefined
+      : typeof view.details === "string"
+        ? visibleHtml(view.details, "badge-and-break")
+        : visibleHtml(JSON.stringify(view.details, null, 2), "layout");
+  const summary = visibleHtml(view.summary);
+  const input = view.input === undefined ? undefined : visibleHtml(sortedJson(view.input), "layout");
+  const hidden = [summary, details, input].some((html) => html?.includes('class="hidden-char"'));
   const id = encodeURIComponent(view.requestId);
   const decision =
     view.status === "pending"
-      ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly what is shown above, once.</p>` +
+      ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly the call shown above, with exactly this input, once.</p>` +
         `<div class="actions">` +
         decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
         decisionForm({ action: `${id}/deny`, id: "deny", label: "Deny" }, csrfToken) +
@@ -95,8 +102,14 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
     (effectMeaning === undefined ? "" : ` (${escapeHtml(effectMeaning)})`) +
     `</p>` +
     (view.description === undefined ? "" : `<p>${escapeHtml(view.description)}</p>`) +
-    `<h2>What will happen</h2><p class="summary" id="summary">${escapeHtml(view.summary)}</p>` +
-    (details === undefined ? "" : `<pre id="details">${escapeHtml(details)}</pre>`) +
+    `<h2>What will happen</h2><p class="summary" id="summary">${summary}</p>` +
+    (details === undefined ? "" : `<pre id="details">${details}</pre>`) +
+    (input === undefined
+      ? ""
+      : `<h2>Exact input</h2><p class="note">What the app sends, in full, members in a fixed order.</p><pre id="input">${input}</pre>`) +
+    (hidden
+      ? `<p class="note" id="hidden-note">Marked in red: characters that are invisible or change how text reads (controls, direction overrides, zero-width).</p>`
+      : "") +
     `<dl>` +
     `<dt>Asked by</dt><dd id="caller">${view.callerName === undefined ? "" : `${escapeHtml(view.callerName)} `}<code>${escapeHtml(view.callerPluginId)}</code></dd>` +
     `<dt>Asked at</dt><dd>${escapeHtml(view.createdAt)}</dd>` +
@@ -135,15 +148,4 @@ function decisionForm(button: { readonly action: string; readonly id: string; re
     `<input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">` +
     `<button type="submit" id="${id}">${escapeHtml(label)}</button></form>`
   );
-}
-
-function detailsText(details: unknown): string | undefined {
-  if (details === undefined || details === null) return undefined;
-  let text: string;
-  try {
-    text = typeof details === "string" ? details : (JSON.stringify(details, null, 2) ?? String(details));
-  } catch {
-    text = "(the details could not be shown)";
-  }
-  return text.length > MAX_DETAILS_CHARS ? `${text.slice(0, MAX_DETAILS_CHARS)}\n… (${text.length - MAX_DETAILS_CHARS} more characters not shown)` : text;
 }

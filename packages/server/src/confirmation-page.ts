@@ -5,6 +5,7 @@ import { renderConfirmationPage, renderContinuePage, renderMessagePage } from ".
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { PresenceSession, PresenceSessions } from "./presence-session.js";
+import { isForeignSite, isTopLevelNavigation } from "./request-site.js";
 import { createRouterCaller } from "./router.js";
 
 /** Headers every confirmation-page response carries. */
@@ -25,12 +26,20 @@ export const CONFIRM_PREFIX = "/confirm/";
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const MAX_FORM_BYTES = 16 * 1024;
 
+/** The confirmation page's sessions and the host its own pages are served at (`publicUrl`'s, behind a proxy). */
+export interface PresencePage {
+  readonly sessions: PresenceSessions;
+  readonly publicHost: string | undefined;
+}
+
 /**
  * Step 1 of `approve`/`deny`, for the page's form posts and for tRPC alike: the request must carry no
- * caller credential (plugin key, actor token), must not come from another site, must carry a valid
- * session cookie, and the session's CSRF token. Throws a ToolpactError saying which rule failed.
+ * caller credential (plugin key, actor token), must not come from another site (`Sec-Fetch-Site`, else
+ * `Origin`), must carry a valid session cookie, and the session's CSRF token. Throws a ToolpactError
+ * saying which rule failed.
  */
-export function requirePresence(sessions: PresenceSessions, headers: IncomingHttpHeaders, csrfToken: string | undefined): PresenceSession {
+export function requirePresence(page: PresencePage, headers: IncomingHttpHeaders, csrfToken: string | undefined): PresenceSession {
+  const { sessions } = page;
   if (headers.authorization !== undefined) {
     throw new ToolpactError(
       "PERMISSION_DENIED",
@@ -43,8 +52,7 @@ export function requirePresence(sessions: PresenceSessions, headers: IncomingHtt
       "approve and deny are for the person on the confirmation page, not for plugins: this request carries an actor token (X-Toolpact-Actor); send it from the page's session without one",
     );
   }
-  const site = headers["sec-fetch-site"];
-  if (site === "cross-site" || site === "same-site") {
+  if (isForeignSite(headers, page.publicHost)) {
     throw new ToolpactError("PERMISSION_DENIED", "approve and deny are accepted only from the confirmation page itself, not from another site");
   }
   const session = sessions.read(headers.cookie);
@@ -64,9 +72,8 @@ export function requirePresence(sessions: PresenceSessions, headers: IncomingHtt
 }
 
 /** Options of `createConfirmationPage`. */
-export interface ConfirmationPageOptions {
+export interface ConfirmationPageOptions extends PresencePage {
   readonly runtime: Runtime;
-  readonly sessions: PresenceSessions;
   readonly logger: Logger;
   /** Aborts when the server shuts down. */
   readonly shutdown: AbortSignal;
@@ -74,7 +81,8 @@ export interface ConfirmationPageOptions {
 
 /**
  * The confirmation page's routes below `/confirm/`:
- * `GET|POST /confirm/session` (presence token -> session cookie, then on to the request `?next=` names),
+ * `GET|POST /confirm/session` (presence token -> session cookie, then on to the request `?next=` names;
+ *   another site may only navigate a browser here, never post or embed),
  * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
  * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
  */
@@ -102,6 +110,12 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
         "the confirmation page signs in people, not plugins: this request carries a plugin key or an actor token; open the link in a browser",
       );
     }
+    if (isForeignSite(req.headers, options.publicHost) && !isTopLevelNavigation(req.method, req.headers)) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        "another site posted or embedded this sign-in: the confirmation page signs you in only when your browser opens its link itself; open the confirmation link from your app",
+      );
+    }
     if (token === undefined || token.length === 0) {
       throw new ToolpactError(
         "UNAUTHENTICATED",
@@ -110,7 +124,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     }
     if (token.length > 8192) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
     const person = await runtime.verifyPresenceToken(token);
-    const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId });
+    const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt });
     res.setHeader("set-cookie", setCookie);
     const requestId = next === undefined ? undefined : requestIdOfNext(next);
     if (requestId !== undefined) {
@@ -158,7 +172,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
       runtime,
       authenticate: () => Promise.reject(new ToolpactError("UNAUTHENTICATED", "the confirmation page has no caller credentials")),
       authorizeAdmin: () => false,
-      presence: async () => requirePresence(sessions, req.headers, csrf),
+      presence: async () => requirePresence(options, req.headers, csrf),
       shutdown,
     });
     await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));

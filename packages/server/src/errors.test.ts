@@ -63,10 +63,12 @@ describe("toPublicError", () => {
     });
   });
 
-  it("keeps routing errors as they are, without a toolpact code", () => {
-    const pub = toPublicError(new TRPCError({ code: "NOT_FOUND", message: 'No procedure found on path "x"' }));
-    expect(pub).toMatchObject({ trpcCode: "NOT_FOUND", internal: false });
-    expect(pub.toolpactCode).toBeUndefined();
+  it("keeps routing errors' tRPC code and gives them a toolpact code, with a near procedure's name", () => {
+    const procedures = () => ["tools.preview", "tools.execute"];
+    const pub = toPublicError(new TRPCError({ code: "NOT_FOUND", message: 'No procedure found on path "x"' }), { path: "tools.exectue", procedures });
+    expect(pub).toMatchObject({ trpcCode: "NOT_FOUND", toolpactCode: "INPUT_INVALID", internal: false });
+    expect(pub.message).toBe('no such procedure "tools.exectue" on this server; did you mean "tools.execute"?');
+    expect(toPublicError(new TRPCError({ code: "METHOD_NOT_SUPPORTED" }))).toMatchObject({ trpcCode: "METHOD_NOT_SUPPORTED", toolpactCode: "INPUT_INVALID" });
   });
 });
 

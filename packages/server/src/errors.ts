@@ -3,6 +3,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY, type TRPC_ERROR_CODE_NUMBER } from "@trpc/server/rpc";
 import {
   TOOLPACT_ERRORS,
+  didYouMean,
   isToolpactError,
   type ToolpactErrorCode,
   type ToolpactErrorData,
@@ -14,7 +15,7 @@ export interface PublicError {
   /** The tRPC code the error travels as; the HTTP status follows it. */
   readonly trpcCode: TRPC_ERROR_CODE_KEY;
   readonly message: string;
-  /** Absent only for protocol errors (unknown procedure, wrong method) and internal errors. */
+  /** Absent only for internal errors (a bug: the server log has it). */
   readonly toolpactCode?: ToolpactErrorCode;
   readonly toolpactData?: ToolpactErrorData;
   /** True when the error was unexpected: the caller gets a generic message, the server log the details. */
@@ -32,20 +33,27 @@ const BODY_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set([
   "UNSUPPORTED_MEDIA_TYPE",
 ]);
 
-/** tRPC's own protocol-level failures that no body fixes: they travel with no toolpact code. */
+/** tRPC's own failures to route a request (no such procedure, wrong method): INPUT_INVALID with their own status. */
 const ROUTING_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set([
   "NOT_FOUND",
   "METHOD_NOT_SUPPORTED",
   "CLIENT_CLOSED_REQUEST",
 ]);
 
+/** Where a failed request was going: the procedure path it named, and the paths the router has. */
+export interface RequestRoute {
+  readonly path: string | undefined;
+  readonly procedures: () => Iterable<string>;
+}
+
 /**
  * The one mapping from anything thrown at the server boundary to what the caller sees.
  * A ToolpactError keeps its code, message and data; a request body that fails the procedure's
- * schema, is not JSON, or is too large becomes INPUT_INVALID; tRPC's routing errors keep their
- * code; anything else is internal, with a generic message.
+ * schema, is not JSON, or is too large becomes INPUT_INVALID; so does a request tRPC cannot route
+ * (an unknown procedure, with "did you mean" when `route` names a close one, or a wrong method), with
+ * tRPC's code and status; anything else is internal, with a generic message.
  */
-export function toPublicError(error: unknown): PublicError {
+export function toPublicError(error: unknown, route?: RequestRoute): PublicError {
   const toolpact = findToolpactError(error);
   if (toolpact) {
     return {
@@ -71,9 +79,7 @@ export function toPublicError(error: unknown): PublicError {
       return bodyError("BAD_REQUEST", "request is malformed: send a JSON body as tRPC's httpLink does");
     }
     if (BODY_PROTOCOL_CODES.has(error.code)) return bodyError(error.code, bodyMessage(error.code));
-    if (ROUTING_PROTOCOL_CODES.has(error.code)) {
-      return { trpcCode: error.code, message: routingMessage(error.code), internal: false };
-    }
+    if (ROUTING_PROTOCOL_CODES.has(error.code)) return bodyError(error.code, routingMessage(error.code, route));
   }
   return { trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, internal: true };
 }
@@ -136,6 +142,7 @@ function findToolpactError(error: unknown) {
   return undefined;
 }
 
+/** INPUT_INVALID with tRPC's own code (and so its HTTP status), for a request that a caller must fix. */
 function bodyError(trpcCode: TRPC_ERROR_CODE_KEY, message: string): PublicError {
   return {
     trpcCode,
@@ -157,10 +164,14 @@ function bodyMessage(code: TRPC_ERROR_CODE_KEY): string {
   }
 }
 
-function routingMessage(code: TRPC_ERROR_CODE_KEY): string {
+function routingMessage(code: TRPC_ERROR_CODE_KEY, route: RequestRoute | undefined): string {
   switch (code) {
-    case "NOT_FOUND":
-      return "no such procedure on this server: check the path and the server's version";
+    case "NOT_FOUND": {
+      const path = route?.path;
+      const hint = path === undefined || route === undefined ? "" : didYouMean(path.slice(0, 200), route.procedures());
+      const named = `no such procedure${path === undefined ? "" : ` ${JSON.stringify(path.slice(0, 200))}`} on this server`;
+      return hint === "" ? `${named}: check the path and the server's version` : `${named}${hint}`;
+    }
     case "METHOD_NOT_SUPPORTED":
       return "wrong HTTP method for this procedure: queries use GET, mutations POST";
     default:

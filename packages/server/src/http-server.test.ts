@@ -47,13 +47,39 @@ describe("createToolpactServer", () => {
     expect(missing.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
-  it("answers an unknown procedure with tRPC's NOT_FOUND and no toolpact code", async () => {
+  it("answers an unknown procedure with tRPC's NOT_FOUND, a toolpact code and a near procedure's name", async () => {
     const { url } = await server();
     const response = await fetch(`${url}/trpc/tools.nothing`);
     expect(response.status).toBe(404);
-    const body = (await response.json()) as { error: { data: Record<string, unknown> } };
-    expect(body.error.data.code).toBe("NOT_FOUND");
-    expect(body.error.data.toolpactCode).toBeUndefined();
+    const body = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
+    expect(body.error.data).toMatchObject({ code: "NOT_FOUND", toolpactCode: "INPUT_INVALID", path: "tools.nothing" });
+    const typo = (await (await fetch(`${url}/trpc/tools.previw`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { error: { message: string } };
+    expect(typo.error.message).toBe('no such procedure "tools.previw" on this server; did you mean "tools.preview"?');
+  });
+
+  it("answers a wrong HTTP method with 405 and a toolpact code", async () => {
+    const { url } = await server();
+    for (const [path, method] of [["tools.preview", "GET"], ["tools.list", "POST"]] as const) {
+      const response = await fetch(`${url}/trpc/${path}`, method === "POST" ? { method, headers: { "content-type": "application/json" }, body: "{}" } : { method });
+      expect(response.status, path).toBe(405);
+      const body = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
+      expect(body.error.data, path).toMatchObject({ code: "METHOD_NOT_SUPPORTED", toolpactCode: "INPUT_INVALID" });
+      expect(body.error.message).toMatch(/queries use GET, mutations POST/);
+    }
+  });
+
+  it("lets an ordinary fetch client read the 413 of a body far over the limit (no reset while it still sends)", async () => {
+    const { url } = await server({ maxBodyBytes: 2048 });
+    for (const size of [64 * 1024, 8 * 1024 * 1024]) {
+      const response = await fetch(`${url}/trpc/tools.preview`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ref: { providerId: "a.b", tool: "c" }, input: "x".repeat(size) }),
+      });
+      expect(response.status, String(size)).toBe(413);
+      expect(((await response.json()) as { error: { data: Record<string, unknown> } }).error.data.toolpactCode).toBe("INPUT_INVALID");
+    }
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
   it("refuses an oversized body by its declared length before reading it", async () => {

@@ -87,7 +87,8 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
   });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
-  const confirmationPage = createConfirmationPage({ runtime, sessions, logger, shutdown: shutdownSignal });
+  const presencePage = { sessions, publicHost: publicUrl?.host };
+  const confirmationPage = createConfirmationPage({ ...presencePage, runtime, logger, shutdown: shutdownSignal });
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,
@@ -125,7 +126,7 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
       },
       presence: async () => {
         const csrf = req.headers[CSRF_HEADER];
-        return requirePresence(sessions, req.headers, typeof csrf === "string" ? csrf : undefined);
+        return requirePresence(presencePage, req.headers, typeof csrf === "string" ? csrf : undefined);
       },
       shutdown: shutdownSignal,
     };
@@ -162,7 +163,7 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
         return refuseBatch(res, path.slice(TRPC_PREFIX.length));
       }
       const declared = Number(req.headers["content-length"] ?? 0);
-      if (declared > maxBodyBytes) return refuseLargeBody(res, path.slice(TRPC_PREFIX.length));
+      if (declared > maxBodyBytes) return refuseLargeBody(req, res, path.slice(TRPC_PREFIX.length));
       return trpc(req, res);
     }
     if (path === MCP_PATH) return mcp(req, res);
@@ -259,9 +260,29 @@ function refuseBatch(res: ServerResponse, procedures: string): void {
   res.end(JSON.stringify({ error: shape }));
 }
 
-/** Answers 413 from the declared length alone, without reading the body, and closes the connection. */
-function refuseLargeBody(res: ServerResponse, procedure: string): void {
+/** How much of an oversized body is read and dropped (so the client sees the 413), at most. */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Answers 413 from the declared length alone, without keeping the body: the whole answer is written at
+ * once (a client that reads while it sends sees it at once), and the rest of the body is read and
+ * dropped before the connection closes, so a client still sending gets the 413 rather than a reset
+ * connection (EPIPE). A body past DRAIN_MAX_BYTES, or one that stalls past the request timeout, is cut.
+ */
+function refuseLargeBody(req: IncomingMessage, res: ServerResponse, procedure: string): void {
   const shape = toErrorShape(toPublicError(new TRPCError({ code: "PAYLOAD_TOO_LARGE" })), procedure);
-  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
-  res.end(JSON.stringify({ error: shape }));
+  const body = JSON.stringify({ error: shape });
+  res.writeHead(shape.data.httpStatus, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+  });
+  res.write(body);
+  let drained = 0;
+  req.on("data", (chunk: Buffer) => {
+    drained += chunk.byteLength;
+    if (drained > DRAIN_MAX_BYTES) req.destroy();
+  });
+  req.once("end", () => res.end());
+  req.once("error", () => res.destroy());
 }

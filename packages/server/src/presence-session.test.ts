@@ -21,22 +21,34 @@ function cookieOf(setCookie: string): string {
 
 describe("presence sessions", () => {
   it("issue an HttpOnly, SameSite=Strict cookie scoped to the confirmation page, Secure only for https", () => {
-    const { setCookie } = sessions().issue({ tenantId: "t1", userId: "u1" });
+    const { setCookie } = sessions().issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER });
     expect(setCookie).toMatch(/^toolpact-confirm=[^;]+; Path=\/confirm; Max-Age=600; HttpOnly; SameSite=Strict$/);
-    const secure = sessions({ secure: true }).issue({ tenantId: "t1", userId: "u1" }).setCookie;
+    const secure = sessions({ secure: true }).issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie;
     expect(secure).toMatch(/^__Secure-toolpact-confirm=[^;]+; .*; Secure$/);
+  });
+
+  it("never outlive the presence token that signed the person in", () => {
+    let now = 1_750_000_000_000;
+    const codec = sessions({ now: () => now });
+    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1", notAfter: now + 90_000 });
+    expect(session.expiresAt).toBe(now + 90_000);
+    expect(setCookie).toContain("Max-Age=90;");
+    now += 89_000;
+    expect(codec.read(cookieOf(setCookie))).toEqual(session);
+    now += 1_000;
+    expect(codec.read(cookieOf(setCookie))).toBeUndefined();
   });
 
   it("read back the session they issued, among other cookies", () => {
     const codec = sessions();
-    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1" });
+    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER });
     expect(codec.read(`theme=dark; ${cookieOf(setCookie)}; other=1`)).toEqual(session);
     expect(session.sessionId).toMatch(/^[A-Za-z0-9_-]{24}$/);
   });
 
   it("refuse a tampered payload, a forged signature, another secret's cookie and an expired one", () => {
     const codec = sessions();
-    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie);
     const [name, value] = cookie.split("=") as [string, string];
     const [payload, mac] = value.split(".") as [string, string];
     const fields = JSON.parse(Buffer.from(payload, "base64url").toString()) as unknown[];
@@ -52,15 +64,15 @@ describe("presence sessions", () => {
 
   it("refuse a header carrying the cookie twice (a tossed cookie next to the real one)", () => {
     const codec = sessions();
-    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    const cookie = cookieOf(codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie);
     expect(codec.read(`${cookie}; ${cookie}`)).toBeUndefined();
     expect(codec.read(undefined)).toBeUndefined();
   });
 
   it("bind CSRF tokens to one session", () => {
     const codec = sessions();
-    const a = codec.issue({ tenantId: "t1", userId: "u1" }).session;
-    const b = codec.issue({ tenantId: "t1", userId: "u1" }).session;
+    const a = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).session;
+    const b = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).session;
     const token = codec.csrfTokenOf(a);
     expect(codec.csrfMatches(a, token)).toBe(true);
     expect(codec.csrfMatches(b, token)).toBe(false);
@@ -69,7 +81,7 @@ describe("presence sessions", () => {
     expect(codec.csrfMatches(a, token.slice(0, -2))).toBe(false);
     expect(codec.csrfMatches(a, codec.csrfTokenOf(b))).toBe(false);
     // The CSRF token is not the cookie's MAC and reveals nothing that makes a cookie.
-    expect(token).not.toBe(codec.issue({ tenantId: "t1", userId: "u1" }).setCookie.split(".")[1]);
+    expect(token).not.toBe(codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie.split(".")[1]);
   });
 
   it("derive the same secret on every instance from the same key, and different ones from different keys", () => {
@@ -79,7 +91,7 @@ describe("presence sessions", () => {
     expect(derivePresenceSessionSecret(key)).not.toEqual(derivePresenceSessionSecret(new Uint8Array(randomBytes(32))));
     const first = sessions({ secret: derivePresenceSessionSecret(key) });
     const second = sessions({ secret: derivePresenceSessionSecret(key) });
-    const cookie = cookieOf(first.issue({ tenantId: "t1", userId: "u1" }).setCookie);
+    const cookie = cookieOf(first.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie);
     expect(second.read(cookie)?.userId).toBe("u1");
   });
 

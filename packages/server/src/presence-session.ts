@@ -33,8 +33,11 @@ export interface PresenceSessionOptions {
 export interface PresenceSessions {
   /** The cookie's name. */
   readonly cookieName: string;
-  /** A new session for a verified person; `setCookie` is the `Set-Cookie` header value. */
-  issue(person: { readonly tenantId: string; readonly userId: string }): { session: PresenceSession; setCookie: string };
+  /**
+   * A new session for a verified person, lasting the configured TTL but never past `notAfter` (the
+   * presence token's expiry, Unix ms); `setCookie` is the `Set-Cookie` header value.
+   */
+  issue(person: { readonly tenantId: string; readonly userId: string; readonly notAfter: number }): { session: PresenceSession; setCookie: string };
   /** The session a `Cookie` header carries, if its signature holds and it has not expired. */
   read(cookieHeader: string | undefined): PresenceSession | undefined;
   /** The CSRF token of a session (what the page embeds in its forms). */
@@ -65,7 +68,7 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
   const cookieKey = derive("toolpact-confirm-session-cookie");
   const csrfKey = derive("toolpact-confirm-session-csrf");
   const cookieName = options.secure ? "__Secure-toolpact-confirm" : "toolpact-confirm";
-  const attributes = `Path=${options.path}; Max-Age=${options.ttlSeconds}; HttpOnly; SameSite=Strict${options.secure ? "; Secure" : ""}`;
+  const attributes = (maxAge: number) => `Path=${options.path}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${options.secure ? "; Secure" : ""}`;
   const { clock } = options;
 
   const mac = (key: Buffer, text: string) => createHmac("sha256", key).update(text, "utf8").digest();
@@ -73,18 +76,20 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
   return {
     cookieName,
     issue(person) {
+      const now = clock();
       const session: PresenceSession = {
         tenantId: person.tenantId,
         userId: person.userId,
         sessionId: randomBytes(18).toString("base64url"),
-        expiresAt: clock() + options.ttlSeconds * 1000,
+        expiresAt: Math.min(now + options.ttlSeconds * 1000, person.notAfter),
       };
       const payload = Buffer.from(
         JSON.stringify([session.tenantId, session.userId, session.sessionId, session.expiresAt]),
         "utf8",
       ).toString("base64url");
       const value = `${payload}.${mac(cookieKey, payload).toString("base64url")}`;
-      return { session, setCookie: `${cookieName}=${value}; ${attributes}` };
+      const maxAge = Math.max(0, Math.floor((session.expiresAt - now) / 1000));
+      return { session, setCookie: `${cookieName}=${value}; ${attributes(maxAge)}` };
     },
     read(cookieHeader) {
       const value = cookieValue(cookieHeader, cookieName);

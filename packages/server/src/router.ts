@@ -55,8 +55,13 @@ export interface ServerContext {
 
 const t = initTRPC.context<ServerContext>().create({
   isDev: false,
-  errorFormatter: ({ error, path }) => toErrorShape(toPublicError(error), path),
+  errorFormatter: ({ error, path }) => toErrorShape(toPublicError(error, { path, procedures: procedurePaths }), path),
 });
+
+/** Every procedure's path (`tools.preview`, ...): what "did you mean" picks from. */
+function procedurePaths(): Iterable<string> {
+  return Object.keys(appRouter._def.procedures);
+}
 
 /** Procedures a caller plugin reaches with its plugin key and an actor token. */
 const callerProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await ctx.authenticate() } }));

@@ -18,6 +18,10 @@ export function requireBuiltCli(): void {
 export interface ServeProcess {
   readonly child: ChildProcess;
   readonly url: string;
+  /**
+   * The serving process's pid, from its `instance <host>/<pid>/...` line: with secrets in the
+   * environment, `toolpact serve` re-executes itself, and `child` is then its supervisor.
+   */
   readonly pid: number;
   /** Everything it wrote so far (stdout and stderr). */
   output(): string;
@@ -56,7 +60,8 @@ export function startServe(options: {
       const match = /serving .* at (http:\/\/\S+)\/trpc/.exec(output);
       if (match) {
         clearTimeout(timer);
-        resolve({ child, url: match[1]!, pid: child.pid!, output: () => output, exited });
+        const served = /^instance [^\s/]+\/(\d+)\//m.exec(output);
+        resolve({ child, url: match[1]!, pid: served === null ? child.pid! : Number(served[1]), output: () => output, exited });
       }
     });
     void exited.then(({ code, signal }) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import * as jose from "jose";
 
 /** Claims and signing choices for a test actor token; every field has a valid default. */
@@ -61,6 +62,8 @@ export interface PresenceTokenSpec {
   readonly tid?: string;
   readonly iss?: string;
   readonly aud?: string;
+  /** The token's id; default a fresh UUID (a presence token signs in once). */
+  readonly jti?: string;
   /** Seconds from now; negative for an expired token. Default 120. */
   readonly expiresIn?: number;
   readonly secret?: Uint8Array;
@@ -73,6 +76,7 @@ export async function mintPresenceToken(secret: Uint8Array, spec: PresenceTokenS
     .setIssuer(spec.iss ?? ACTOR_ISSUER)
     .setAudience(spec.aud ?? "toolpact-presence")
     .setSubject(spec.sub ?? "user-1")
+    .setJti(spec.jti ?? randomUUID())
     .setIssuedAt()
     .setExpirationTime(Math.floor(Date.now() / 1000) + (spec.expiresIn ?? 120))
     .sign(spec.secret ?? secret);

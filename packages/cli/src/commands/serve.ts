@@ -1,4 +1,13 @@
-import { HostError, loadHostConfig, startHost, type Logger } from "@toolpact/server";
+import { fileURLToPath } from "node:url";
+import {
+  HostError,
+  loadHostConfig,
+  receiveHandedOverSecrets,
+  reexecWithoutSecrets,
+  secretsInEnvironment,
+  startHost,
+  type Logger,
+} from "@toolpact/server";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
@@ -15,7 +24,10 @@ poolSize, connectionTimeoutMs and statementTimeoutMs. Pending migrations are app
 sessionTtlSeconds (the confirmation page's session). "retention" sets activityDays, confirmationHours,
 outboxDays, idempotencyHours and pruneIntervalMs (how often this instance prunes; 0 turns it off).
 Secrets come from the environment (TOOLPACT_ADMIN_KEY, TOOLPACT_ACTOR_SECRET, TOOLPACT_SIGNING_KEYS,
-TOOLPACT_STORAGE_KEY) or the config's "secrets"; a missing one stops start-up.
+TOOLPACT_STORAGE_KEY, TOOLPACT_DATABASE_URL), from files that TOOLPACT_<NAME>_FILE names, or from the
+config's "secrets"; a missing one, or a _FILE that cannot be read, stops start-up. Secrets given in the
+environment are handed to a re-executed server over a pipe, so no plugin can read them back from
+/proc/self/environ; this first process stays to forward signals and report the exit code.
 --dev generates throwaway secrets for any that are missing and prints them.
 SIGINT or SIGTERM shuts down gracefully: in-flight calls finish first.`;
 
@@ -40,6 +52,16 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   }
   const dev = values.dev === true;
   const logger = lineLogger(io);
+  let handedOver: boolean;
+  try {
+    handedOver = await receiveHandedOverSecrets();
+  } catch (error) {
+    io.stderr(`toolpact serve: ${(error as Error).message}`);
+    return 1;
+  }
+  if (!handedOver && secretsInEnvironment(process.env).length > 0 && process.platform !== "win32") {
+    return reexecWithoutSecrets({ script: fileURLToPath(new URL("../bin.js", import.meta.url)), args: ["serve", ...args] });
+  }
 
   let host;
   try {

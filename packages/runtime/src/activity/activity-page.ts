@@ -15,14 +15,14 @@ export function toActivityEvent(record: ActivityRecord): ActivityEvent {
 /** Which page of whose activity to read. */
 export interface ActivityPageRequest {
   readonly tenantId: string;
-  /** Only this actor's events (a user reading their own); the whole tenant's when absent (its admin). */
-  readonly actorUserId?: string;
+  /** Only this caller plugin's events for this actor (a caller reading its own); the whole tenant's when absent (its admin). */
+  readonly caller?: { readonly actorUserId: string; readonly callerPluginId: string };
   readonly query: ActivityQuery | undefined;
 }
 
-/** One page of a tenant's activity (all of it, or one actor's), newest first. */
+/** One page of a tenant's activity (all of it, or one caller's for one actor), newest first. */
 export async function readActivityPage(store: Store, request: ActivityPageRequest): Promise<ActivityPage> {
-  const { tenantId, actorUserId, query } = request;
+  const { tenantId, caller, query } = request;
   const limit = query?.limit ?? DEFAULT_ACTIVITY_PAGE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_PAGE) {
     throw new ToolpactError("INPUT_INVALID", `limit must be an integer from 1 to ${MAX_ACTIVITY_PAGE}; got ${limit}`, {
@@ -32,7 +32,7 @@ export async function readActivityPage(store: Store, request: ActivityPageReques
   const beforeId = query?.cursor === undefined ? undefined : decodeCursor(query.cursor);
   const rows = await store.listActivity(tenantId, {
     limit: limit + 1,
-    ...(actorUserId === undefined ? {} : { actorUserId }),
+    ...(caller === undefined ? {} : { caller }),
     ...(beforeId === undefined ? {} : { beforeId }),
   });
   const page = rows.slice(0, limit);

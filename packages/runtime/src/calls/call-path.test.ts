@@ -82,13 +82,13 @@ describe("provider answers are read where provider failures are caught", () => {
     );
   });
 
-  it("keeps a preview's answer as plain data: the summary cut to 2000 characters, the details a frozen copy", async () => {
+  it("keeps a preview's answer as plain data: the summary whole (never cut), the details a frozen copy", async () => {
     const details: Record<string, unknown> = { amount: 10 };
     await sly({
       long: {
         preview: () => {
           setImmediate(() => Object.assign(details, { amount: 9000 }));
-          return { summary: "x".repeat(5000), details };
+          return { summary: "x".repeat(2000), details };
         },
         execute: () => ({}),
       },

@@ -27,28 +27,12 @@ describe("step 8: idempotency and confirmation", () => {
         "data": {
           "issues": [
             {
-              "message": "must be 1 to 256 characters",
+              "message": "must be 1 to 256 visible ASCII characters (no spaces or control characters)",
               "path": "/idempotencyKey",
             },
           ],
         },
-        "event": {
-          "actorUserId": "alice",
-          "at": "<time>",
-          "callerPluginId": "com.example.assistant",
-          "durationMs": "<duration>",
-          "effect": "read",
-          "errorCode": "INPUT_INVALID",
-          "id": "<id 1>",
-          "kind": "call",
-          "outcome": "denied",
-          "phase": "execute",
-          "providerPluginId": "com.example.notes",
-          "tenantId": "tenant-a",
-          "tool": "com.example.notes:search-records@1",
-          "version": 1,
-        },
-        "message": "an idempotency key is a string of 1 to 256 characters",
+        "message": "idempotencyKey is malformed: it must be 1 to 256 visible ASCII characters (no spaces or control characters)",
       }
     `);
   });

@@ -1,7 +1,7 @@
-import { hkdfSync, randomUUID, webcrypto } from "node:crypto";
-import { compactVerify, decodeProtectedHeader, SignJWT } from "jose";
+import { hkdfSync, randomUUID } from "node:crypto";
 import { ToolpactError, inputDigest, type Effect } from "@toolpact/contract";
 import type { SigningKey } from "../secrets.js";
+import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
 import type { BoundCall, ConfirmationBinding } from "./binding.js";
 
 /** `typ` of every confirmation token. */
@@ -57,7 +57,7 @@ export interface VerifiedConfirmation {
 
 interface KeyMaterial {
   readonly kid: string;
-  readonly signKey: webcrypto.CryptoKey;
+  readonly signKey: Hs256Key;
   readonly digestKey: Uint8Array;
 }
 
@@ -67,9 +67,9 @@ export function deriveDigestKey(signingKey: Uint8Array): Uint8Array {
 }
 
 /**
- * Mints and checks confirmation tokens: compact JWS, HS256, header `kid` and `typ`. The first signing
- * key signs; every configured key verifies. Checks run in the designed order: alg/typ/kid, signature,
- * expiry (5 s skew), binding claims. Single use is the store's job.
+ * Mints and checks confirmation tokens: compact JWS, HS256 (synchronous, node:crypto through fast-jwt),
+ * header `kid` and `typ`. The first signing key signs; every configured key verifies. Checks run in the
+ * designed order: alg/typ/kid, signature, expiry (5 s skew), binding claims. Single use is the store's job.
  */
 export class ConfirmationTokens {
   readonly #keys: ReadonlyMap<string, KeyMaterial>;
@@ -84,14 +84,11 @@ export class ConfirmationTokens {
     this.#clock = parts.clock;
   }
 
-  /** Imports every signing key once. */
-  static async create(keys: readonly SigningKey[], ttlSeconds: number, clock: () => number): Promise<ConfirmationTokens> {
+  /** Prepares every signing key once. */
+  static create(keys: readonly SigningKey[], ttlSeconds: number, clock: () => number): ConfirmationTokens {
     const material = new Map<string, KeyMaterial>();
     for (const key of keys) {
-      const signKey = await webcrypto.subtle.importKey("raw", key.key, { name: "HMAC", hash: "SHA-256" }, false, [
-        "sign",
-        "verify",
-      ]);
+      const signKey = new Hs256Key(key.key, { kid: key.kid, typ: CONFIRMATION_TOKEN_TYPE });
       material.set(key.kid, { kid: key.kid, signKey, digestKey: deriveDigestKey(key.key) });
     }
     const first = keys[0];
@@ -105,10 +102,7 @@ export class ConfirmationTokens {
     const exp = iat + this.#ttlSeconds;
     const tokenId = randomUUID();
     const claims = claimsOf(binding, { jti: tokenId, iat, exp, dig: inputDigest(this.#signer.digestKey, binding.input), mod: binding.mode });
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: "HS256", kid: this.#signer.kid, typ: CONFIRMATION_TOKEN_TYPE })
-      .sign(this.#signer.signKey);
-    return { token, tokenId, expiresAt: exp * 1000 };
+    return { token: this.#signer.signKey.sign(claims), tokenId, expiresAt: exp * 1000 };
   }
 
   /** The `dig` a token for `input` will carry, and the kid of the key it was made with (platform requests keep both). */
@@ -130,7 +124,7 @@ export class ConfirmationTokens {
       dig: approved.digest,
       mod: "platform",
     });
-    return new SignJWT(claims).setProtectedHeader({ alg: "HS256", kid: key.kid, typ: CONFIRMATION_TOKEN_TYPE }).sign(key.signKey);
+    return key.signKey.sign(claims);
   }
 
   /**
@@ -139,12 +133,16 @@ export class ConfirmationTokens {
    *   or CONFIRMATION_MISMATCH naming what differs.
    */
   async verify(token: string, binding: ConfirmationBinding, tool: string): Promise<VerifiedConfirmation> {
-    let header: ReturnType<typeof decodeProtectedHeader>;
+    let header: JwsHeader;
     try {
-      if (typeof token !== "string" || token.split(".").length !== 3) throw new Error("not three segments");
-      header = decodeProtectedHeader(token);
-    } catch {
-      throw invalid(tool, "it is not a compact JWS (three base64url segments)");
+      header = readJwsHeader(token);
+    } catch (error) {
+      throw invalid(
+        tool,
+        error instanceof JwsError && error.failure === "non-canonical"
+          ? "it is not canonical base64url (a segment was re-encoded); use the token exactly as it was issued"
+          : "it is not a compact JWS (three base64url segments)",
+      );
     }
     if (header.alg !== "HS256") throw invalid(tool, `its alg must be HS256, not ${JSON.stringify(header.alg ?? null)}`);
     if (header.typ !== CONFIRMATION_TOKEN_TYPE) throw invalid(tool, `its typ must be "${CONFIRMATION_TOKEN_TYPE}"`);
@@ -152,13 +150,13 @@ export class ConfirmationTokens {
     const key = typeof header.kid === "string" ? this.#keys.get(header.kid) : undefined;
     if (key === undefined) throw invalid(tool, "it names a signing key (kid) this runtime does not hold");
 
-    let payloadBytes: Uint8Array;
+    let payload: Record<string, unknown>;
     try {
-      payloadBytes = (await compactVerify(token, key.signKey, { algorithms: ["HS256"] })).payload;
-    } catch {
-      throw invalid(tool, "its signature does not verify");
+      payload = key.signKey.claimsOf(token);
+    } catch (error) {
+      throw invalid(tool, error instanceof JwsError && error.failure === "malformed" ? "its payload is not a JSON object" : "its signature does not verify");
     }
-    const claims = parseClaims(payloadBytes, tool);
+    const claims = checkClaims(payload, tool);
 
     const nowSeconds = this.#clock() / 1000;
     if (nowSeconds > claims.exp + CONFIRMATION_SKEW_SECONDS) {
@@ -207,16 +205,8 @@ function claimsOf(
   return claims;
 }
 
-function parseClaims(bytes: Uint8Array, tool: string): ConfirmationClaims {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(bytes).toString("utf8"));
-  } catch {
-    throw invalid(tool, "its payload is not JSON");
-  }
-  const claims = value as Record<string, unknown>;
+function checkClaims(claims: Record<string, unknown>, tool: string): ConfirmationClaims {
   const strings = ["jti", "tid", "sub", "cpl", "prv", "tol", "sch", "dig", "eff", "mod"] as const;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid(tool, "its payload is not an object");
   for (const name of strings) {
     if (typeof claims[name] !== "string") throw invalid(tool, `its \`${name}\` claim is missing`);
   }

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
 import { readFileSync } from "node:fs";
 import { SignJWT, decodeJwt } from "jose";
@@ -49,7 +49,7 @@ async function events(kind: ActivityEvent["kind"]): Promise<readonly ActivityEve
 
 function presenceToken(claims: Record<string, unknown> = {}, options: { ttl?: number; secret?: Uint8Array; audience?: string } = {}) {
   const iat = Math.floor(fx.now() / 1000);
-  const body: Record<string, unknown> = { sub: "alice", tid: TENANT, ...claims };
+  const body: Record<string, unknown> = { sub: "alice", tid: TENANT, jti: randomUUID(), ...claims };
   for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
   return new SignJWT(body)
     .setProtectedHeader({ alg: "HS256" })

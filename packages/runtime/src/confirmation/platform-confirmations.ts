@@ -53,7 +53,7 @@ export class PlatformConfirmations {
    * Step 8 of a platform-mode preview: keeps the request for `binding` (its preview sealed), unless the
    * caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
    */
-  async create(binding: ConfirmationBinding, shown: ShownPreview): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
+  async create(binding: ConfirmationBinding, shown: Omit<ShownPreview, "input">): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
     const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
     const now = this.#context.clock();
     const requestId = randomUUID();
@@ -61,7 +61,7 @@ export class PlatformConfirmations {
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
     let sealedPreview: Uint8Array;
     try {
-      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, shown);
+      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, { summary: shown.summary, details: shown.details, input: binding.input });
     } catch {
       throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${fullName} has details that are not JSON`, {
         tool: fullName,
@@ -207,8 +207,9 @@ export class PlatformConfirmations {
     if (record.status === "pending" && record.expiresAt <= now) record = (await this.#expire(record, now)) ?? record;
     let summary = "";
     let details: unknown = null;
+    let input: unknown;
     if (record.status === "pending" && record.sealedPreview !== undefined) {
-      ({ summary, details } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
+      ({ summary, details, input } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
     }
     const parsed = parseToolFullName(record.tool);
     const declaration =
@@ -222,6 +223,7 @@ export class PlatformConfirmations {
       effect: record.effect,
       summary,
       details,
+      ...(input === undefined ? {} : { input }),
       callerPluginId: record.callerPluginId,
       ...(callerName === undefined ? {} : { callerName }),
       status: record.status === "pending" && record.expiresAt <= now ? "expired" : record.status,

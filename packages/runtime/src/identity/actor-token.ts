@@ -1,14 +1,6 @@
-import { webcrypto } from "node:crypto";
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors as joseErrors,
-  jwtVerify,
-  type JSONWebKeySet,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from "jose";
+import { compactVerify, createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { ToolpactError, type ActorInfo } from "@toolpact/contract";
+import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
 
 /** How actor tokens are checked: the platform identity service's issuer and its HS256 secret or JWKS. */
 export interface ActorTokenConfig {
@@ -40,6 +32,8 @@ export const PRESENCE_MAX_TTL_SECONDS = 600;
 export interface VerifiedPresence {
   readonly tenantId: string;
   readonly userId: string;
+  /** `jti`: the presence token's id; a token signs in once. */
+  readonly tokenId: string;
   /** `exp`, in Unix milliseconds. */
   readonly expiresAt: number;
 }
@@ -47,27 +41,46 @@ const ASYMMETRIC_ALGS = ["RS256", "ES256", "EdDSA"] as const;
 const SKEW_SECONDS = 5;
 const CACHE_LIMIT = 10_000;
 const MAX_ROLES = 64;
+const PRESENCE_JTI = /^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$/;
+
+/** Which token a check is about, for messages. */
+type TokenKind = "actor token" | "presence token";
+
+/** The checks that differ between actor and presence tokens. */
+interface TokenChecks {
+  readonly kind: TokenKind;
+  readonly audience: string;
+  /** Claims that must be present, beyond `exp` and `sub`. */
+  readonly required: readonly string[];
+}
+
+const ACTOR_CHECKS: TokenChecks = { kind: "actor token", audience: ACTOR_AUDIENCE, required: [] };
+const PRESENCE_CHECKS: TokenChecks = { kind: "presence token", audience: PRESENCE_AUDIENCE, required: ["iat", "jti"] };
 
 /**
  * Verifies actor tokens (JWT): `alg` pinned (HS256 with a secret, else the JWKS's algorithms), `iss`,
  * `aud: "toolpact"`, `exp` (5 s skew), and the claims `sub`, `tid`, `lvl`, optional `roles` and `azp`.
+ * HS256 is checked synchronously on node:crypto (fast-jwt); a JWKS is read and checked through jose,
+ * which fetches, caches and rotates remote key sets. Every token's segments must be canonical base64url.
  * A verified token is remembered until it expires, so a busy caller does not pay for the signature twice.
  */
 export class ActorTokenVerifier {
   readonly #issuer: string;
-  readonly #key: webcrypto.CryptoKey | JWTVerifyGetKey;
-  readonly #algorithms: string[];
+  readonly #secret: Hs256Key | undefined;
+  readonly #jwks: JWTVerifyGetKey | undefined;
+  readonly #algorithms: readonly string[];
   readonly #clock: () => number;
   readonly #cache = new Map<string, VerifiedActor>();
 
-  private constructor(parts: { issuer: string; key: webcrypto.CryptoKey | JWTVerifyGetKey; algorithms: string[]; clock: () => number }) {
+  private constructor(parts: { issuer: string; secret?: Hs256Key; jwks?: JWTVerifyGetKey; algorithms: string[]; clock: () => number }) {
     this.#issuer = parts.issuer;
-    this.#key = parts.key;
+    this.#secret = parts.secret;
+    this.#jwks = parts.jwks;
     this.#algorithms = parts.algorithms;
     this.#clock = parts.clock;
   }
 
-  /** Imports the configured key once. */
+  /** Prepares the configured key once. */
   static async create(config: ActorTokenConfig, clock: () => number): Promise<ActorTokenVerifier> {
     if (typeof config.issuer !== "string" || config.issuer === "") {
       throw new TypeError("actorTokens.issuer is required: the `iss` your identity service puts in actor tokens");
@@ -76,18 +89,17 @@ export class ActorTokenVerifier {
       throw new TypeError("actorTokens needs exactly one of `secret` (HS256) or `jwks` (RS256, ES256, EdDSA)");
     }
     if (config.secret !== undefined) {
-      const key = await webcrypto.subtle.importKey("raw", config.secret, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
-      return new ActorTokenVerifier({ issuer: config.issuer, key, algorithms: ["HS256"], clock });
+      return new ActorTokenVerifier({ issuer: config.issuer, secret: new Hs256Key(config.secret), algorithms: ["HS256"], clock });
     }
     const jwks = config.jwks!;
     if (jwks instanceof URL) {
-      return new ActorTokenVerifier({ issuer: config.issuer, key: createRemoteJWKSet(jwks), algorithms: [...ASYMMETRIC_ALGS], clock });
+      return new ActorTokenVerifier({ issuer: config.issuer, jwks: createRemoteJWKSet(jwks), algorithms: [...ASYMMETRIC_ALGS], clock });
     }
     const algorithms = jwksAlgorithms(jwks.keys);
     if (algorithms.length === 0) {
       throw new TypeError("actorTokens.jwks has no RS256, ES256 or EdDSA key: symmetric or unknown keys are not accepted");
     }
-    return new ActorTokenVerifier({ issuer: config.issuer, key: createLocalJWKSet(jwks as unknown as JSONWebKeySet), algorithms, clock });
+    return new ActorTokenVerifier({ issuer: config.issuer, jwks: createLocalJWKSet(jwks as unknown as JSONWebKeySet), algorithms, clock });
   }
 
   /**
@@ -102,21 +114,7 @@ export class ActorTokenVerifier {
       this.#cache.delete(token);
       throw unauthenticated("the actor token has expired: get a fresh one from the identity service");
     }
-    let payload: JWTPayload;
-    try {
-      const verified = await jwtVerify(token, this.#key as webcrypto.CryptoKey, {
-        algorithms: this.#algorithms,
-        issuer: this.#issuer,
-        audience: ACTOR_AUDIENCE,
-        requiredClaims: ["exp", "sub"],
-        clockTolerance: SKEW_SECONDS,
-        currentDate: new Date(now),
-      });
-      payload = verified.payload;
-    } catch (error) {
-      throw unauthenticated(describeJoseFailure(error), error);
-    }
-    const actor = actorFromClaims(payload);
+    const actor = actorFromClaims(await this.#claimsOf(token, ACTOR_CHECKS));
     if (this.#cache.size >= CACHE_LIMIT) {
       const oldest = this.#cache.keys().next();
       if (!oldest.done) this.#cache.delete(oldest.value);
@@ -127,33 +125,25 @@ export class ActorTokenVerifier {
 
   /**
    * Verifies a presence token: the same issuer and keys as actor tokens, `aud: "toolpact-presence"`,
-   * `sub`, `tid`, `iat` and `exp` required, and a lifetime (`exp - iat`) of at most 600 s.
+   * `sub`, `tid`, `jti`, `iat` and `exp` required, and a lifetime (`exp - iat`) of at most 600 s. Single
+   * use (the `jti`) is the store's to decide.
    * @throws ToolpactError UNAUTHENTICATED naming the check that failed.
    */
   async verifyPresence(token: string): Promise<VerifiedPresence> {
     if (typeof token !== "string" || token.length === 0 || token.length > 8192) {
       throw unauthenticated("no presence token: the identity service sends the browser to /confirm/session with one");
     }
-    let payload: JWTPayload;
-    try {
-      const verified = await jwtVerify(token, this.#key as webcrypto.CryptoKey, {
-        algorithms: this.#algorithms,
-        issuer: this.#issuer,
-        audience: PRESENCE_AUDIENCE,
-        requiredClaims: ["exp", "iat", "sub"],
-        clockTolerance: SKEW_SECONDS,
-        currentDate: new Date(this.#clock()),
-      });
-      payload = verified.payload;
-    } catch (error) {
-      throw unauthenticated(describeJoseFailure(error).replaceAll("actor token", "presence token").replace('"toolpact"', `"${PRESENCE_AUDIENCE}"`), error);
-    }
-    const { sub, tid, iat, exp } = payload as JWTPayload & Record<string, unknown>;
+    const { sub, tid, iat, exp, jti } = await this.#claimsOf(token, PRESENCE_CHECKS);
     if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
       throw unauthenticated("the presence token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
     }
     if (typeof tid !== "string" || tid.length === 0 || tid.length > 128) {
       throw unauthenticated("the presence token's `tid` claim (tenant) must be a non-empty string of at most 128 characters");
+    }
+    if (typeof jti !== "string" || !PRESENCE_JTI.test(jti)) {
+      throw unauthenticated(
+        "the presence token's `jti` claim must be a unique id of 8 to 128 letters, digits, '-', '_', '.' or ':': each presence token is used once",
+      );
     }
     if (typeof iat !== "number" || typeof exp !== "number" || exp - iat > PRESENCE_MAX_TTL_SECONDS) {
       throw unauthenticated(
@@ -161,12 +151,83 @@ export class ActorTokenVerifier {
       );
     }
     if (iat > this.#clock() / 1000 + SKEW_SECONDS) throw unauthenticated("the presence token was issued in the future (`iat`)");
-    return Object.freeze({ tenantId: tid, userId: sub, expiresAt: exp * 1000 });
+    return Object.freeze({ tenantId: tid, userId: sub, tokenId: jti, expiresAt: exp * 1000 });
+  }
+
+  /** The claims of a token whose header, signature, issuer, audience and times check out. */
+  async #claimsOf(token: string, checks: TokenChecks): Promise<Record<string, unknown>> {
+    const { kind } = checks;
+    let header: JwsHeader;
+    try {
+      header = readJwsHeader(token);
+    } catch (error) {
+      throw unauthenticated(
+        error instanceof JwsError && error.failure === "non-canonical"
+          ? `the ${kind} is not canonical base64url (a segment was re-encoded): send it exactly as it was issued`
+          : `the ${kind} is not a well-formed JWT`,
+      );
+    }
+    if (typeof header.alg !== "string" || !this.#algorithms.includes(header.alg)) {
+      throw unauthenticated(`the ${kind}'s \`alg\` is not the algorithm this host accepts`);
+    }
+    if (header.crit !== undefined) throw unauthenticated(`the ${kind} carries critical header parameters this host does not know`);
+    let payload: Record<string, unknown>;
+    if (this.#secret !== undefined) {
+      try {
+        payload = this.#secret.claimsOf(token);
+      } catch (error) {
+        throw unauthenticated(
+          error instanceof JwsError && error.failure === "malformed" ? `the ${kind} is not a well-formed JWT` : `the ${kind}'s signature does not verify`,
+        );
+      }
+    } else {
+      try {
+        payload = (await compactVerifyWithJwks(token, this.#jwks!, this.#algorithms)) as Record<string, unknown>;
+      } catch (error) {
+        throw unauthenticated(describeJoseFailure(error, kind), error);
+      }
+    }
+    const failure = registeredClaimsFailure(payload, { ...checks, issuer: this.#issuer, nowSeconds: this.#clock() / 1000 });
+    if (failure !== undefined) throw unauthenticated(failure);
+    return payload;
   }
 }
 
-function actorFromClaims(payload: JWTPayload): VerifiedActor {
-  const { sub, tid, lvl, roles, azp, exp } = payload as JWTPayload & Record<string, unknown>;
+/** What is wrong with a token's `iss`, `aud`, `exp`, `nbf`, `iat` and required claims, if anything. */
+function registeredClaimsFailure(
+  payload: Record<string, unknown>,
+  checks: TokenChecks & { readonly issuer: string; readonly nowSeconds: number },
+): string | undefined {
+  const { kind, audience, issuer, nowSeconds } = checks;
+  const { iss, aud, exp, nbf, iat, sub } = payload;
+  if (iss !== issuer) return `the ${kind}'s \`iss\` is not the configured issuer`;
+  if (!(aud === audience || (Array.isArray(aud) && aud.includes(audience)))) return `the ${kind}'s \`aud\` must be "${audience}"`;
+  if (typeof exp !== "number" || !Number.isFinite(exp)) return `the ${kind} has no valid \`exp\` claim: ${kind}s must expire`;
+  if (nowSeconds > exp + SKEW_SECONDS) {
+    return kind === "actor token" ? "the actor token has expired: get a fresh one from the identity service" : "the presence token has expired";
+  }
+  if (nbf !== undefined && (typeof nbf !== "number" || nbf > nowSeconds + SKEW_SECONDS)) return `the ${kind} is not valid yet (\`nbf\` is in the future)`;
+  if (iat !== undefined && (typeof iat !== "number" || !Number.isFinite(iat))) return `the ${kind}'s \`iat\` is invalid`;
+  if (sub === undefined) return `the ${kind} has no \`sub\` claim (user id)`;
+  for (const claim of checks.required) if (payload[claim] === undefined) return `the ${kind} has no \`${claim}\` claim`;
+  return undefined;
+}
+
+/** jose's JWS check against a JWKS, without its claim checks (done above, alike for both key kinds). */
+async function compactVerifyWithJwks(token: string, jwks: JWTVerifyGetKey, algorithms: readonly string[]): Promise<unknown> {
+  const { payload } = await compactVerify(token, jwks, { algorithms: [...algorithms] });
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(payload).toString("utf8"));
+  } catch {
+    throw new joseErrors.JWTInvalid("the payload is not JSON");
+  }
+  if (typeof claims !== "object" || claims === null || Array.isArray(claims)) throw new joseErrors.JWTInvalid("the payload is not a JSON object");
+  return claims;
+}
+
+function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
+  const { sub, tid, lvl, roles, azp, exp } = payload;
   if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
     throw unauthenticated("the actor token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
   }
@@ -213,34 +274,16 @@ function jwksAlgorithms(keys: readonly object[]): string[] {
   return [...algorithms];
 }
 
-function describeJoseFailure(error: unknown): string {
-  if (error instanceof joseErrors.JWTExpired) return "the actor token has expired: get a fresh one from the identity service";
-  if (error instanceof joseErrors.JWTClaimValidationFailed) {
-    switch (error.claim) {
-      case "iss":
-        return "the actor token's `iss` is not the configured issuer";
-      case "aud":
-        return 'the actor token\'s `aud` must be "toolpact"';
-      case "exp":
-        return "the actor token has no valid `exp` claim: actor tokens must expire";
-      case "sub":
-        return "the actor token has no `sub` claim (user id)";
-      case "nbf":
-        return "the actor token is not valid yet (`nbf` is in the future)";
-      case "iat":
-        return "the actor token's `iat` is invalid";
-      default:
-        return `the actor token's \`${error.claim}\` claim is invalid`;
-    }
-  }
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "the actor token's `alg` is not the algorithm this host accepts";
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "the actor token's signature does not verify";
-  if (error instanceof joseErrors.JWKSNoMatchingKey) return "the actor token was signed with a key the JWKS does not hold";
+/** What a JWKS check through jose found wrong (the claims are checked after it, alike for both key kinds). */
+function describeJoseFailure(error: unknown, kind: TokenKind): string {
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return `the ${kind}'s \`alg\` is not the algorithm this host accepts`;
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return `the ${kind}'s signature does not verify`;
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return `the ${kind} was signed with a key the JWKS does not hold`;
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) {
     return "the identity service's JWKS could not be fetched or read";
   }
-  if (error instanceof joseErrors.JOSENotSupported) return "the actor token uses an unsupported algorithm or key";
-  return "the actor token is not a well-formed JWT";
+  if (error instanceof joseErrors.JOSENotSupported) return `the ${kind} uses an unsupported algorithm or key`;
+  return `the ${kind} is not a well-formed JWT`;
 }
 
 function unauthenticated(message: string, cause?: unknown): ToolpactError {

@@ -2,7 +2,7 @@ import { ToolpactError, isToolpactError } from "@toolpact/contract";
 import type { CallerCredentials, PresenceIdentity, Principal } from "../api.js";
 import type { Logger } from "../logger.js";
 import type { Store } from "../store/store.js";
-import type { ActorTokenVerifier, VerifiedActor } from "./actor-token.js";
+import type { ActorTokenVerifier, VerifiedActor, VerifiedPresence } from "./actor-token.js";
 import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
@@ -76,13 +76,24 @@ export class Authenticator {
     return verified;
   }
 
-  /** The person a presence token signs in to the confirmation page. */
-  async verifyPresence(token: string): Promise<PresenceIdentity> {
+  /**
+   * The person a presence token signs in to the confirmation page. A presence token signs in once: its
+   * `jti` is recorded in the store (on every instance), and a second use is refused.
+   */
+  async verifyPresence(token: string, now: number): Promise<PresenceIdentity> {
+    let verified: VerifiedPresence;
     try {
-      return await this.#actors.verifyPresence(token);
+      verified = await this.#actors.verifyPresence(token);
     } catch (error) {
       throw this.#failure(isToolpactError(error) ? error.message : "the presence token did not verify");
     }
+    const { tenantId, userId, tokenId, expiresAt } = verified;
+    if (!(await this.#store.usePresenceToken({ tenantId, tokenId, userId, usedAt: now, expiresAt }))) {
+      throw this.#failure("this presence token was used already: a presence token signs in once; open the confirmation link from your app again", {
+        tenantId,
+      });
+    }
+    return Object.freeze({ tenantId, userId, expiresAt });
   }
 
   async #verify(actorToken: string, fields: Record<string, string>): Promise<VerifiedActor> {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { IDEMPOTENCY_KEY_MAX_LENGTH, ToolpactError, inputDigest } from "@toolpact/contract";
+import { inputDigest } from "@toolpact/contract";
 import type { Principal } from "../api.js";
+import { checkCallerId } from "../caller-ids.js";
 import type { ResolvedSeams } from "../seams.js";
 import type { IdempotencyScope } from "../store/store.js";
 
@@ -23,14 +24,10 @@ export interface KeyedCall {
 
 /**
  * A caller's idempotency key scoped to (tenant, caller, actor, tool), with the digest of the input it is used with.
- * @throws ToolpactError INPUT_INVALID for a key that is not a string of 1 to 256 characters.
+ * @throws ToolpactError INPUT_INVALID for a key of the wrong shape (the runtime checks it before any call, too).
  */
 export function idempotencyKeying(call: KeyedCall, key: string): IdempotencyKeying {
-  if (typeof key !== "string" || key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-    throw new ToolpactError("INPUT_INVALID", `an idempotency key is a string of 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`, {
-      issues: [{ path: "/idempotencyKey", message: `must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters` }],
-    });
-  }
+  checkCallerId("idempotencyKey", key);
   const { principal } = call;
   return {
     scope: {

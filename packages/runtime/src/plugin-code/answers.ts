@@ -4,12 +4,11 @@
  */
 import { ToolpactError, prepareOutput } from "@toolpact/contract";
 import { errorClassOf } from "../activity/error-class.js";
+import { SHOWN_SUMMARY_MAX_CHARS } from "../confirmation/shown-preview.js";
 import type { GateDecision, StagedReaction } from "../seams.js";
 import { TIMED_OUT } from "./plugin-code-runner.js";
 
 const REASON_MAX = 500;
-/** The longest preview summary kept (and shown on the confirmation page); longer ones are cut. */
-const SUMMARY_MAX = 2_000;
 /** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
 const MAX_REACTIONS = 100;
 const MAX_REACTION_BYTES = 64 * 1024;
@@ -30,11 +29,14 @@ export function isAllowed(answer: unknown): boolean {
   return answer === true || (typeof answer === "object" && answer !== null && (answer as { allowed?: unknown }).allowed === true);
 }
 
-/** A preview answer as plain data (summary cut to SUMMARY_MAX, details a frozen JSON copy), or what is wrong with it. */
+/** A preview answer as plain data (details a frozen JSON copy), or what is wrong with it: nothing is cut. */
 export function previewOf(answer: unknown): { summary: string; details: unknown } | string {
   if (typeof answer !== "object" || answer === null) return "returned no summary string";
   const { summary, details } = answer as { summary?: unknown; details?: unknown };
   if (typeof summary !== "string") return "returned no summary string";
+  if (summary.length > SHOWN_SUMMARY_MAX_CHARS) {
+    return `has a summary of ${summary.length} characters, more than the ${SHOWN_SUMMARY_MAX_CHARS} a summary may have (it is shown whole, never cut)`;
+  }
   let copy: unknown = null;
   if (details !== undefined) {
     try {
@@ -43,7 +45,7 @@ export function previewOf(answer: unknown): { summary: string; details: unknown 
       return "has details that are not JSON";
     }
   }
-  return { summary: summary.length > SUMMARY_MAX ? summary.slice(0, SUMMARY_MAX) : summary, details: copy };
+  return { summary, details: copy };
 }
 
 /** A gate's answer as one of the four decisions, or undefined when it is none of them. */

@@ -19,10 +19,12 @@ export interface RecoveryInput {
   readonly runId: string | undefined;
 }
 
-/** A preview as the confirmation page shows it. */
+/** A preview as the confirmation page shows it: the provider's summary and details, and the exact validated input. */
 export interface ShownPreview {
   readonly summary: string;
   readonly details: unknown;
+  /** Undefined in a preview sealed before inputs were kept with it. */
+  readonly input: unknown;
 }
 
 /** The input kept sealed while an idempotent tool runs, as stored (short keys: it is sealed per operation). */
@@ -79,11 +81,11 @@ export class SealedPayloads {
 
   /** A platform request's preview. @throws TypeError when its details are not JSON. */
   sealPreview(tenantId: string, requestId: string, shown: ShownPreview): Uint8Array {
-    return this.#cipher.seal(JSON.stringify({ s: shown.summary, d: shown.details }), AAD.preview(tenantId, requestId));
+    return this.#cipher.seal(JSON.stringify({ s: shown.summary, d: shown.details, i: shown.input }), AAD.preview(tenantId, requestId));
   }
 
   openPreview(tenantId: string, requestId: string, sealed: Uint8Array): ShownPreview {
-    const shown = JSON.parse(this.#cipher.open(sealed, AAD.preview(tenantId, requestId))) as { s: string; d: unknown };
-    return { summary: shown.s, details: shown.d };
+    const shown = JSON.parse(this.#cipher.open(sealed, AAD.preview(tenantId, requestId))) as { s: string; d: unknown; i?: unknown };
+    return { summary: shown.s, details: shown.d, input: shown.i };
   }
 }

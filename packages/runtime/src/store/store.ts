@@ -268,11 +268,25 @@ export interface LeaseRenewal {
 
 /** One page request against the store. */
 export interface ActivityListQuery {
-  /** Only this actor's events (a user reading their own); all of the tenant's when absent. */
-  readonly actorUserId?: string;
+  /**
+   * Only the events of this caller plugin acting for this actor (a caller reading its own calls for its
+   * user, never what the user did through other plugins); all of the tenant's when absent (its admin).
+   */
+  readonly caller?: { readonly actorUserId: string; readonly callerPluginId: string };
   readonly limit: number;
   /** Events with ids strictly below this one (the previous page's last id). */
   readonly beforeId?: string;
+}
+
+/** A presence token's use: its id is recorded so it signs a browser in once. */
+export interface PresenceTokenUse {
+  readonly tenantId: string;
+  /** The token's `jti`. */
+  readonly tokenId: string;
+  readonly userId: string;
+  readonly usedAt: number;
+  /** The token's own expiry; the id may be forgotten `CONSUMED_TOKEN_GRACE_MS` after it. */
+  readonly expiresAt: number;
 }
 
 /** How long a consumed token id outlives its token by default: tokens verify for 5 s of skew past `exp`, and clocks differ. */
@@ -373,6 +387,11 @@ export interface Store {
   appendActivity(event: ActivityRecord): Promise<void>;
   /** Newest first. */
   listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]>;
+  /**
+   * Records a presence token's id as used: true the first time, false when it was used before (on any
+   * instance). Ids whose token expired more than `CONSUMED_TOKEN_GRACE_MS` ago are forgotten in passing.
+   */
+  usePresenceToken(use: PresenceTokenUse): Promise<boolean>;
 
   /** Deletes expired consumed token ids and idempotency records (with their sealed results) and old activity. */
   prune(request: PruneRequest): Promise<PruneResult>;

@@ -9,6 +9,7 @@ import { describeConfiguration } from "./store-contract/configuration.js";
 import { describeConfirmations } from "./store-contract/confirmations.js";
 import { createStoreContractKit, type StoreContractFixture } from "./store-contract/kit.js";
 import { describeOperations } from "./store-contract/operations.js";
+import { describePresenceTokens } from "./store-contract/presence-tokens.js";
 import { describeRecords } from "./store-contract/records.js";
 
 export type { StoreContractFixture } from "./store-contract/kit.js";
@@ -34,5 +35,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeOperations(kit);
     describeRecords(kit);
     describeConfirmations(kit);
+    describePresenceTokens(kit);
   });
 }

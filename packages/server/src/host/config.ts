@@ -6,6 +6,7 @@ import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUnde
 import { isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
+import { readSecretVariable } from "./secret-variables.js";
 
 /** The default config file name, looked up in the working directory. */
 export const CONFIG_FILE = "toolpact.config.json";
@@ -181,7 +182,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
   const config = parsed.data;
   const baseDir = path.dirname(file);
   const env = options.env ?? process.env;
-  const database = options.database ?? nonEmpty(env.TOOLPACT_DATABASE_URL) ?? config.database ?? DEFAULT_DATABASE;
+  const database = options.database ?? readSecretVariable(env, "TOOLPACT_DATABASE_URL") ?? config.database ?? DEFAULT_DATABASE;
   const databaseOptions = withoutUndefined(config.databaseOptions);
   const postgresOnly = Object.keys(databaseOptions);
   if (!isPostgresUrl(database) && postgresOnly.length > 0) {
@@ -208,7 +209,3 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
   };
 }
 
-/** An environment variable's value, unless it is empty. */
-export function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
-}

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -358,7 +358,7 @@ describe("startHost", () => {
     const other = await start("c", { ...env, TOOLPACT_SIGNING_KEYS: `k1:${b64()}` });
     try {
       expect(first.publicUrl).toBe("https://confirm.example/base");
-      const presence = await new SignJWT({ tid: "t1" })
+      const presence = await new SignJWT({ tid: "t1", jti: randomUUID() })
         .setProtectedHeader({ alg: "HS256" })
         .setIssuer("https://id.example")
         .setAudience("toolpact-presence")
@@ -369,7 +369,7 @@ describe("startHost", () => {
       const signIn = await fetch(`${first.url}/confirm/session?token=${presence}`);
       expect(signIn.status).toBe(200);
       const setCookie = signIn.headers.get("set-cookie")!;
-      expect(setCookie).toMatch(/^__Secure-toolpact-confirm=[^;]+; Path=\/base\/confirm; Max-Age=600; HttpOnly; SameSite=Strict; Secure$/);
+      expect(setCookie).toMatch(/^__Secure-toolpact-confirm=[^;]+; Path=\/base\/confirm; Max-Age=1[12]\d; HttpOnly; SameSite=Strict; Secure$/);
       const cookie = setCookie.split(";")[0]!;
       const requestId = "019b0000-0000-7000-8000-000000000000";
       const page = (url: string) => fetch(`${url}/confirm/${requestId}`, { headers: { cookie } });

@@ -1,17 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { checkSecrets, parseSigningKeys, type SigningKey } from "@toolpact/runtime";
 import { withoutUndefined } from "@toolpact/contract";
-import { CONFIG_FILE, nonEmpty, type HostConfig } from "./config.js";
+import { CONFIG_FILE, type HostConfig } from "./config.js";
 import { HostError } from "./host-error.js";
+import { SECRET_ENV_VARS, readSecretVariable, removeSecretVariables } from "./secret-variables.js";
 
-/** The environment variables a host reads its secrets from; all are removed before any plugin loads. */
-export const SECRET_ENV_VARS = [
-  "TOOLPACT_ADMIN_KEY",
-  "TOOLPACT_ACTOR_SECRET",
-  "TOOLPACT_SIGNING_KEYS",
-  "TOOLPACT_STORAGE_KEY",
-  "TOOLPACT_DATABASE_URL",
-] as const;
+export { SECRET_ENV_VARS } from "./secret-variables.js";
 
 /** The secrets a host runs with, decoded and checked. */
 export interface ResolvedSecrets {
@@ -24,14 +18,19 @@ export interface ResolvedSecrets {
 }
 
 /**
- * Reads secrets from the environment (first) or the config, removes every `TOOLPACT_*` secret from
- * `env`, and checks them (length, reuse). A missing secret is an error naming it; `dev` generates
- * throwaway ones instead and reports them in `generated`.
+ * Reads secrets from the environment (`TOOLPACT_<NAME>`, or the file `TOOLPACT_<NAME>_FILE` names) or,
+ * failing that, the config; removes every secret variable and its `_FILE` twin from `env`; and checks
+ * them (length, reuse). A missing secret is an error naming it, so is a `_FILE` that cannot be read;
+ * `dev` generates throwaway ones instead and reports them in `generated`.
  */
 export function readSecrets(config: HostConfig, options: { readonly env?: NodeJS.ProcessEnv; readonly dev?: boolean } = {}): ResolvedSecrets {
   const env = options.env ?? process.env;
-  const fromEnv = Object.fromEntries(SECRET_ENV_VARS.map((name) => [name, nonEmpty(env[name])]));
-  for (const name of SECRET_ENV_VARS) delete env[name];
+  let fromEnv: Record<string, string | undefined>;
+  try {
+    fromEnv = Object.fromEntries(SECRET_ENV_VARS.map((name) => [name, readSecretVariable(env, name)]));
+  } finally {
+    removeSecretVariables(env);
+  }
 
   const generated: string[] = [];
   const dev = options.dev === true;

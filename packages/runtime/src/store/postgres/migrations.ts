@@ -201,6 +201,22 @@ CREATE TABLE outbox (
 ALTER TABLE idempotency_keys ADD COLUMN guard_set text;
 `,
   },
+  {
+    version: 5,
+    name: "used presence token ids; activity by caller plugin",
+    sql: `
+CREATE TABLE used_presence_tokens (
+  tenant_id text COLLATE "C" NOT NULL,
+  token_id text COLLATE "C" NOT NULL,
+  user_id text NOT NULL,
+  used_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  PRIMARY KEY (tenant_id, token_id)
+);
+CREATE INDEX used_presence_tokens_by_expiry ON used_presence_tokens (expires_at);
+CREATE INDEX activity_by_caller ON activity (tenant_id, actor_user_id, caller_plugin_id, id);
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere. */

@@ -82,6 +82,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
         "runs",
         "tenants",
         "toolpact_migrations",
+        "used_presence_tokens",
       ]);
       const store = await createStore(url, { postgres: { schema } });
       opened.push(store);

@@ -36,6 +36,7 @@ import type {
   OutboxRecord,
   PluginEnabledChange,
   PluginKeyRecord,
+  PresenceTokenUse,
   PruneRequest,
   PruneResult,
   RunRecord,
@@ -45,6 +46,7 @@ import type {
 import { PostgresConnection, migrationClient, ignore } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
 import { prunePostgres } from "./retention.js";
+import { usePresenceToken } from "./presence-tokens.js";
 import { unavailable } from "./errors.js";
 import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
 import { applyPostgresMigrations } from "./migrations.js";
@@ -296,11 +298,12 @@ class PostgresStore implements Store {
     const limit = clampLimit(query.limit);
     const what = "could not list activity";
     let rows: Row[];
-    if (query.actorUserId !== undefined) {
+    const caller = query.caller;
+    if (caller !== undefined) {
       rows =
         query.beforeId === undefined
-          ? await this.#db.rows(what, S.listActorActivity, [tenantId, query.actorUserId, limit])
-          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, query.actorUserId, query.beforeId, limit]);
+          ? await this.#db.rows(what, S.listActorActivity, [tenantId, caller.actorUserId, caller.callerPluginId, limit])
+          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit]);
     } else {
       rows =
         query.beforeId === undefined
@@ -308,6 +311,10 @@ class PostgresStore implements Store {
           : await this.#db.rows(what, S.listActivityBefore, [tenantId, query.beforeId, limit]);
     }
     return rows.map(activityFromRow);
+  }
+
+  usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
+    return usePresenceToken(this.#db, use);
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {

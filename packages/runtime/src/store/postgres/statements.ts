@@ -222,13 +222,13 @@ export const S = {
     "SELECT * FROM activity WHERE tenant_id = $1::text AND id < $2::text ORDER BY id DESC LIMIT $3::int",
   ),
   listActorActivity: statement(
-    "list_actor_activity",
-    "SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text ORDER BY id DESC LIMIT $3::int",
+    "list_caller_activity",
+    "SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND caller_plugin_id = $3::text ORDER BY id DESC LIMIT $4::int",
   ),
   listActorActivityBefore: statement(
-    "list_actor_activity_before",
-    `SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND id < $3::text
-     ORDER BY id DESC LIMIT $4::int`,
+    "list_caller_activity_before",
+    `SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND caller_plugin_id = $3::text AND id < $4::text
+     ORDER BY id DESC LIMIT $5::int`,
   ),
   pruneTokens: pruneExpired("prune_tokens", "consumed_tokens"),
   pruneIdempotency: pruneExpired("prune_idempotency", "idempotency_keys"),

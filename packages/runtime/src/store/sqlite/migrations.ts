@@ -189,6 +189,22 @@ CREATE TABLE outbox (
 ALTER TABLE idempotency_keys ADD COLUMN guard_set TEXT;
 `,
   },
+  {
+    version: 5,
+    name: "used presence token ids; activity by caller plugin",
+    sql: `
+CREATE TABLE used_presence_tokens (
+  tenant_id TEXT NOT NULL,
+  token_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  used_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, token_id)
+) WITHOUT ROWID;
+CREATE INDEX used_presence_tokens_by_expiry ON used_presence_tokens (expires_at);
+CREATE INDEX activity_by_caller ON activity (tenant_id, actor_user_id, caller_plugin_id, id);
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

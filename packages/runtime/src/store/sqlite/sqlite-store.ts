@@ -36,6 +36,7 @@ import type {
   OutboxRecord,
   PluginEnabledChange,
   PluginKeyRecord,
+  PresenceTokenUse,
   PruneRequest,
   PruneResult,
   RunRecord,
@@ -45,6 +46,7 @@ import type {
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, settleOperation } from "./ledger-writes.js";
+import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
@@ -71,10 +73,12 @@ class SqliteStore implements Store {
   readonly #s: SqliteStatements;
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
+  readonly #presence: SqlitePresenceTokens;
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
+    this.#presence = new SqlitePresenceTokens(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
   }
@@ -318,11 +322,12 @@ class SqliteStore implements Store {
     return this.#queue.read(() => {
       const limit = Math.max(1, Math.floor(query.limit));
       let rows: Row[];
-      if (query.actorUserId !== undefined) {
+      const caller = query.caller;
+      if (caller !== undefined) {
         rows = (
           query.beforeId === undefined
-            ? this.#s.listActorActivity.all(tenantId, query.actorUserId, limit)
-            : this.#s.listActorActivityBefore.all(tenantId, query.actorUserId, query.beforeId, limit)
+            ? this.#s.listActorActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
+            : this.#s.listActorActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
         ) as Row[];
       } else {
         rows = (
@@ -333,6 +338,10 @@ class SqliteStore implements Store {
       }
       return rows.map(activityFromRow);
     });
+  }
+
+  usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
+    return this.#queue.write(() => this.#presence.use(use));
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {

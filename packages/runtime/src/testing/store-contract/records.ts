@@ -107,12 +107,12 @@ export function describeRecords(kit: StoreContractKit): void {
   });
 
   describe("activity", () => {
-    it("pages a tenant's events newest first, and one actor's events alone", async () => {
+    it("pages a tenant's events newest first, and one caller's events for one actor alone", async () => {
       const { store } = await open();
       const t = tenant();
       const events: ActivityRecord[] = [];
       for (let i = 0; i < 7; i++) {
-        const event = activity(t, { at: NOW + i, actorUserId: i % 2 === 0 ? "alice" : "bob" });
+        const event = activity(t, { at: NOW + i, actorUserId: i % 2 === 0 ? "alice" : "bob", callerPluginId: i % 3 === 0 ? "com.example.other" : "com.example.caller" });
         events.push(event);
         await store.appendActivity(event);
       }
@@ -122,8 +122,12 @@ export function describeRecords(kit: StoreContractKit): void {
       expect(page1.map((e) => e.id)).toEqual(newestFirst.slice(0, 3));
       const page2 = await store.listActivity(t, { limit: 3, beforeId: page1[2]!.id });
       expect(page2.map((e) => e.id)).toEqual(newestFirst.slice(3, 6));
-      const alice = await store.listActivity(t, { limit: 10, actorUserId: "alice" });
-      expect(alice.map((e) => e.id)).toEqual(events.filter((e) => e.actorUserId === "alice").reverse().map((e) => e.id));
+      const alice = await store.listActivity(t, { limit: 10, caller: { actorUserId: "alice", callerPluginId: "com.example.caller" } });
+      const mine = events.filter((e) => e.actorUserId === "alice" && e.callerPluginId === "com.example.caller").reverse();
+      expect(alice.map((e) => e.id)).toEqual(mine.map((e) => e.id));
+      expect(mine.length).toBeGreaterThan(0);
+      const before = await store.listActivity(t, { limit: 10, beforeId: mine[0]!.id, caller: { actorUserId: "alice", callerPluginId: "com.example.caller" } });
+      expect(before.map((e) => e.id)).toEqual(mine.slice(1).map((e) => e.id));
       expect(page1[0]).toEqual(events[6]);
     });
 
