@@ -116,7 +116,15 @@ function buildValidator(schema: unknown, hash: string): SchemaValidator {
 const NO_ISSUES: readonly ValidationIssue[] = Object.freeze([]);
 
 /** Issues in order of discovery, each (path, message) once. */
-function withoutRepeats(issues: readonly ValidationIssue[]): readonly ValidationIssue[] {
+function withoutRepeats(issues: ValidationIssue[]): readonly ValidationIssue[] {
+  if (issues.length < 2) return issues;
+  if (issues.length <= 16) {
+    // Few issues: comparing pairs costs less than keying them.
+    return issues.filter((issue, index) => {
+      for (let earlier = 0; earlier < index; earlier++) if (issues[earlier]!.path === issue.path && issues[earlier]!.message === issue.message) return false;
+      return true;
+    });
+  }
   const seen = new Set<string>();
   return issues.filter((issue) => {
     const key = issue.path + "\u0000" + issue.message;

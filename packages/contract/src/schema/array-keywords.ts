@@ -35,6 +35,7 @@ function itemSchemas(pointer: string, schema: Json, schemas: Subschemas): Check[
   const rest = Object.hasOwn(schema, restKeyword) ? schemas.sub(pointer, restKeyword, schema[restKeyword]) : undefined;
   if (prefix.length === 0 && !rest) return [];
   const forbidden = schema[restKeyword] === false;
+  if (prefix.length === 0 && !forbidden) return [everyItem(rest!)];
   return [
     (data, path, run, seen) => {
       const items = data as unknown[];
@@ -57,6 +58,21 @@ function itemSchemas(pointer: string, schema: Json, schemas: Subschemas): Check[
       return valid;
     },
   ];
+}
+
+/** `items` without `prefixItems`: one schema for every item. */
+function everyItem(check: Check): Check {
+  return (data, path, run, seen) => {
+    const items = data as unknown[];
+    let valid = true;
+    for (let index = 0; index < items.length; index++) {
+      if (check(items[index], run.issues === null ? path : `${path}/${index}`, run, undefined)) continue;
+      if (run.issues === null) return false;
+      valid = false;
+    }
+    if (seen) seen.allItems = true;
+    return valid;
+  };
 }
 
 function contains(pointer: string, schema: Json, schemas: Subschemas): Check {

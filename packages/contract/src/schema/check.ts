@@ -36,7 +36,8 @@ export function fail(run: Run, path: string, message: string): false {
 
 /** The JSON Pointer of a member or item, built only when issues are collected. */
 export function at(run: Run, path: string, key: string | number): string {
-  return run.issues === null ? path : `${path}/${escapePointerSegment(key)}`;
+  if (run.issues === null) return path;
+  return typeof key === "number" ? `${path}/${key}` : `${path}/${escapePointerSegment(key)}`;
 }
 
 /** A JSON object: not null, not an array. */

@@ -75,20 +75,21 @@ export class SchemaCompiler implements Subschemas {
     });
     if (this.document.dialect === "draft-07" && refs.length > 0) return refs[0]!;
     const checks: Check[] = [...refs, ...this.applicators(pointer, json), ...this.values(json)];
-    const groups = {
-      string: this.stringKeywords(json),
-      number: this.numberKeywords(json),
-      object: objectKeywords(pointer, json, this),
-      array: arrayKeywords(pointer, json, this),
-    };
     const type = json["type"];
     const group = type === "integer" ? "number" : type;
-    const sole = typeof group === "string" && Object.hasOwn(groups, group) ? (group as keyof typeof groups) : undefined;
-    for (const [group, keywords] of Object.entries(groups) as [keyof typeof groups, Check[]][]) {
-      if (group !== sole && keywords.length > 0) checks.push(whenType(group, all(keywords)));
-    }
-    // The common `"type": "<t>"` with keywords of that type: one test of the type, then the keywords.
-    if (type !== undefined) checks.unshift(sole ? typeThen(type as string, all(groups[sole])) : typeCheck(type as string | string[]));
+    const sole = typeof group === "string" && (TYPE_GROUPS as readonly string[]).includes(group) ? (group as TypeGroup) : undefined;
+    // Each group's keywords test the type themselves; with `"type": "<t>"` the group of t also fails other types.
+    const typeMessage = sole ? `must be ${type as string}` : undefined;
+    const integer = type === "integer";
+    const groups: Record<TypeGroup, Check | undefined> = {
+      string: this.stringKeywords(json, sole === "string" ? typeMessage : undefined),
+      number: this.numberKeywords(json, sole === "number" ? { message: typeMessage!, integer } : undefined),
+      object: typeGuarded("object", objectKeywords(pointer, json, this), sole === "object" ? typeMessage : undefined),
+      array: typeGuarded("array", arrayKeywords(pointer, json, this), sole === "array" ? typeMessage : undefined),
+    };
+    if (type !== undefined && (!sole || !groups[sole])) checks.unshift(typeCheck(type as string | string[]));
+    else if (sole) checks.unshift(groups[sole]!);
+    for (const name of TYPE_GROUPS) if (name !== sole && groups[name]) checks.push(groups[name]);
     const body = all(checks);
     const unevaluated = this.document.dialect === "2020-12" ? this.unevaluated(pointer, json) : undefined;
     if (!unevaluated) return body;
@@ -157,38 +158,42 @@ export class SchemaCompiler implements Subschemas {
     };
   }
 
-  /** Length, `pattern` and `format` of a string, in one closure. */
-  private stringKeywords(schema: Json): Check[] {
+  /**
+   * Length, `pattern` and `format` of a string, in one closure with the type test: other types pass, or
+   * fail with `typeMessage` when the schema's `type` is "string".
+   */
+  private stringKeywords(schema: Json, typeMessage: string | undefined): Check | undefined {
     const minLength = number(schema, "minLength");
     const maxLength = number(schema, "maxLength");
     const source = typeof schema["pattern"] === "string" ? schema["pattern"] : undefined;
     const pattern = source === undefined ? undefined : linear(source);
     const format = formatOf(schema, "string");
-    if (minLength === undefined && maxLength === undefined && !pattern && !format) return [];
-    return [
-      (data, path, run) => {
-        const text = data as string;
-        let valid = true;
-        if (minLength !== undefined && text.length < minLength * 2 && codePointLength(text) < minLength) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
-        }
-        if (maxLength !== undefined && text.length > maxLength && codePointLength(text) > maxLength) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
-        }
-        if (pattern && !pattern.test(text)) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
-        }
-        if (format && !format.test(text)) valid = fail(run, path, format.message);
-        return valid;
-      },
-    ];
+    if (minLength === undefined && maxLength === undefined && !pattern && !format) return undefined;
+    const other = typeMessage === undefined;
+    return (data, path, run) => {
+      if (typeof data !== "string") return other || fail(run, path, typeMessage);
+      if (run.issues === null) {
+        return (
+          (minLength === undefined || data.length >= minLength * 2 || codePointLength(data) >= minLength) &&
+          (maxLength === undefined || data.length <= maxLength || codePointLength(data) <= maxLength) &&
+          (!pattern || pattern.test(data)) &&
+          (!format || format.test(data))
+        );
+      }
+      let valid = true;
+      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength) valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
+      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength) valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
+      if (pattern && !pattern.test(data)) valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
+      if (format && !format.test(data)) valid = fail(run, path, format.message);
+      return valid;
+    };
   }
 
-  /** Bounds, `multipleOf` and `format` of a number, in one closure. */
-  private numberKeywords(schema: Json): Check[] {
+  /**
+   * Bounds, `multipleOf` and `format` of a number, in one closure with the type test: other types pass, or
+   * fail with `typed.message` when the schema's `type` is "number" or "integer".
+   */
+  private numberKeywords(schema: Json, typed: { message: string; integer: boolean } | undefined): Check | undefined {
     const minimum = number(schema, "minimum");
     const maximum = number(schema, "maximum");
     const exclusiveMinimum = number(schema, "exclusiveMinimum");
@@ -196,31 +201,31 @@ export class SchemaCompiler implements Subschemas {
     const multipleOf = number(schema, "multipleOf");
     const format = formatOf(schema, "number");
     const bounds = [minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf];
-    if (bounds.every((bound) => bound === undefined) && !format) return [];
-    return [
-      (data, path, run) => {
-        const value = data as number;
-        // Cheap comparisons first; messages are made only for a failure.
-        if (
-          (minimum === undefined || value >= minimum) &&
-          (maximum === undefined || value <= maximum) &&
-          (exclusiveMinimum === undefined || value > exclusiveMinimum) &&
-          (exclusiveMaximum === undefined || value < exclusiveMaximum) &&
-          (multipleOf === undefined || (Number.isFinite(value) && isMultipleOf(value, multipleOf))) &&
-          (!format || format.test(value))
-        ) {
-          return true;
-        }
-        if (run.issues === null) return false;
-        if (minimum !== undefined && !(value >= minimum)) fail(run, path, `must be >= ${minimum}`);
-        if (maximum !== undefined && !(value <= maximum)) fail(run, path, `must be <= ${maximum}`);
-        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
-        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
-        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
-        if (format && !format.test(value)) fail(run, path, format.message);
-        return false;
-      },
-    ];
+    if (bounds.every((bound) => bound === undefined) && !format) return undefined;
+    const integer = typed?.integer === true;
+    return (data, path, run) => {
+      if (typeof data !== "number") return typed === undefined || fail(run, path, typed.message);
+      if (typed !== undefined && !(integer ? Number.isInteger(data) : Number.isFinite(data))) return fail(run, path, typed.message);
+      // Cheap comparisons first; messages are made only for a failure.
+      if (
+        (minimum === undefined || data >= minimum) &&
+        (maximum === undefined || data <= maximum) &&
+        (exclusiveMinimum === undefined || data > exclusiveMinimum) &&
+        (exclusiveMaximum === undefined || data < exclusiveMaximum) &&
+        (multipleOf === undefined || (Number.isFinite(data) && isMultipleOf(data, multipleOf))) &&
+        (!format || format.test(data))
+      ) {
+        return true;
+      }
+      if (run.issues === null) return false;
+      if (minimum !== undefined && !(data >= minimum)) fail(run, path, `must be >= ${minimum}`);
+      if (maximum !== undefined && !(data <= maximum)) fail(run, path, `must be <= ${maximum}`);
+      if (exclusiveMinimum !== undefined && !(data > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
+      if (exclusiveMaximum !== undefined && !(data < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
+      if (multipleOf !== undefined && !(Number.isFinite(data) && isMultipleOf(data, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
+      if (format && !format.test(data)) fail(run, path, format.message);
+      return false;
+    };
   }
 
   /** `unevaluatedProperties` and `unevaluatedItems`: run after every other keyword, on what none evaluated. */
@@ -267,50 +272,41 @@ function formatOf(schema: Json, type: "string" | "number"): { test: (value: unkn
   return { test: format.check as (value: unknown) => boolean, message: `must match format ${JSON.stringify(name)}` };
 }
 
-type TypeGroup = "string" | "number" | "object" | "array";
+const TYPE_GROUPS = ["string", "number", "object", "array"] as const;
+type TypeGroup = (typeof TYPE_GROUPS)[number];
 
-const IS_GROUP: Readonly<Record<TypeGroup, (data: unknown) => boolean>> = {
-  string: (data) => typeof data === "string",
-  number: (data) => typeof data === "number",
-  object: isObject,
-  array: (data) => Array.isArray(data),
-};
-
-/** Keywords of one type apply only to instances of that type. */
-function whenType(group: TypeGroup, body: Check): Check {
-  const is = IS_GROUP[group];
-  return (data, path, run, seen) => !is(data) || body(data, path, run, seen);
+/**
+ * The keywords of objects or arrays behind one test of the type: instances of other types pass, or fail with
+ * `typeMessage` when the schema's `type` names the group.
+ */
+function typeGuarded(group: "object" | "array", checks: readonly Check[], typeMessage: string | undefined): Check | undefined {
+  if (checks.length === 0) return undefined;
+  const body = all(checks);
+  const other = typeMessage === undefined;
+  if (group === "array") return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : other || fail(run, path, typeMessage));
+  return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : other || fail(run, path, typeMessage));
 }
 
-/** `"type": "<t>"`, then the keywords of type t: one closure per type, so the test is inline. */
-function typeThen(type: string, body: Check): Check {
+/** `"type": "<t>"` without keywords of its own: one closure per type, so the test is inline. */
+function typeThen(type: string): Check {
   const message = `must be ${type}`;
-  if (body === pass) {
-    const is = TYPES[type] ?? (() => false);
-    switch (type) {
-      case "string":
-        return (data, path, run) => typeof data === "string" || fail(run, path, message);
-      case "boolean":
-        return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
-      default:
-        return (data, path, run) => is(data) || fail(run, path, message);
-    }
-  }
   switch (type) {
-    case "object":
-      return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
-    case "array":
-      return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
     case "string":
-      return (data, path, run, seen) => (typeof data === "string" ? body(data, path, run, seen) : fail(run, path, message));
+      return (data, path, run) => typeof data === "string" || fail(run, path, message);
+    case "boolean":
+      return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
+    case "object":
+      return (data, path, run) => (typeof data === "object" && data !== null && !Array.isArray(data)) || fail(run, path, message);
+    case "array":
+      return (data, path, run) => Array.isArray(data) || fail(run, path, message);
     case "number":
-      return (data, path, run, seen) => (typeof data === "number" && Number.isFinite(data) ? body(data, path, run, seen) : fail(run, path, message));
+      return (data, path, run) => (typeof data === "number" && Number.isFinite(data)) || fail(run, path, message);
     case "integer":
-      return (data, path, run, seen) => (typeof data === "number" && Number.isInteger(data) ? body(data, path, run, seen) : fail(run, path, message));
-    default: {
-      const is = TYPES[type] ?? (() => false);
-      return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
-    }
+      return (data, path, run) => (typeof data === "number" && Number.isInteger(data)) || fail(run, path, message);
+    case "null":
+      return (data, path, run) => data === null || fail(run, path, message);
+    default:
+      return (_data, path, run) => fail(run, path, message);
   }
 }
 
@@ -319,7 +315,7 @@ function typeCheck(type: string | string[]): Check {
   const names = Array.isArray(type) ? type : [type];
   const tests = names.map((name) => TYPES[name] ?? (() => false));
   const message = `must be ${names.join(" or ")}`;
-  if (names.length === 1) return typeThen(names[0]!, pass);
+  if (names.length === 1) return typeThen(names[0]!);
   return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
 }
 

@@ -1,4 +1,6 @@
 /** The keywords that apply to objects. */
+import { escapePointerSegment } from "../input.js";
+import type { LinearPattern } from "../pattern/linear-pattern.js";
 import { at, fail, isObject, linear, number, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
 
 /** Keywords of objects: members, `required`, counts, dependencies, `propertyNames`. */
@@ -45,10 +47,20 @@ export function objectKeywords(pointer: string, schema: Json, schemas: Subschema
   return checks;
 }
 
-/** `properties`, `patternProperties` and `additionalProperties` in one pass over the instance's members. */
+/** A declared property, with what its issues need made once. */
+interface Member {
+  readonly name: string;
+  /** `/name`, escaped: appended to the object's path. */
+  readonly segment: string;
+  readonly check: Check;
+  readonly required: boolean;
+  readonly missing: string;
+}
+
 /**
- * The members check; where only `properties` apply it also checks the `required` names they declare
- * (`requires`), in the same pass.
+ * `properties`, `patternProperties` and `additionalProperties`. Without `patternProperties` the declared
+ * names are visited first, checking the required ones in the same pass (`requires`), and the instance's
+ * other members only when it has some. Issues follow the keywords' order: properties, then the others.
  */
 function members(pointer: string, schema: Json, schemas: Subschemas, required: readonly string[]): { check: Check; requires: ReadonlySet<string> } | undefined {
   const properties = isObject(schema["properties"]) ? schema["properties"] : undefined;
@@ -57,36 +69,78 @@ function members(pointer: string, schema: Json, schemas: Subschemas, required: r
   if (!properties && !patterns && !hasAdditional) return undefined;
   const named = new Map<string, Check>();
   for (const name of Object.keys(properties ?? {})) named.set(name, schemas.sub(`${pointer}/properties`, name, properties![name]));
-  const patterned = Object.keys(patterns ?? {}).map((source) => ({
-    pattern: linear(source),
-    check: schemas.sub(`${pointer}/patternProperties`, source, patterns![source]),
-  }));
   const additional = hasAdditional ? schemas.sub(pointer, "additionalProperties", schema["additionalProperties"]) : undefined;
   const forbidden = schema["additionalProperties"] === false;
-  if (patterned.length === 0 && additional === undefined) {
-    // Only `properties`: visit the declared names (checking the required ones), no walk over the instance's keys.
-    const requires = new Set(required.filter((name) => named.has(name)));
-    const declared = [...named].map(([name, check]) => ({ name, check, required: requires.has(name) }));
-    const check: Check = (data, path, run, seen) => {
-      const object = data as Json;
-      let valid = true;
-      for (const { name, check, required } of declared) {
-        if (!Object.hasOwn(object, name)) {
-          if (!required) continue;
-          if (run.issues === null) return false;
-          valid = fail(run, at(run, path, name), `must have required property '${name}'`);
-          continue;
-        }
-        seen?.property(name);
-        if (check(object[name], at(run, path, name), run, undefined)) continue;
-        if (run.issues === null) return false;
-        valid = false;
-      }
-      return valid;
-    };
-    return { check, requires };
+  if (patterns && Object.keys(patterns).length > 0) {
+    const patterned = Object.keys(patterns).map((source) => ({ pattern: linear(source), check: schemas.sub(`${pointer}/patternProperties`, source, patterns[source]) }));
+    return { check: everyMember(named, patterned, additional, forbidden), requires: new Set() };
   }
+  const requires = new Set(required.filter((name) => named.has(name)));
+  const declared: Member[] = [...named].map(([name, check]) => ({
+    name,
+    segment: `/${escapePointerSegment(name)}`,
+    check,
+    required: requires.has(name),
+    missing: `must have required property '${name}'`,
+  }));
+  const others = additional === undefined ? undefined : otherMembers(named, additional, forbidden);
   const check: Check = (data, path, run, seen) => {
+    const object = data as Json;
+    let valid = true;
+    let found = 0;
+    for (let index = 0; index < declared.length; index++) {
+      const member = declared[index]!;
+      if (!Object.hasOwn(object, member.name)) {
+        if (!member.required) continue;
+        if (run.issues === null) return false;
+        valid = fail(run, path + member.segment, member.missing);
+        continue;
+      }
+      found++;
+      if (seen !== undefined) seen.property(member.name);
+      if (member.check(object[member.name], run.issues === null ? path : path + member.segment, run, undefined)) continue;
+      if (run.issues === null) return false;
+      valid = false;
+    }
+    if (others === undefined) return valid;
+    // Every member is declared or evaluated by additionalProperties.
+    if (seen !== undefined) seen.allProperties = true;
+    if (countEnumerable(object) === found) return valid;
+    return others(object, path, run, undefined) && valid;
+  };
+  return { check, requires };
+}
+
+/**
+ * Own and inherited enumerable keys, counted without allocating: when that equals the declared members
+ * found, the object has no other own member.
+ */
+function countEnumerable(object: Json): number {
+  let count = 0;
+  // Inherited keys only make the count larger; they never hide an own one.
+  for (const _ in object) count++;
+  return count;
+}
+
+/** additionalProperties over the members `named` does not declare. */
+function otherMembers(named: ReadonlyMap<string, Check>, additional: Check, forbidden: boolean): Check {
+  return (data, path, run) => {
+    const object = data as Json;
+    let valid = true;
+    for (const name of Object.keys(object)) {
+      if (named.has(name)) continue;
+      const where = at(run, path, name);
+      if (forbidden ? fail(run, where, `must NOT have additional properties: '${name}'`) : additional(object[name], where, run, undefined)) continue;
+      if (run.issues === null) return false;
+      valid = false;
+    }
+    return valid;
+  };
+}
+
+/** With `patternProperties`: one pass over the instance's members, each checked by every schema that applies. */
+function everyMember(named: ReadonlyMap<string, Check>, patterned: readonly { pattern: LinearPattern; check: Check }[], additional: Check | undefined, forbidden: boolean): Check {
+  return (data, path, run, seen) => {
     const object = data as Json;
     let valid = true;
     for (const name of Object.keys(object)) {
@@ -98,14 +152,12 @@ function members(pointer: string, schema: Json, schemas: Subschemas, required: r
         if (run.issues === null) return false;
         valid = false;
       }
-      if (patterned.length > 0) {
-        for (const entry of patterned) {
-          if (!entry.pattern.test(name)) continue;
-          matched = true;
-          if (entry.check(value, where, run, undefined)) continue;
-          if (run.issues === null) return false;
-          valid = false;
-        }
+      for (const entry of patterned) {
+        if (!entry.pattern.test(name)) continue;
+        matched = true;
+        if (entry.check(value, where, run, undefined)) continue;
+        if (run.issues === null) return false;
+        valid = false;
       }
       if (!matched && additional !== undefined) {
         matched = true;
@@ -118,7 +170,6 @@ function members(pointer: string, schema: Json, schemas: Subschemas, required: r
     }
     return valid;
   };
-  return { check, requires: new Set() };
 }
 
 function dependencies(pointer: string, schema: Json, schemas: Subschemas): Check[] {
