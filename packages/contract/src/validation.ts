@@ -3,7 +3,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolpactError, type ValidationIssue } from "@toolpact/protocol";
 import { canonicalJson, deepFreezeJson, isDeeplyFrozen, schemaHash } from "./input.js";
 import { compileLinearPattern, describePatternRefusal } from "./pattern/linear-pattern.js";
-import { SchemaCompiler, VALIDITY_ONLY, type Run } from "./schema/compile.js";
+import type { PendingIssue } from "./schema/check.js";
+import { SchemaCompiler } from "./schema/compile.js";
 import { SchemaDocument, schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
 
 export { schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
@@ -105,10 +106,10 @@ function buildValidator(schema: unknown, hash: string): SchemaValidator {
   return Object.freeze({
     hash,
     validate(value: unknown): readonly ValidationIssue[] {
-      if (root(value, "", VALIDITY_ONLY, undefined)) return NO_ISSUES;
-      const run: Run = { issues: [] };
-      root(value, "", run, undefined);
-      return withoutRepeats(run.issues!);
+      // One pass collects every issue: paths are made only for issues, so a valid value costs no more.
+      const issues: PendingIssue[] = [];
+      if (root(value, { issues }, undefined)) return NO_ISSUES;
+      return withoutRepeats(issues);
     },
   });
 }

@@ -5,7 +5,7 @@
  */
 import { escapePointerSegment } from "../input.js";
 import { arrayKeywords } from "./array-keywords.js";
-import { all, at, fail, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
+import { all, checkChild, fail, failAt, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
 import type { SchemaDialect, SchemaDocument } from "./document.js";
 import { Evaluated } from "./evaluated.js";
 import { FORMATS } from "./formats.js";
@@ -14,7 +14,7 @@ import { objectKeywords } from "./object-keywords.js";
 
 export { VALIDITY_ONLY, type Check, type Run } from "./check.js";
 
-const falseSchema: Check = (_data, path, run) => fail(run, path, "boolean schema is false");
+const falseSchema: Check = (_data, run) => fail(run, "boolean schema is false");
 
 const TYPES: Readonly<Record<string, (data: unknown) => boolean>> = {
   string: (data) => typeof data === "string",
@@ -54,7 +54,7 @@ export class SchemaCompiler implements Subschemas {
     if (known) return known;
     // A reference back into a schema being compiled goes through this forward, bound when it is done.
     let done: Check | undefined;
-    this.compiled.set(pointer, (data, path, run, seen) => done!(data, path, run, seen));
+    this.compiled.set(pointer, (data, run, seen) => done!(data, run, seen));
     done = this.build(pointer, schema);
     this.compiled.set(pointer, done);
     return done;
@@ -84,8 +84,8 @@ export class SchemaCompiler implements Subschemas {
     const groups: Record<TypeGroup, Check | undefined> = {
       string: this.stringKeywords(json, sole === "string" ? typeMessage : undefined),
       number: this.numberKeywords(json, sole === "number" ? { message: typeMessage!, integer } : undefined),
-      object: typeGuarded("object", objectKeywords(pointer, json, this), sole === "object" ? typeMessage : undefined),
-      array: typeGuarded("array", arrayKeywords(pointer, json, this), sole === "array" ? typeMessage : undefined),
+      object: objectKeywords(pointer, json, this, sole === "object" ? typeMessage : undefined),
+      array: arrayKeywords(pointer, json, this, sole === "array" ? typeMessage : undefined),
     };
     if (type !== undefined && (!sole || !groups[sole])) checks.unshift(typeCheck(type as string | string[]));
     else if (sole) checks.unshift(groups[sole]!);
@@ -93,11 +93,11 @@ export class SchemaCompiler implements Subschemas {
     const body = all(checks);
     const unevaluated = this.document.dialect === "2020-12" ? this.unevaluated(pointer, json) : undefined;
     if (!unevaluated) return body;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const own = new Evaluated();
-      let valid = body(data, path, run, own);
+      let valid = body(data, run, own);
       if (!valid && run.issues === null) return false;
-      valid = unevaluated(data, path, run, own) && valid;
+      valid = unevaluated(data, run, own) && valid;
       if (valid) seen?.merge(own);
       return valid;
     };
@@ -111,15 +111,15 @@ export class SchemaCompiler implements Subschemas {
       const message = allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
       if (allowed.every((value) => typeof value !== "object" || value === null)) {
         const values = new Set<unknown>(allowed);
-        checks.push((data, path, run) => values.has(data) || fail(run, path, message));
+        checks.push((data, run) => values.has(data) || fail(run, message));
       } else {
-        checks.push((data, path, run) => allowed.some((value) => jsonEqual(value, data)) || fail(run, path, message));
+        checks.push((data, run) => allowed.some((value) => jsonEqual(value, data)) || fail(run, message));
       }
     }
     if (Object.hasOwn(schema, "const")) {
       const expected = schema["const"];
       const message = `must be equal to ${JSON.stringify(expected)}`;
-      checks.push((data, path, run) => jsonEqual(expected, data) || fail(run, path, message));
+      checks.push((data, run) => jsonEqual(expected, data) || fail(run, message));
     }
     return checks;
   }
@@ -138,7 +138,7 @@ export class SchemaCompiler implements Subschemas {
     if (oneOf) checks.push(oneOfCheck(oneOf));
     if (Object.hasOwn(schema, "not")) {
       const not = this.sub(pointer, "not", schema["not"]);
-      checks.push((data, path, run) => !not(data, path, VALIDITY_ONLY, undefined) || fail(run, path, "must NOT be valid"));
+      checks.push((data, run) => !not(data, VALIDITY_ONLY, undefined) || fail(run, "must NOT be valid"));
     }
     if (Object.hasOwn(schema, "if")) checks.push(this.conditional(pointer, schema));
     return checks;
@@ -148,13 +148,13 @@ export class SchemaCompiler implements Subschemas {
     const condition = this.sub(pointer, "if", schema["if"]);
     const then = Object.hasOwn(schema, "then") ? this.sub(pointer, "then", schema["then"]) : undefined;
     const otherwise = Object.hasOwn(schema, "else") ? this.sub(pointer, "else", schema["else"]) : undefined;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const conditionSeen = seen && new Evaluated();
-      if (condition(data, path, VALIDITY_ONLY, conditionSeen)) {
+      if (condition(data, VALIDITY_ONLY, conditionSeen)) {
         if (conditionSeen) seen!.merge(conditionSeen);
-        return !then || then(data, path, run, seen) || fail(run, path, 'must match "then" schema');
+        return !then || then(data, run, seen) || fail(run, 'must match "then" schema');
       }
-      return !otherwise || otherwise(data, path, run, seen) || fail(run, path, 'must match "else" schema');
+      return !otherwise || otherwise(data, run, seen) || fail(run, 'must match "else" schema');
     };
   }
 
@@ -170,8 +170,8 @@ export class SchemaCompiler implements Subschemas {
     const format = formatOf(schema, "string");
     if (minLength === undefined && maxLength === undefined && !pattern && !format) return undefined;
     const other = typeMessage === undefined;
-    return (data, path, run) => {
-      if (typeof data !== "string") return other || fail(run, path, typeMessage);
+    return (data, run) => {
+      if (typeof data !== "string") return other || fail(run, typeMessage);
       if (run.issues === null) {
         return (
           (minLength === undefined || data.length >= minLength * 2 || codePointLength(data) >= minLength) &&
@@ -181,10 +181,10 @@ export class SchemaCompiler implements Subschemas {
         );
       }
       let valid = true;
-      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength) valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
-      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength) valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
-      if (pattern && !pattern.test(data)) valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
-      if (format && !format.test(data)) valid = fail(run, path, format.message);
+      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength) valid = fail(run, `must NOT have fewer than ${minLength} characters`);
+      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength) valid = fail(run, `must NOT have more than ${maxLength} characters`);
+      if (pattern && !pattern.test(data)) valid = fail(run, `must match pattern ${JSON.stringify(source)}`);
+      if (format && !format.test(data)) valid = fail(run, format.message);
       return valid;
     };
   }
@@ -203,9 +203,9 @@ export class SchemaCompiler implements Subschemas {
     const bounds = [minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf];
     if (bounds.every((bound) => bound === undefined) && !format) return undefined;
     const integer = typed?.integer === true;
-    return (data, path, run) => {
-      if (typeof data !== "number") return typed === undefined || fail(run, path, typed.message);
-      if (typed !== undefined && !(integer ? Number.isInteger(data) : Number.isFinite(data))) return fail(run, path, typed.message);
+    return (data, run) => {
+      if (typeof data !== "number") return typed === undefined || fail(run, typed.message);
+      if (typed !== undefined && !(integer ? Number.isInteger(data) : Number.isFinite(data))) return fail(run, typed.message);
       // Cheap comparisons first; messages are made only for a failure.
       if (
         (minimum === undefined || data >= minimum) &&
@@ -218,12 +218,12 @@ export class SchemaCompiler implements Subschemas {
         return true;
       }
       if (run.issues === null) return false;
-      if (minimum !== undefined && !(data >= minimum)) fail(run, path, `must be >= ${minimum}`);
-      if (maximum !== undefined && !(data <= maximum)) fail(run, path, `must be <= ${maximum}`);
-      if (exclusiveMinimum !== undefined && !(data > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
-      if (exclusiveMaximum !== undefined && !(data < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
-      if (multipleOf !== undefined && !(Number.isFinite(data) && isMultipleOf(data, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
-      if (format && !format.test(data)) fail(run, path, format.message);
+      if (minimum !== undefined && !(data >= minimum)) fail(run, `must be >= ${minimum}`);
+      if (maximum !== undefined && !(data <= maximum)) fail(run, `must be <= ${maximum}`);
+      if (exclusiveMinimum !== undefined && !(data > exclusiveMinimum)) fail(run, `must be > ${exclusiveMinimum}`);
+      if (exclusiveMaximum !== undefined && !(data < exclusiveMaximum)) fail(run, `must be < ${exclusiveMaximum}`);
+      if (multipleOf !== undefined && !(Number.isFinite(data) && isMultipleOf(data, multipleOf))) fail(run, `must be multiple of ${multipleOf}`);
+      if (format && !format.test(data)) fail(run, format.message);
       return false;
     };
   }
@@ -235,15 +235,13 @@ export class SchemaCompiler implements Subschemas {
     if (!properties && !items) return undefined;
     const noProperties = schema["unevaluatedProperties"] === false;
     const noItems = schema["unevaluatedItems"] === false;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const own = seen!;
       let valid = true;
       if (properties && isObject(data)) {
         for (const name of Object.keys(data)) {
           if (own.hasProperty(name)) continue;
-          const ok = noProperties
-            ? fail(run, at(run, path, name), `must NOT have unevaluated properties: '${name}'`)
-            : properties(data[name], at(run, path, name), run, undefined);
+          const ok = noProperties ? failAt(run, name, `must NOT have unevaluated properties: '${name}'`) : checkChild(properties, data[name], name, run);
           if (ok) continue;
           if (run.issues === null) return false;
           valid = false;
@@ -253,7 +251,7 @@ export class SchemaCompiler implements Subschemas {
       if (items && Array.isArray(data)) {
         for (let index = 0; index < data.length; index++) {
           if (own.hasItem(index)) continue;
-          const ok = noItems ? fail(run, at(run, path, index), "must NOT have unevaluated items") : items(data[index], at(run, path, index), run, undefined);
+          const ok = noItems ? failAt(run, index, "must NOT have unevaluated items") : checkChild(items, data[index], index, run);
           if (ok) continue;
           if (run.issues === null) return false;
           valid = false;
@@ -275,38 +273,26 @@ function formatOf(schema: Json, type: "string" | "number"): { test: (value: unkn
 const TYPE_GROUPS = ["string", "number", "object", "array"] as const;
 type TypeGroup = (typeof TYPE_GROUPS)[number];
 
-/**
- * The keywords of objects or arrays behind one test of the type: instances of other types pass, or fail with
- * `typeMessage` when the schema's `type` names the group.
- */
-function typeGuarded(group: "object" | "array", checks: readonly Check[], typeMessage: string | undefined): Check | undefined {
-  if (checks.length === 0) return undefined;
-  const body = all(checks);
-  const other = typeMessage === undefined;
-  if (group === "array") return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : other || fail(run, path, typeMessage));
-  return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : other || fail(run, path, typeMessage));
-}
-
 /** `"type": "<t>"` without keywords of its own: one closure per type, so the test is inline. */
 function typeThen(type: string): Check {
   const message = `must be ${type}`;
   switch (type) {
     case "string":
-      return (data, path, run) => typeof data === "string" || fail(run, path, message);
+      return (data, run) => typeof data === "string" || fail(run, message);
     case "boolean":
-      return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
+      return (data, run) => typeof data === "boolean" || fail(run, message);
     case "object":
-      return (data, path, run) => (typeof data === "object" && data !== null && !Array.isArray(data)) || fail(run, path, message);
+      return (data, run) => (typeof data === "object" && data !== null && !Array.isArray(data)) || fail(run, message);
     case "array":
-      return (data, path, run) => Array.isArray(data) || fail(run, path, message);
+      return (data, run) => Array.isArray(data) || fail(run, message);
     case "number":
-      return (data, path, run) => (typeof data === "number" && Number.isFinite(data)) || fail(run, path, message);
+      return (data, run) => (typeof data === "number" && Number.isFinite(data)) || fail(run, message);
     case "integer":
-      return (data, path, run) => (typeof data === "number" && Number.isInteger(data)) || fail(run, path, message);
+      return (data, run) => (typeof data === "number" && Number.isInteger(data)) || fail(run, message);
     case "null":
-      return (data, path, run) => data === null || fail(run, path, message);
+      return (data, run) => data === null || fail(run, message);
     default:
-      return (_data, path, run) => fail(run, path, message);
+      return (_data, run) => fail(run, message);
   }
 }
 
@@ -316,36 +302,36 @@ function typeCheck(type: string | string[]): Check {
   const tests = names.map((name) => TYPES[name] ?? (() => false));
   const message = `must be ${names.join(" or ")}`;
   if (names.length === 1) return typeThen(names[0]!);
-  return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
+  return (data, run) => tests.some((test) => test(data)) || fail(run, message);
 }
 
 function anyOfCheck(branches: readonly Check[]): Check {
-  return (data, path, run, seen) => {
+  return (data, run, seen) => {
     if (!seen) {
-      for (const branch of branches) if (branch(data, path, VALIDITY_ONLY, undefined)) return true;
+      for (const branch of branches) if (branch(data, VALIDITY_ONLY, undefined)) return true;
     } else {
       // Annotations come from every branch that passes, so none is skipped.
       let passed = false;
       for (const branch of branches) {
         const branchSeen = new Evaluated();
-        if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+        if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
         passed = true;
         seen.merge(branchSeen);
       }
       if (passed) return true;
     }
-    if (run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
-    return fail(run, path, "must match a schema in anyOf");
+    if (run.issues !== null) for (const branch of branches) branch(data, run, undefined);
+    return fail(run, "must match a schema in anyOf");
   };
 }
 
 function oneOfCheck(branches: readonly Check[]): Check {
-  return (data, path, run, seen) => {
+  return (data, run, seen) => {
     let passing = 0;
     let passedSeen: Evaluated | undefined;
     for (const branch of branches) {
       const branchSeen = seen && new Evaluated();
-      if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+      if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
       passing++;
       passedSeen = branchSeen;
       if (passing > 1) break;
@@ -354,7 +340,7 @@ function oneOfCheck(branches: readonly Check[]): Check {
       if (passedSeen) seen!.merge(passedSeen);
       return true;
     }
-    if (passing === 0 && run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
-    return fail(run, path, "must match exactly one schema in oneOf");
+    if (passing === 0 && run.issues !== null) for (const branch of branches) branch(data, run, undefined);
+    return fail(run, "must match exactly one schema in oneOf");
   };
 }
