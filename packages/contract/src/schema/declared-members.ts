@@ -95,12 +95,19 @@ type Factory = (spec: DeclaredMembers, helpers: Helpers) => Check;
 let generationAllowed: boolean | undefined;
 
 /**
+ * Numbers the generated functions. Each source ends in its own number, so that no two schema objects share
+ * compiled code, and with it the property accesses' feedback (V8 reuses both for equal source text).
+ */
+let generated = 0;
+
+/**
  * The check of the declared members (see the module's comment). Each schema object gets a function of its
  * own, so that each of its property accesses sees one name.
  */
 export function declaredMembersCheck(spec: DeclaredMembers): Check {
   if (spec.members.length > MOST_GENERATED || generationAllowed === false) return declaredMembersLoop(spec);
-  const source = declaredMembersSource({ count: spec.members.length, required: spec.members.map((member) => member.required), others: spec.others !== undefined });
+  const shape = { count: spec.members.length, required: spec.members.map((member) => member.required), others: spec.others !== undefined };
+  const source = `${declaredMembersSource(shape)}\n// declared members ${++generated}`;
   let factory: Factory;
   try {
     factory = new Function("spec", "helpers", source) as Factory;
