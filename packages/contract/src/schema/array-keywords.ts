@@ -14,9 +14,7 @@ export function arrayKeywords(pointer: string, schema: Json, schemas: Subschemas
   if (other.length === 0 && items === undefined && minItems === undefined && maxItems === undefined) return undefined;
   // The common case, one item schema and counts at most, in one closure with the type test.
   if (other.length === 0 && (items === undefined || items.every)) return everyItem(items?.every, { minItems, maxItems, typeMessage });
-  const checks = [...(items ? [items.check] : []), ...counts(minItems, maxItems), ...other];
-  if (checks.length === 0) return undefined;
-  const body = all(checks);
+  const body = all([...(items ? [items.check] : []), ...counts(minItems, maxItems), ...other]);
   const passOthers = typeMessage === undefined;
   return (data, run, seen) => (Array.isArray(data) ? body(data, run, seen) : passOthers || fail(run, typeMessage));
 }
