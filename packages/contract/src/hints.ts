@@ -30,8 +30,10 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   for (const candidate of candidates) {
     if (candidate === word) continue;
     if (candidate.toLowerCase() === lower) return candidate;
-    const distance = editDistance(lower, candidate.toLowerCase());
     const allowed = Math.max(1, Math.floor(Math.max(candidate.length, word.length) / 3));
+    // The lengths' difference is a lower bound of the distance: most candidates end here.
+    if (Math.abs(candidate.length - word.length) > Math.min(allowed, bestDistance)) continue;
+    const distance = editDistance(lower, candidate.toLowerCase());
     if (distance <= allowed && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv2020, type Options } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { parse, type ParseError } from "jsonc-parser";
 import { describe, expect, it } from "vitest";
 import { parseManifest } from "./loader.js";
@@ -68,6 +69,16 @@ const CASES: [string, unknown][] = [
   ["missing version", { id: "com.example.x" }],
 ];
 
+/**
+ * ajv as an editor would apply the file: the meta-schemas it bundles use `regex`, `uri` and
+ * `uri-reference`, which ajv-formats checks (without it, ajv warns that it ignores them).
+ */
+function editorAjv(options: Options): Ajv2020 {
+  const ajv = new Ajv2020(options);
+  addFormats.default(ajv);
+  return ajv;
+}
+
 describe("manifest.schema.json", () => {
   it("is the committed output of manifestJsonSchema()", () => {
     const committed = readFileSync(join(PACKAGE, "manifest.schema.json"), "utf8");
@@ -76,12 +87,12 @@ describe("manifest.schema.json", () => {
   });
 
   it("is a valid 2020-12 schema", () => {
-    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    const ajv = editorAjv({ strict: true, allErrors: true });
     expect(ajv.validateSchema(manifestJsonSchema())).toBe(true);
   });
 
   it("accepts and rejects what the zod schema does, on every fixture and each field-level rule", () => {
-    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(manifestJsonSchema());
+    const validate = editorAjv({ allErrors: true, strict: false }).compile(manifestJsonSchema());
     // The shape of the manifest only: what tool schemas may hold is the next test's (zod takes any object there).
     const cases = [...fixtureValues(), ...CASES].map(([name, value]) => [name, withPlainToolSchemas(value)] as const);
     const verdicts = cases.map(([name, value]) => ({
@@ -104,7 +115,7 @@ describe("manifest.schema.json", () => {
   });
 
   describe("applies the JSON Schema meta-schema to inputSchema and outputSchema", () => {
-    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(manifestJsonSchema());
+    const validate = editorAjv({ allErrors: true, strict: false }).compile(manifestJsonSchema());
     const withSchemas = (inputSchema: unknown, outputSchema: unknown = { type: "object" }): unknown => ({ ...base, tools: [{ ...tool, inputSchema, outputSchema }] });
     const errorsOf = (manifest: unknown): string[] => {
       validate(manifest);

@@ -17,7 +17,7 @@ import {
   type Path,
 } from "./manifest-document.js";
 import { FORMATS } from "./schema/formats.js";
-import { compileSchema, metaSchemaEngine, schemaDialect, schemaRefusals, type SchemaDialect } from "./validation.js";
+import { metaSchemaEngine, prepareSchema, schemaDialect, schemaRefusals, type SchemaDialect } from "./validation.js";
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON Schema vocabulary, as far as the loader needs to walk and judge tool schemas.
@@ -317,7 +317,7 @@ function metaMessage(path: Path, errors: readonly ErrorObject[], value: unknown)
 
 function compileCheck(check: ManifestCheck, schemaNode: Node, path: Path, schema: unknown): void {
   try {
-    compileSchema(schema);
+    prepareSchema(schema);
   } catch (error) {
     check.error(schemaNode, path, `${labelOf(path)} cannot be compiled: ${(error as Error).message}`);
   }

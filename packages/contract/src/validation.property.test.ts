@@ -99,7 +99,8 @@ describe("input validation, differential against ajv with JavaScript's own RegEx
         for (const raw of instances) {
           const value = prepareInput(raw);
           const verdict = ours.validate(value).length === 0;
-          expect({ schema: generated, value, valid: verdict }).toEqual({ schema: generated, value, valid: reference(value) });
+          // The expectation is built only for a disagreement, which it then shows with the schema and the value.
+          if (verdict !== reference(value)) expect({ schema: generated, value, valid: verdict }).toEqual({ schema: generated, value, valid: !verdict });
           compared++;
           if (verdict) valid++;
         }

@@ -3,7 +3,8 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolpactError, type ValidationIssue } from "@toolpact/protocol";
 import { canonicalJson, deepFreezeJson, isDeeplyFrozen, schemaHash } from "./input.js";
 import { compileLinearPattern, describePatternRefusal } from "./pattern/linear-pattern.js";
-import { SchemaCompiler, VALIDITY_ONLY, type Run } from "./schema/compile.js";
+import type { Check, PendingIssue } from "./schema/check.js";
+import { SchemaCompiler } from "./schema/compile.js";
 import { SchemaDocument, schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
 
 export { schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
@@ -61,8 +62,14 @@ function analyze(schema: unknown): { document?: SchemaDocument; refusals: readon
   return { document, refusals: document.problems() };
 }
 
-const validatorsByHash = new Map<string, SchemaValidator>();
-const compiledByIdentity = new WeakMap<object, SchemaValidator>();
+/** A schema that passed the analysis: its validator, whose closures are built once, by `build`. */
+interface Prepared {
+  readonly validator: SchemaValidator;
+  build(): void;
+}
+
+const preparedByHash = new Map<string, Prepared>();
+const preparedByIdentity = new WeakMap<object, Prepared>();
 
 /**
  * Compiles a JSON Schema once per document: the cache is keyed by schemaHash, so equal documents share
@@ -76,22 +83,38 @@ const compiledByIdentity = new WeakMap<object, SchemaValidator>();
  * evaluated exactly (see schemaRefusals).
  */
 export function compileSchema(schema: unknown): SchemaValidator {
-  const identity = isDeeplyFrozen(schema) ? (schema as object) : undefined;
-  if (identity) {
-    const known = compiledByIdentity.get(identity);
-    if (known) return known;
-  }
-  const hash = schemaHash(schema);
-  let validator = validatorsByHash.get(hash);
-  if (!validator) {
-    validator = buildValidator(schema, hash);
-    validatorsByHash.set(hash, validator);
-  }
-  if (identity) compiledByIdentity.set(identity, validator);
+  const { validator, build } = preparedOf(schema);
+  build();
   return validator;
 }
 
-function buildValidator(schema: unknown, hash: string): SchemaValidator {
+/**
+ * Everything compileSchema checks (the canonical copy, the hash, the analysis), without building the
+ * evaluator: what the manifest loader needs to know. The validator is cached; compileSchema, or its first
+ * use, builds it.
+ * @throws ToolpactError MANIFEST_INVALID as compileSchema does.
+ */
+export function prepareSchema(schema: unknown): void {
+  preparedOf(schema);
+}
+
+function preparedOf(schema: unknown): Prepared {
+  const identity = isDeeplyFrozen(schema) ? (schema as object) : undefined;
+  if (identity) {
+    const known = preparedByIdentity.get(identity);
+    if (known) return known;
+  }
+  const hash = schemaHash(schema);
+  let prepared = preparedByHash.get(hash);
+  if (!prepared) {
+    prepared = prepare(schema, hash);
+    preparedByHash.set(hash, prepared);
+  }
+  if (identity) preparedByIdentity.set(identity, prepared);
+  return prepared;
+}
+
+function prepare(schema: unknown, hash: string): Prepared {
   // A private, frozen copy of exactly the text that was hashed.
   const copy = deepFreezeJson(JSON.parse(canonicalJson(schema)) as unknown);
   const { document, refusals } = analyze(copy);
@@ -101,22 +124,32 @@ function buildValidator(schema: unknown, hash: string): SchemaValidator {
     const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more)` : "";
     throw new ToolpactError("MANIFEST_INVALID", `schema ${hash.slice(0, 12)} cannot be evaluated exactly${where}: ${first!.message}${more}`);
   }
-  const root = new SchemaCompiler(document).root();
-  return Object.freeze({
+  let root: Check | undefined;
+  const build = (): Check => (root ??= new SchemaCompiler(document).root());
+  const validator: SchemaValidator = Object.freeze({
     hash,
     validate(value: unknown): readonly ValidationIssue[] {
-      if (root(value, "", VALIDITY_ONLY, undefined)) return NO_ISSUES;
-      const run: Run = { issues: [] };
-      root(value, "", run, undefined);
-      return withoutRepeats(run.issues!);
+      // One pass collects every issue: paths are made only for issues, so a valid value costs no more.
+      const issues: PendingIssue[] = [];
+      if ((root ?? build())(value, { issues }, undefined)) return NO_ISSUES;
+      return withoutRepeats(issues);
     },
   });
+  return { validator, build };
 }
 
 const NO_ISSUES: readonly ValidationIssue[] = Object.freeze([]);
 
 /** Issues in order of discovery, each (path, message) once. */
-function withoutRepeats(issues: readonly ValidationIssue[]): readonly ValidationIssue[] {
+function withoutRepeats(issues: ValidationIssue[]): readonly ValidationIssue[] {
+  if (issues.length < 2) return issues;
+  if (issues.length <= 16) {
+    // Few issues: comparing pairs costs less than keying them.
+    return issues.filter((issue, index) => {
+      for (let earlier = 0; earlier < index; earlier++) if (issues[earlier]!.path === issue.path && issues[earlier]!.message === issue.message) return false;
+      return true;
+    });
+  }
   const seen = new Set<string>();
   return issues.filter((issue) => {
     const key = issue.path + "\u0000" + issue.message;

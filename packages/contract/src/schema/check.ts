@@ -1,20 +1,30 @@
 /** The shape of compiled schemas and the small pieces every keyword uses. */
-import type { ValidationIssue } from "@toolpact/protocol";
 import { escapePointerSegment } from "../input.js";
 import { compileLinearPattern, type LinearPattern } from "../pattern/linear-pattern.js";
 import type { SchemaDialect } from "./document.js";
 import type { Evaluated } from "./evaluated.js";
 
-/** Where issues go; null while only validity is asked. */
+/** An issue while it is made: its path is relative to the instance being checked until the root is reached. */
+export interface PendingIssue {
+  path: string;
+  readonly message: string;
+}
+
+/**
+ * Where issues go; null while only validity is asked. A check records issues at its own instance (path "")
+ * or at a member or item of it; the check that descended into a child puts the child's segment in front of
+ * the issues the child recorded. Paths are made only for issues, so collecting costs nothing while the
+ * instance is valid.
+ */
 export interface Run {
-  readonly issues: ValidationIssue[] | null;
+  readonly issues: PendingIssue[] | null;
 }
 
 /** Validity only: the first failure ends the evaluation. */
 export const VALIDITY_ONLY: Run = Object.freeze({ issues: null });
 
-/** One compiled schema: evaluates `data` at `path`, recording into `seen` what it evaluated (for unevaluated*). */
-export type Check = (data: unknown, path: string, run: Run, seen: Evaluated | undefined) => boolean;
+/** One compiled schema: evaluates `data`, recording into `seen` what it evaluated (for unevaluated*). */
+export type Check = (data: unknown, run: Run, seen: Evaluated | undefined) => boolean;
 
 /** A JSON object (a schema object or an instance object). */
 export type Json = Record<string, unknown>;
@@ -28,15 +38,36 @@ export interface Subschemas {
 /** The check of `true` and of no keywords. */
 export const pass: Check = () => true;
 
-/** Records an issue (when issues are collected) and fails. */
-export function fail(run: Run, path: string, message: string): false {
-  run.issues?.push({ path, message });
+/** Records an issue at the instance being checked (when issues are collected) and fails. */
+export function fail(run: Run, message: string): false {
+  run.issues?.push({ path: "", message });
   return false;
 }
 
-/** The JSON Pointer of a member or item, built only when issues are collected. */
-export function at(run: Run, path: string, key: string | number): string {
-  return run.issues === null ? path : `${path}/${escapePointerSegment(key)}`;
+/** The JSON Pointer segment of a member or item: `/name` escaped, or `/index`. */
+export function segmentOf(key: string | number): string {
+  return typeof key === "number" ? `/${key}` : `/${escapePointerSegment(key)}`;
+}
+
+/** Records an issue at a member or item of the instance being checked and fails. */
+export function failAt(run: Run, key: string | number, message: string): false {
+  run.issues?.push({ path: segmentOf(key), message });
+  return false;
+}
+
+/** Puts a member's or item's segment (see segmentOf) in front of the issues recorded since `from` (the child's). */
+export function within(issues: PendingIssue[], from: number, segment: string): void {
+  for (let index = from; index < issues.length; index++) issues[index]!.path = segment + issues[index]!.path;
+}
+
+/** Checks the member or item `key` of the instance; the issues it records are placed under `key`. */
+export function checkChild(check: Check, value: unknown, key: string | number, run: Run): boolean {
+  const issues = run.issues;
+  if (issues === null) return check(value, run, undefined);
+  const from = issues.length;
+  if (check(value, run, undefined)) return true;
+  within(issues, from, segmentOf(key));
+  return false;
 }
 
 /** A JSON object: not null, not an array. */
@@ -50,16 +81,16 @@ export function all(checks: readonly Check[]): Check {
   if (checks.length === 1) return checks[0]!;
   if (checks.length === 2) {
     const [first, second] = checks as [Check, Check];
-    return (data, path, run, seen) => {
-      if (first(data, path, run, seen)) return second(data, path, run, seen);
-      if (run.issues !== null) second(data, path, run, seen);
+    return (data, run, seen) => {
+      if (first(data, run, seen)) return second(data, run, seen);
+      if (run.issues !== null) second(data, run, seen);
       return false;
     };
   }
-  return (data, path, run, seen) => {
+  return (data, run, seen) => {
     let valid = true;
     for (const check of checks) {
-      if (!check(data, path, run, seen)) {
+      if (!check(data, run, seen)) {
         if (run.issues === null) return false;
         valid = false;
       }

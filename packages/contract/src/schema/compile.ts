@@ -1,11 +1,13 @@
 /**
- * Compiles a JSON Schema document (2020-12 or draft-07) into nested closures, once; evaluating them is
- * the whole per-call cost. Two modes share one code path: while only validity is asked (`run.issues` is
- * null) the first failure ends the evaluation; when issues are wanted, every one is collected.
+ * Compiles a JSON Schema document (2020-12 or draft-07) into nested closures, once (an object's declared
+ * properties into a generated function: declared-members.ts); evaluating them is the whole per-call cost.
+ * Two modes share one code path: while only validity is asked (`run.issues` is null, as inside `anyOf`,
+ * `not` or `contains`) the first failure ends the evaluation; when issues are wanted, every one is
+ * collected, with paths made only for the issues (check.ts).
  */
 import { escapePointerSegment } from "../input.js";
 import { arrayKeywords } from "./array-keywords.js";
-import { all, at, fail, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
+import { all, checkChild, fail, failAt, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
 import type { SchemaDialect, SchemaDocument } from "./document.js";
 import { Evaluated } from "./evaluated.js";
 import { FORMATS } from "./formats.js";
@@ -14,7 +16,7 @@ import { objectKeywords } from "./object-keywords.js";
 
 export { VALIDITY_ONLY, type Check, type Run } from "./check.js";
 
-const falseSchema: Check = (_data, path, run) => fail(run, path, "boolean schema is false");
+const falseSchema: Check = (_data, run) => fail(run, "boolean schema is false");
 
 const TYPES: Readonly<Record<string, (data: unknown) => boolean>> = {
   string: (data) => typeof data === "string",
@@ -54,7 +56,7 @@ export class SchemaCompiler implements Subschemas {
     if (known) return known;
     // A reference back into a schema being compiled goes through this forward, bound when it is done.
     let done: Check | undefined;
-    this.compiled.set(pointer, (data, path, run, seen) => done!(data, path, run, seen));
+    this.compiled.set(pointer, (data, run, seen) => done!(data, run, seen));
     done = this.build(pointer, schema);
     this.compiled.set(pointer, done);
     return done;
@@ -75,28 +77,29 @@ export class SchemaCompiler implements Subschemas {
     });
     if (this.document.dialect === "draft-07" && refs.length > 0) return refs[0]!;
     const checks: Check[] = [...refs, ...this.applicators(pointer, json), ...this.values(json)];
-    const groups = {
-      string: this.stringKeywords(json),
-      number: this.numberKeywords(json),
-      object: objectKeywords(pointer, json, this),
-      array: arrayKeywords(pointer, json, this),
-    };
     const type = json["type"];
     const group = type === "integer" ? "number" : type;
-    const sole = typeof group === "string" && Object.hasOwn(groups, group) ? (group as keyof typeof groups) : undefined;
-    for (const [group, keywords] of Object.entries(groups) as [keyof typeof groups, Check[]][]) {
-      if (group !== sole && keywords.length > 0) checks.push(whenType(group, all(keywords)));
-    }
-    // The common `"type": "<t>"` with keywords of that type: one test of the type, then the keywords.
-    if (type !== undefined) checks.unshift(sole ? typeThen(type as string, all(groups[sole])) : typeCheck(type as string | string[]));
+    const sole = typeof group === "string" && (TYPE_GROUPS as readonly string[]).includes(group) ? (group as TypeGroup) : undefined;
+    // Each group's keywords test the type themselves; with `"type": "<t>"` the group of t also fails other types.
+    const typeMessage = sole ? `must be ${type as string}` : undefined;
+    const integer = type === "integer";
+    const groups: Record<TypeGroup, Check | undefined> = {
+      string: this.stringKeywords(json, sole === "string" ? typeMessage : undefined),
+      number: this.numberKeywords(json, sole === "number" ? { message: typeMessage!, integer } : undefined),
+      object: objectKeywords(pointer, json, this, sole === "object" ? typeMessage : undefined),
+      array: arrayKeywords(pointer, json, this, sole === "array" ? typeMessage : undefined),
+    };
+    if (type !== undefined && (!sole || !groups[sole])) checks.unshift(typeCheck(type as string | string[]));
+    else if (sole) checks.unshift(groups[sole]!);
+    for (const name of TYPE_GROUPS) if (name !== sole && groups[name]) checks.push(groups[name]);
     const body = all(checks);
     const unevaluated = this.document.dialect === "2020-12" ? this.unevaluated(pointer, json) : undefined;
     if (!unevaluated) return body;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const own = new Evaluated();
-      let valid = body(data, path, run, own);
+      let valid = body(data, run, own);
       if (!valid && run.issues === null) return false;
-      valid = unevaluated(data, path, run, own) && valid;
+      valid = unevaluated(data, run, own) && valid;
       if (valid) seen?.merge(own);
       return valid;
     };
@@ -110,15 +113,15 @@ export class SchemaCompiler implements Subschemas {
       const message = allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
       if (allowed.every((value) => typeof value !== "object" || value === null)) {
         const values = new Set<unknown>(allowed);
-        checks.push((data, path, run) => values.has(data) || fail(run, path, message));
+        checks.push((data, run) => values.has(data) || fail(run, message));
       } else {
-        checks.push((data, path, run) => allowed.some((value) => jsonEqual(value, data)) || fail(run, path, message));
+        checks.push((data, run) => allowed.some((value) => jsonEqual(value, data)) || fail(run, message));
       }
     }
     if (Object.hasOwn(schema, "const")) {
       const expected = schema["const"];
       const message = `must be equal to ${JSON.stringify(expected)}`;
-      checks.push((data, path, run) => jsonEqual(expected, data) || fail(run, path, message));
+      checks.push((data, run) => jsonEqual(expected, data) || fail(run, message));
     }
     return checks;
   }
@@ -137,7 +140,7 @@ export class SchemaCompiler implements Subschemas {
     if (oneOf) checks.push(oneOfCheck(oneOf));
     if (Object.hasOwn(schema, "not")) {
       const not = this.sub(pointer, "not", schema["not"]);
-      checks.push((data, path, run) => !not(data, path, VALIDITY_ONLY, undefined) || fail(run, path, "must NOT be valid"));
+      checks.push((data, run) => !not(data, VALIDITY_ONLY, undefined) || fail(run, "must NOT be valid"));
     }
     if (Object.hasOwn(schema, "if")) checks.push(this.conditional(pointer, schema));
     return checks;
@@ -147,48 +150,52 @@ export class SchemaCompiler implements Subschemas {
     const condition = this.sub(pointer, "if", schema["if"]);
     const then = Object.hasOwn(schema, "then") ? this.sub(pointer, "then", schema["then"]) : undefined;
     const otherwise = Object.hasOwn(schema, "else") ? this.sub(pointer, "else", schema["else"]) : undefined;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const conditionSeen = seen && new Evaluated();
-      if (condition(data, path, VALIDITY_ONLY, conditionSeen)) {
+      if (condition(data, VALIDITY_ONLY, conditionSeen)) {
         if (conditionSeen) seen!.merge(conditionSeen);
-        return !then || then(data, path, run, seen) || fail(run, path, 'must match "then" schema');
+        return !then || then(data, run, seen) || fail(run, 'must match "then" schema');
       }
-      return !otherwise || otherwise(data, path, run, seen) || fail(run, path, 'must match "else" schema');
+      return !otherwise || otherwise(data, run, seen) || fail(run, 'must match "else" schema');
     };
   }
 
-  /** Length, `pattern` and `format` of a string, in one closure. */
-  private stringKeywords(schema: Json): Check[] {
+  /**
+   * Length, `pattern` and `format` of a string, in one closure with the type test: other types pass, or
+   * fail with `typeMessage` when the schema's `type` is "string".
+   */
+  private stringKeywords(schema: Json, typeMessage: string | undefined): Check | undefined {
     const minLength = number(schema, "minLength");
     const maxLength = number(schema, "maxLength");
     const source = typeof schema["pattern"] === "string" ? schema["pattern"] : undefined;
     const pattern = source === undefined ? undefined : linear(source);
     const format = formatOf(schema, "string");
-    if (minLength === undefined && maxLength === undefined && !pattern && !format) return [];
-    return [
-      (data, path, run) => {
-        const text = data as string;
-        let valid = true;
-        if (minLength !== undefined && text.length < minLength * 2 && codePointLength(text) < minLength) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must NOT have fewer than ${minLength} characters`);
-        }
-        if (maxLength !== undefined && text.length > maxLength && codePointLength(text) > maxLength) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must NOT have more than ${maxLength} characters`);
-        }
-        if (pattern && !pattern.test(text)) {
-          if (run.issues === null) return false;
-          valid = fail(run, path, `must match pattern ${JSON.stringify(source)}`);
-        }
-        if (format && !format.test(text)) valid = fail(run, path, format.message);
-        return valid;
-      },
-    ];
+    if (minLength === undefined && maxLength === undefined && !pattern && !format) return undefined;
+    const other = typeMessage === undefined;
+    return (data, run) => {
+      if (typeof data !== "string") return other || fail(run, typeMessage);
+      if (run.issues === null) {
+        return (
+          (minLength === undefined || data.length >= minLength * 2 || codePointLength(data) >= minLength) &&
+          (maxLength === undefined || data.length <= maxLength || codePointLength(data) <= maxLength) &&
+          (!pattern || pattern.test(data)) &&
+          (!format || format.test(data))
+        );
+      }
+      let valid = true;
+      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength) valid = fail(run, `must NOT have fewer than ${minLength} characters`);
+      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength) valid = fail(run, `must NOT have more than ${maxLength} characters`);
+      if (pattern && !pattern.test(data)) valid = fail(run, `must match pattern ${JSON.stringify(source)}`);
+      if (format && !format.test(data)) valid = fail(run, format.message);
+      return valid;
+    };
   }
 
-  /** Bounds, `multipleOf` and `format` of a number, in one closure. */
-  private numberKeywords(schema: Json): Check[] {
+  /**
+   * Bounds, `multipleOf` and `format` of a number, in one closure with the type test: other types pass, or
+   * fail with `typed.message` when the schema's `type` is "number" or "integer".
+   */
+  private numberKeywords(schema: Json, typed: { message: string; integer: boolean } | undefined): Check | undefined {
     const minimum = number(schema, "minimum");
     const maximum = number(schema, "maximum");
     const exclusiveMinimum = number(schema, "exclusiveMinimum");
@@ -196,31 +203,31 @@ export class SchemaCompiler implements Subschemas {
     const multipleOf = number(schema, "multipleOf");
     const format = formatOf(schema, "number");
     const bounds = [minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf];
-    if (bounds.every((bound) => bound === undefined) && !format) return [];
-    return [
-      (data, path, run) => {
-        const value = data as number;
-        // Cheap comparisons first; messages are made only for a failure.
-        if (
-          (minimum === undefined || value >= minimum) &&
-          (maximum === undefined || value <= maximum) &&
-          (exclusiveMinimum === undefined || value > exclusiveMinimum) &&
-          (exclusiveMaximum === undefined || value < exclusiveMaximum) &&
-          (multipleOf === undefined || (Number.isFinite(value) && isMultipleOf(value, multipleOf))) &&
-          (!format || format.test(value))
-        ) {
-          return true;
-        }
-        if (run.issues === null) return false;
-        if (minimum !== undefined && !(value >= minimum)) fail(run, path, `must be >= ${minimum}`);
-        if (maximum !== undefined && !(value <= maximum)) fail(run, path, `must be <= ${maximum}`);
-        if (exclusiveMinimum !== undefined && !(value > exclusiveMinimum)) fail(run, path, `must be > ${exclusiveMinimum}`);
-        if (exclusiveMaximum !== undefined && !(value < exclusiveMaximum)) fail(run, path, `must be < ${exclusiveMaximum}`);
-        if (multipleOf !== undefined && !(Number.isFinite(value) && isMultipleOf(value, multipleOf))) fail(run, path, `must be multiple of ${multipleOf}`);
-        if (format && !format.test(value)) fail(run, path, format.message);
-        return false;
-      },
-    ];
+    if (bounds.every((bound) => bound === undefined) && !format) return undefined;
+    const integer = typed?.integer === true;
+    return (data, run) => {
+      if (typeof data !== "number") return typed === undefined || fail(run, typed.message);
+      if (typed !== undefined && !(integer ? Number.isInteger(data) : Number.isFinite(data))) return fail(run, typed.message);
+      // Cheap comparisons first; messages are made only for a failure.
+      if (
+        (minimum === undefined || data >= minimum) &&
+        (maximum === undefined || data <= maximum) &&
+        (exclusiveMinimum === undefined || data > exclusiveMinimum) &&
+        (exclusiveMaximum === undefined || data < exclusiveMaximum) &&
+        (multipleOf === undefined || (Number.isFinite(data) && isMultipleOf(data, multipleOf))) &&
+        (!format || format.test(data))
+      ) {
+        return true;
+      }
+      if (run.issues === null) return false;
+      if (minimum !== undefined && !(data >= minimum)) fail(run, `must be >= ${minimum}`);
+      if (maximum !== undefined && !(data <= maximum)) fail(run, `must be <= ${maximum}`);
+      if (exclusiveMinimum !== undefined && !(data > exclusiveMinimum)) fail(run, `must be > ${exclusiveMinimum}`);
+      if (exclusiveMaximum !== undefined && !(data < exclusiveMaximum)) fail(run, `must be < ${exclusiveMaximum}`);
+      if (multipleOf !== undefined && !(Number.isFinite(data) && isMultipleOf(data, multipleOf))) fail(run, `must be multiple of ${multipleOf}`);
+      if (format && !format.test(data)) fail(run, format.message);
+      return false;
+    };
   }
 
   /** `unevaluatedProperties` and `unevaluatedItems`: run after every other keyword, on what none evaluated. */
@@ -230,15 +237,13 @@ export class SchemaCompiler implements Subschemas {
     if (!properties && !items) return undefined;
     const noProperties = schema["unevaluatedProperties"] === false;
     const noItems = schema["unevaluatedItems"] === false;
-    return (data, path, run, seen) => {
+    return (data, run, seen) => {
       const own = seen!;
       let valid = true;
       if (properties && isObject(data)) {
         for (const name of Object.keys(data)) {
           if (own.hasProperty(name)) continue;
-          const ok = noProperties
-            ? fail(run, at(run, path, name), `must NOT have unevaluated properties: '${name}'`)
-            : properties(data[name], at(run, path, name), run, undefined);
+          const ok = noProperties ? failAt(run, name, `must NOT have unevaluated properties: '${name}'`) : checkChild(properties, data[name], name, run);
           if (ok) continue;
           if (run.issues === null) return false;
           valid = false;
@@ -248,7 +253,7 @@ export class SchemaCompiler implements Subschemas {
       if (items && Array.isArray(data)) {
         for (let index = 0; index < data.length; index++) {
           if (own.hasItem(index)) continue;
-          const ok = noItems ? fail(run, at(run, path, index), "must NOT have unevaluated items") : items(data[index], at(run, path, index), run, undefined);
+          const ok = noItems ? failAt(run, index, "must NOT have unevaluated items") : checkChild(items, data[index], index, run);
           if (ok) continue;
           if (run.issues === null) return false;
           valid = false;
@@ -267,50 +272,29 @@ function formatOf(schema: Json, type: "string" | "number"): { test: (value: unkn
   return { test: format.check as (value: unknown) => boolean, message: `must match format ${JSON.stringify(name)}` };
 }
 
-type TypeGroup = "string" | "number" | "object" | "array";
+const TYPE_GROUPS = ["string", "number", "object", "array"] as const;
+type TypeGroup = (typeof TYPE_GROUPS)[number];
 
-const IS_GROUP: Readonly<Record<TypeGroup, (data: unknown) => boolean>> = {
-  string: (data) => typeof data === "string",
-  number: (data) => typeof data === "number",
-  object: isObject,
-  array: (data) => Array.isArray(data),
-};
-
-/** Keywords of one type apply only to instances of that type. */
-function whenType(group: TypeGroup, body: Check): Check {
-  const is = IS_GROUP[group];
-  return (data, path, run, seen) => !is(data) || body(data, path, run, seen);
-}
-
-/** `"type": "<t>"`, then the keywords of type t: one closure per type, so the test is inline. */
-function typeThen(type: string, body: Check): Check {
+/** `"type": "<t>"` without keywords of its own: one closure per type, so the test is inline. */
+function typeThen(type: string): Check {
   const message = `must be ${type}`;
-  if (body === pass) {
-    const is = TYPES[type] ?? (() => false);
-    switch (type) {
-      case "string":
-        return (data, path, run) => typeof data === "string" || fail(run, path, message);
-      case "boolean":
-        return (data, path, run) => typeof data === "boolean" || fail(run, path, message);
-      default:
-        return (data, path, run) => is(data) || fail(run, path, message);
-    }
-  }
   switch (type) {
-    case "object":
-      return (data, path, run, seen) => (typeof data === "object" && data !== null && !Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
-    case "array":
-      return (data, path, run, seen) => (Array.isArray(data) ? body(data, path, run, seen) : fail(run, path, message));
     case "string":
-      return (data, path, run, seen) => (typeof data === "string" ? body(data, path, run, seen) : fail(run, path, message));
+      return (data, run) => typeof data === "string" || fail(run, message);
+    case "boolean":
+      return (data, run) => typeof data === "boolean" || fail(run, message);
+    case "object":
+      return (data, run) => (typeof data === "object" && data !== null && !Array.isArray(data)) || fail(run, message);
+    case "array":
+      return (data, run) => Array.isArray(data) || fail(run, message);
     case "number":
-      return (data, path, run, seen) => (typeof data === "number" && Number.isFinite(data) ? body(data, path, run, seen) : fail(run, path, message));
+      return (data, run) => (typeof data === "number" && Number.isFinite(data)) || fail(run, message);
     case "integer":
-      return (data, path, run, seen) => (typeof data === "number" && Number.isInteger(data) ? body(data, path, run, seen) : fail(run, path, message));
-    default: {
-      const is = TYPES[type] ?? (() => false);
-      return (data, path, run, seen) => (is(data) ? body(data, path, run, seen) : fail(run, path, message));
-    }
+      return (data, run) => (typeof data === "number" && Number.isInteger(data)) || fail(run, message);
+    case "null":
+      return (data, run) => data === null || fail(run, message);
+    default:
+      return (_data, run) => fail(run, message);
   }
 }
 
@@ -319,37 +303,37 @@ function typeCheck(type: string | string[]): Check {
   const names = Array.isArray(type) ? type : [type];
   const tests = names.map((name) => TYPES[name] ?? (() => false));
   const message = `must be ${names.join(" or ")}`;
-  if (names.length === 1) return typeThen(names[0]!, pass);
-  return (data, path, run) => tests.some((test) => test(data)) || fail(run, path, message);
+  if (names.length === 1) return typeThen(names[0]!);
+  return (data, run) => tests.some((test) => test(data)) || fail(run, message);
 }
 
 function anyOfCheck(branches: readonly Check[]): Check {
-  return (data, path, run, seen) => {
+  return (data, run, seen) => {
     if (!seen) {
-      for (const branch of branches) if (branch(data, path, VALIDITY_ONLY, undefined)) return true;
+      for (const branch of branches) if (branch(data, VALIDITY_ONLY, undefined)) return true;
     } else {
       // Annotations come from every branch that passes, so none is skipped.
       let passed = false;
       for (const branch of branches) {
         const branchSeen = new Evaluated();
-        if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+        if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
         passed = true;
         seen.merge(branchSeen);
       }
       if (passed) return true;
     }
-    if (run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
-    return fail(run, path, "must match a schema in anyOf");
+    if (run.issues !== null) for (const branch of branches) branch(data, run, undefined);
+    return fail(run, "must match a schema in anyOf");
   };
 }
 
 function oneOfCheck(branches: readonly Check[]): Check {
-  return (data, path, run, seen) => {
+  return (data, run, seen) => {
     let passing = 0;
     let passedSeen: Evaluated | undefined;
     for (const branch of branches) {
       const branchSeen = seen && new Evaluated();
-      if (!branch(data, path, VALIDITY_ONLY, branchSeen)) continue;
+      if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
       passing++;
       passedSeen = branchSeen;
       if (passing > 1) break;
@@ -358,7 +342,7 @@ function oneOfCheck(branches: readonly Check[]): Check {
       if (passedSeen) seen!.merge(passedSeen);
       return true;
     }
-    if (passing === 0 && run.issues !== null) for (const branch of branches) branch(data, path, run, undefined);
-    return fail(run, path, "must match exactly one schema in oneOf");
+    if (passing === 0 && run.issues !== null) for (const branch of branches) branch(data, run, undefined);
+    return fail(run, "must match exactly one schema in oneOf");
   };
 }

@@ -2,7 +2,8 @@
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { RE2JS } from "re2js";
 import { DURATION, isDateTime } from "./format-date-time.js";
-import { isEmail } from "./format-email.js";
+import { isEmail, isIdnEmail } from "./format-email.js";
+import { HOST_NAME, IDN_HOST_NAME, isDomainName } from "./idna/domain-name.js";
 import { isUri } from "./format-uri.js";
 import { isUriTemplate } from "./format-uri-template.js";
 
@@ -33,12 +34,6 @@ function isEcmaRegex(text: string): boolean {
 }
 
 const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
-const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
-
-/** RFC 1123 host names: dot-separated LDH labels of at most 63 characters, 253 in all, no trailing dot. */
-function isHostname(text: string): boolean {
-  return text.length <= 253 && text.split(".").every((label) => HOST_LABEL.test(label));
-}
 
 /** ajv-formats' checks, moved onto RE2 where they are regexes, then toolpact's own exact ones over them. */
 function fromAjvFormats(): Map<string, FormatCheck> {
@@ -72,10 +67,12 @@ function fromAjvFormats(): Map<string, FormatCheck> {
     "iri-reference": (text) => isUri(text, { absolute: false, iri: true }),
     "uri-template": isUriTemplate,
     email: isEmail,
+    "idn-email": isIdnEmail,
     "date-time": isDateTime,
     duration: (text) => DURATION.test(text),
     uuid: (text) => UUID.test(text),
-    hostname: isHostname,
+    hostname: (text) => isDomainName(text, HOST_NAME),
+    "idn-hostname": (text) => isDomainName(text, IDN_HOST_NAME),
   };
   for (const [name, check] of Object.entries(own)) formats.set(name, { type: "string", check });
   return formats;
