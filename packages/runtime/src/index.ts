@@ -13,6 +13,7 @@ export type {
   TenantConfigRecord,
   PluginInstallRecord,
   PluginKeyRecord,
+  PluginKeyLookup,
   OperationRecord,
   IdempotencyScope,
   IdempotencyRecord,
@@ -35,8 +36,14 @@ export type {
   ConfirmationRecord,
   ConfirmationCreateResult,
   ConfirmationTransition,
+  ConfirmationBindingQuery,
   LeaseTakeover,
+  SettledOperationWrite,
+  SettledOperationResult,
+  StoreChange,
+  StoreChanges,
 } from "./store/store.js";
+export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {
   DEFAULT_SEAM_TIMEOUT_MS,
@@ -59,6 +66,8 @@ export type {
   RuntimeAdmin,
   Principal,
   CallerCredentials,
+  CallerTransport,
+  ToolChanges,
   ToolListing,
   OperationState,
   OperationView,

@@ -23,12 +23,12 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
         "data": {
           "issues": [
             {
-              "message": "must NOT have additional properties: 'extra'",
-              "path": "/extra",
-            },
-            {
               "message": "must be string",
               "path": "/query",
+            },
+            {
+              "message": "must NOT have additional properties: 'extra'",
+              "path": "/extra",
             },
           ],
           "tool": "com.example.notes:search-records@1",
@@ -49,7 +49,7 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
           "tool": "com.example.notes:search-records@1",
           "version": 1,
         },
-        "message": "the input of com.example.notes:search-records@1 does not match its inputSchema at /extra: must NOT have additional properties: 'extra' (and 1 more)",
+        "message": "the input of com.example.notes:search-records@1 does not match its inputSchema at /query: must be string (and 1 more)",
       }
     `);
   });

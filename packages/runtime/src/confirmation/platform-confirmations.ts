@@ -22,18 +22,26 @@ import { uuidv7 } from "../ids.js";
 import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
+import { readBackConfirmation } from "../ledger/lost-answers.js";
 import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "../store/store.js";
+import { isUnansweredCommit, type UnansweredCommit } from "../store/unanswered-commit.js";
 import { boundCallOf, type ConfirmationBinding } from "./binding.js";
 import type { ConfirmationTokens } from "./confirmation-tokens.js";
 import { ConfirmationWaiters } from "./confirmation-waiters.js";
 
 /** Expired requests settled per sweep step. */
 const SWEEP_BATCH = 200;
+/** How often a waiter reads its request anyway while the store announces every decision (a safety net), ms. */
+const HEARD_POLL_MS = 10_000;
+
+/** A platform request as a preview answers it. */
+type PlatformInfo = Extract<ConfirmationInfo, { mode: "platform" }>;
 
 /**
  * Platform-mode confirmation: requests kept in the store (preview sealed), decided by the person they are
- * for on the confirmation page, waited for by the caller that asked. Any instance answers: waits read the
- * store every `confirmationPollMs`, and decisions made in this process wake them at once.
+ * for on the confirmation page, waited for by the caller that asked. Any instance answers: a decision
+ * wakes waiters when the store announces it (every instance's on PostgreSQL; this process's on SQLite),
+ * and waiters read the store every `confirmationPollMs` while other instances cannot be heard.
  */
 export class PlatformConfirmations {
   readonly #context: RuntimeContext;
@@ -41,23 +49,43 @@ export class PlatformConfirmations {
   readonly #sealed: SealedPayloads;
   readonly #registry: PluginRegistry;
   readonly #waiters = new ConfirmationWaiters();
+  readonly #unsubscribe: () => void;
 
   constructor(parts: { context: RuntimeContext; tokens: ConfirmationTokens; sealed: SealedPayloads; registry: PluginRegistry }) {
     this.#context = parts.context;
     this.#tokens = parts.tokens;
     this.#sealed = parts.sealed;
     this.#registry = parts.registry;
+    this.#unsubscribe = parts.context.store.changes.subscribe((change) => {
+      if (change.kind === "confirmation") this.#waiters.wake(change);
+      else if (change.kind === "resync") this.#waiters.wakeAll();
+    });
   }
 
   /**
-   * Step 8 of a platform-mode preview: keeps the request for `binding` (its preview sealed), unless the
-   * caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
+   * Step 8 of a platform-mode preview. A request still open for exactly this call (same tenant, caller,
+   * actor, tool and version, schema, input digest and run; approved with an unexpired token, else pending
+   * and unexpired) is answered again, whichever instance opened it: a caller retrying the same call gets
+   * the same request, and once it is approved, its token. Otherwise a new request is kept (preview
+   * sealed), unless the caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
    */
-  async create(binding: ConfirmationBinding, shown: ShownPreview): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
+  async create(binding: ConfirmationBinding, shown: ShownPreview): Promise<PlatformInfo> {
     const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
     const now = this.#context.clock();
-    const requestId = randomUUID();
     const { digest, kid } = this.#tokens.digest(binding.input);
+    const open = await this.#context.store.findOpenConfirmation({
+      tenantId: binding.tenantId,
+      callerPluginId: binding.callerPluginId,
+      actorUserId: binding.actorUserId,
+      tool: fullName,
+      schemaHash: binding.schemaHash,
+      digest,
+      digestKid: kid,
+      runId: binding.runId,
+      now,
+    });
+    if (open !== undefined) return this.#infoOf(open);
+    const requestId = randomUUID();
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
     let sealedPreview: Uint8Array;
     try {
@@ -95,12 +123,18 @@ export class PlatformConfirmations {
         { tool: fullName, retryAfterMs: Math.max(1, created.retryAt - now) },
       );
     }
+    return this.#infoOf(record);
+  }
+
+  /** A request as a preview answers it; an approved one expires with its token. */
+  #infoOf(record: ConfirmationRecord): PlatformInfo {
     const base = this.#context.publicUrl?.replace(/\/+$/, "") ?? "";
+    const expiresAt = record.status === "approved" ? (record.tokenExpiresAt ?? record.expiresAt) : record.expiresAt;
     return {
       required: true,
       mode: "platform",
-      requestId,
-      confirmUrl: `${base}/confirm/${requestId}`,
+      requestId: record.requestId,
+      confirmUrl: `${base}/confirm/${record.requestId}`,
       expiresAt: new Date(expiresAt).toISOString(),
     };
   }
@@ -127,7 +161,8 @@ export class PlatformConfirmations {
     while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
       const left = deadline - performance.now();
       if (left <= 0 || signal?.aborted === true || this.#waiters.closed) break;
-      const ms = Math.min(left, this.#context.confirmationPollMs, record.expiresAt - this.#context.clock());
+      const pollMs = this.#context.store.changes.hearsOthers() ? HEARD_POLL_MS : this.#context.confirmationPollMs;
+      const ms = Math.min(left, pollMs, record.expiresAt - this.#context.clock());
       await this.#waiters.sleep({ tenantId: principal.tenantId, requestId }, ms, signal);
       record = (await this.#context.store.getConfirmation(principal.tenantId, requestId)) ?? record;
     }
@@ -327,11 +362,34 @@ export class PlatformConfirmations {
     try {
       changed = await this.#context.store.transitionConfirmation(transition);
     } catch (error) {
-      this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
-      throw error;
+      if (!isUnansweredCommit(error)) {
+        this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
+        throw error;
+      }
+      changed = await this.#readBack(transition, error);
     }
     if (changed !== undefined) this.#waiters.wake(record);
     return changed;
+  }
+
+  /**
+   * A transition whose answer the store lost, read back: applied (the request is in its new state, decided
+   * at its time), the decision stands; still pending, nothing was decided; decided otherwise, someone else
+   * decided first. @throws STORE_UNAVAILABLE when it was not saved or that cannot be told.
+   */
+  async #readBack(transition: ConfirmationTransition, error: UnansweredCommit): Promise<ConfirmationRecord | undefined> {
+    this.#context.logger.warn({ event: "commit_answer_lost", step: transition.to, requestId: transition.requestId });
+    const current = await readBackConfirmation(this.#context.store, transition, error);
+    if (current === undefined || current.status === "pending") {
+      throw new ToolpactError(
+        "STORE_UNAVAILABLE",
+        current === undefined
+          ? "the store lost its answer and cannot tell yet whether this decision was saved: reload to see the request as it stands"
+          : "the store lost its answer and the decision was not saved: nothing was decided; try again",
+        { requestId: transition.requestId },
+      );
+    }
+    return current.status === transition.to && current.decidedAt === transition.at ? current : undefined;
   }
 
   #event(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
@@ -358,6 +416,7 @@ export class PlatformConfirmations {
 
   /** Ends every wait (the runtime is closing): each answers with the status it has. */
   close(): void {
+    this.#unsubscribe();
     this.#waiters.close();
   }
 }

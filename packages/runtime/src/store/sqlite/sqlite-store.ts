@@ -5,9 +5,10 @@ import {
   confirmationValues,
   idempotencyFromRow,
   list,
+  openConfirmationValues,
   operationFromRow,
   outboxFromRow,
-  pluginKeyFromRow,
+  pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
   tenantConfigFromRow,
@@ -19,6 +20,7 @@ import type {
   ActivationRecord,
   ActivityListQuery,
   ActivityRecord,
+  ConfirmationBindingQuery,
   ConfirmationCreateResult,
   ConfirmationRecord,
   ConfirmationTransition,
@@ -35,16 +37,21 @@ import type {
   OutboxClaimQuery,
   OutboxRecord,
   PluginEnabledChange,
+  PluginKeyLookup,
   PluginKeyRecord,
   PruneRequest,
   PruneResult,
   RunRecord,
+  SettledOperationResult,
+  SettledOperationWrite,
   Store,
+  StoreChanges,
   TenantConfigRecord,
 } from "../store.js";
+import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { pruneSqlite } from "./retention.js";
-import { beginOperation, insertActivity, settleOperation } from "./ledger-writes.js";
+import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
@@ -71,12 +78,40 @@ class SqliteStore implements Store {
   readonly #s: SqliteStatements;
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
+  readonly #feed: ChangeFeed;
+  readonly changes: StoreChanges;
+  /** `PRAGMA data_version` as last read: it moves when another connection (another process) commits. */
+  #dataVersion: number;
+  #epoch = 0;
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
+    this.#dataVersion = this.#s.dataVersion.get() as number;
+    // This process's changes are announced as they commit; another process's (several may share the
+    // file) only show in the epoch, which moves with PRAGMA data_version.
+    this.#feed = createChangeFeed({ epoch: () => this.#currentEpoch(), hearsOthers: () => false });
+    this.changes = this.#feed.changes;
+  }
+
+  #currentEpoch(): number | undefined {
+    if (this.#queue.closed) return undefined;
+    const version = this.#s.dataVersion.get() as number;
+    if (version !== this.#dataVersion) {
+      this.#dataVersion = version;
+      this.#epoch += 1;
+    }
+    return this.#epoch;
+  }
+
+  /** Announces that `tenantId`'s config moved, once `written` committed and said so. */
+  #tenantChanged<T>(tenantId: string, written: Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> {
+    return written.then((result) => {
+      if (changed(result)) this.#feed.emit({ kind: "tenant", tenantId });
+      return result;
+    });
   }
 
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
@@ -105,30 +140,35 @@ class SqliteStore implements Store {
   }
 
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
-    return this.#queue.write(() => {
-      if (this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0) this.#s.bumpTenant.run(tenantId, now);
+    const installed = this.#queue.write(() => {
+      const fresh = this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0;
+      if (fresh) this.#s.bumpTenant.run(tenantId, now);
+      return fresh;
     });
+    return this.#tenantChanged(tenantId, installed, Boolean).then(() => undefined);
   }
 
   setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
     const { enabled, now } = change;
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       const changed = this.#s.setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
       if (changed) this.#s.bumpTenant.run(tenantId, now);
       return changed;
     });
+    return this.#tenantChanged(tenantId, written, Boolean);
   }
 
   setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(tenantId, activity.at);
       this.#s.setTenantPolicy.run(policyJson, tenantId);
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(tenantId, written);
   }
 
   setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(activation.tenantId, activity.at);
       this.#s.upsertActivation.run(
         activation.tenantId,
@@ -140,14 +180,16 @@ class SqliteStore implements Store {
       );
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(activation.tenantId, written);
   }
 
   setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(tenantId, activity.at);
       this.#s.setTenantRecovery.run(policyJson, tenantId);
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(tenantId, written);
   }
 
   insertPluginKey(record: PluginKeyRecord): Promise<void> {
@@ -156,19 +198,28 @@ class SqliteStore implements Store {
     });
   }
 
-  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+  findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined> {
     return this.#queue.read(() => {
       const row = this.#s.findKey.get(keyId) as Row | undefined;
-      return row === undefined ? undefined : pluginKeyFromRow(row);
+      return row === undefined ? undefined : pluginKeyLookupFromRow(row);
     });
   }
 
   revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
-    return this.#queue.write(() => this.#s.revokeKey.run(now, keyId, tenantId).changes > 0);
+    const written = this.#queue.write(() => {
+      const revoked = this.#s.revokeKey.run(now, keyId, tenantId).changes > 0;
+      if (revoked) this.#s.bumpTenant.run(tenantId, now);
+      return revoked;
+    });
+    return this.#tenantChanged(tenantId, written, Boolean);
   }
 
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
     return this.#queue.write(() => beginOperation(this.#s, begin));
+  }
+
+  recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
+    return this.#queue.write(() => recordSettledOperation(this.#s, write));
   }
 
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
@@ -254,8 +305,16 @@ class SqliteStore implements Store {
     });
   }
 
+  findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {
+    return this.#queue.read(() => {
+      // `now` twice: once for an approved request's token, once for a pending request's own expiry.
+      const row = this.#s.findOpenConfirmation.get(...openConfirmationValues(query), query.now) as Row | undefined;
+      return row === undefined ? undefined : confirmationFromRow(row);
+    });
+  }
+
   transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
-    return this.#queue.write(() => {
+    const moved = this.#queue.write(() => {
       const statement = transition.when === "live" ? this.#s.transitionLive : this.#s.transitionExpired;
       const changes = statement.run(
         transition.to,
@@ -268,6 +327,10 @@ class SqliteStore implements Store {
       if (changes === 0) return undefined;
       if (transition.activity !== undefined) insertActivity(this.#s, transition.activity);
       return confirmationFromRow(this.#s.getConfirmation.get(transition.tenantId, transition.requestId) as Row);
+    });
+    return moved.then((record) => {
+      if (record !== undefined) this.#feed.emit({ kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId });
+      return record;
     });
   }
 
