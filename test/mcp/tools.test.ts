@@ -3,8 +3,11 @@
  * real runtime on SQLite: names, schemas, annotations, paging, results, refusals, list changes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema, McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID, NARROW_CALLER_ID } from "../integration/support/plugins.js";
+import { mutate, ok, query } from "../integration/support/wire.js";
 import { PLATFORM_POLICY, listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
 
 describe("MCP tools over Streamable HTTP with a session", () => {
@@ -16,6 +19,12 @@ describe("MCP tools over Streamable HTTP with a session", () => {
   afterAll(async () => {
     await world?.close();
   });
+
+  /** The activity event of an operation, as the tenant's admin lists it. */
+  async function eventOf(operationId: string | undefined): Promise<Record<string, unknown> | undefined> {
+    const page = await world.stack.adminQuery<{ events: { operationId?: string }[] }>("listActivity", { tenantId: "t1" });
+    return page.events.find((candidate) => candidate.operationId === operationId);
+  }
 
   it("lists exactly the tools this caller may call, named within MCP's rules, page by page", async () => {
     const client = await world.connect();
@@ -71,17 +80,33 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect((result._meta as Record<string, string>)["toolpact/operationId"]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it("records MCP calls in the activity log like any other, marked by an mcp: correlation id", async () => {
+  it("records MCP calls in the activity log like any other, marked by an mcp: correlation id and via mcp", async () => {
     const client = await world.connect();
     const result = await client.callTool({ name: "notes_echo", arguments: { marker: "activity" } });
     const operationId = (result._meta as Record<string, string>)["toolpact/operationId"];
-    const page = await world.stack.adminQuery<{ events: { operationId?: string; correlationId?: string; callerPluginId?: string; tool?: string }[] }>(
-      "listActivity",
-      { tenantId: "t1" },
-    );
-    const event = page.events.find((candidate) => candidate.operationId === operationId);
-    expect(event).toMatchObject({ callerPluginId: ASSISTANT_ID, tool: "com.test.notes:echo@1" });
+    const event = await eventOf(operationId);
+    expect(event).toMatchObject({ callerPluginId: ASSISTANT_ID, tool: "com.test.notes:echo@1", via: "mcp" });
     expect(event?.correlationId).toMatch(/^mcp:[0-9a-f-]{36}$/);
+  });
+
+  it("records how a call came: http for /trpc, mcp when /trpc is told so (what toolpact mcp does) or for /mcp whatever it says", async () => {
+    const execute = async (headers: Record<string, string>) =>
+      ok<{ operationId: string }>(
+        await mutate(world.stack.url, "tools.execute", { ref: { providerId: "com.test.notes", tool: "echo" }, input: {} }, headers),
+      ).operationId;
+    const headers = await world.headers();
+    expect((await eventOf(await execute(headers)))?.via).toBe("http");
+    expect((await eventOf(await execute({ ...headers, "x-toolpact-via": "mcp" })))?.via).toBe("mcp");
+    // the caller's own list shows it too
+    const own = ok<{ events: { via?: string }[] }>(await query(world.stack.url, "activity.list", { limit: 2 }, headers));
+    expect(own.events.map((event) => event.via)).toEqual(["mcp", "http"]);
+    const mislabelled = new Client({ name: "test-agent", version: "1.0.0" });
+    await mislabelled.connect(
+      new StreamableHTTPClientTransport(world.mcpUrl, { requestInit: { headers: { ...headers, "x-toolpact-via": "http" } } }),
+    );
+    const result = await mislabelled.callTool({ name: "notes_echo", arguments: {} });
+    await mislabelled.close();
+    expect((await eventOf((result._meta as Record<string, string>)["toolpact/operationId"]))?.via).toBe("mcp");
   });
 
   it("answers a refusal as a tool error with the code in text and _meta, never structuredContent", async () => {

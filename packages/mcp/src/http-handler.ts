@@ -104,7 +104,8 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     if (closed !== undefined) return refuse(res, 503, "the server is shutting down: reconnect shortly", { connection: "close" });
     let principal: Principal;
     try {
-      principal = await options.authenticate(req);
+      // Whatever the request says of itself, a call through /mcp is recorded as MCP.
+      principal = Object.freeze({ ...(await options.authenticate(req)), via: "mcp" as const });
     } catch (error) {
       return refuseUnauthenticated(res, error, req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined);
     }

@@ -140,6 +140,7 @@ export class CallTrace {
     if (this.#confirmationId !== undefined) event.confirmationId = this.#confirmationId;
     if (this.#seam !== undefined) event.seam = this.#seam;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
+    if (this.#kind === "call") event.via = principal.via ?? "in-process";
     return event as unknown as ActivityRecord;
   }
 

@@ -47,6 +47,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "an idempotency key is a string of 1 to 256 characters",
       }
@@ -75,6 +76,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "this idempotency key was used for com.example.notes:search-records@1 with a different input: use a new key for a new call",
       }
@@ -110,6 +112,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:hold-read@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "operation <id 1> with this idempotency key is still running: read it with tools.operation, or retry later",
       }
@@ -137,6 +140,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:create-record@1 requires confirmation: call preview first and pass its confirmationToken",
       }
@@ -164,6 +168,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the confirmation token for com.example.notes:create-record@1 is not valid: it is not a compact JWS (three base64url segments)",
       }
@@ -192,6 +197,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the confirmation token does not match this call to com.example.notes:create-record@1: the input differs from the previewed input; preview this exact call again",
       }
@@ -224,6 +230,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "this confirmation for com.example.notes:create-record@1 was already used by operation <id 1>: read its outcome with tools.operation; preview again to confirm another call",
       }
@@ -249,6 +256,7 @@ describe("step 8: idempotency and confirmation", () => {
           "outcome": "denied",
           "phase": "preview",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "too many previews by this caller for this user: at most 1 a minute; retry in <n> s",
       }
