@@ -36,6 +36,14 @@ export interface TcpProxy {
    * before the server sees it, and the connection reset. Resolves once it happened.
    */
   lose(what: "answer" | "request", marker: string): Promise<void>;
+  /**
+   * Resets every connection whose first message contained `marker` (a PostgreSQL startup message's
+   * application_name, say), and each such new one, until `unblock()`: one kind of connection is lost
+   * while the others go on.
+   */
+  block(marker: string): void;
+  /** Lets connections `block` refused through again. */
+  unblock(): void;
   /** Resets everything and stops listening. */
   close(): Promise<void>;
 }
@@ -45,6 +53,8 @@ interface Link {
   upstream: Socket | undefined;
   /** Set while this link's next answer is being swallowed: called when the answer is complete. */
   swallowing: (() => void) | undefined;
+  /** The first message the client sent (a PostgreSQL startup message). */
+  first: Buffer | undefined;
 }
 
 /** A fault armed by `lose`, waiting for its message. */
@@ -62,6 +72,7 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
   const links = new Set<Link>();
   let state: TcpProxyState = "open";
   let armed: ArmedFault | undefined;
+  let blocked: Buffer | undefined;
 
   const drop = (link: Link): void => {
     if (!links.delete(link)) return;
@@ -71,6 +82,11 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
 
   /** What the client sends: dropped, or passed on with its answer to be swallowed, when a fault is armed for it. */
   const request = (link: Link, chunk: Buffer): Buffer | undefined => {
+    link.first ??= chunk;
+    if (blocked !== undefined && link.first.includes(blocked)) {
+      drop(link);
+      return undefined;
+    }
     const fault = armed;
     if (fault === undefined || !chunk.includes(fault.marker)) return chunk;
     armed = undefined;
@@ -110,7 +126,7 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
       return;
     }
     client.setNoDelay(true);
-    const link: Link = { client, upstream: undefined, swallowing: undefined };
+    const link: Link = { client, upstream: undefined, swallowing: undefined, first: undefined };
     links.add(link);
     client.on("close", () => drop(link));
     client.on("error", () => drop(link));
@@ -160,6 +176,14 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
       return new Promise<void>((resolve) => {
         armed = { what, marker: Buffer.from(marker, "utf8"), fired: resolve };
       });
+    },
+    block(marker) {
+      const bytes = Buffer.from(marker, "utf8");
+      blocked = bytes;
+      for (const link of [...links]) if (link.first?.includes(bytes)) drop(link);
+    },
+    unblock() {
+      blocked = undefined;
     },
     close() {
       state = "cut";
