@@ -51,7 +51,8 @@ import type {
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConnection, migrationClient, ignore } from "./connection.js";
-import { beginOperation, recordSettledOperation, settleOperation } from "./ledger-writes.js";
+import { beginOperation, settleOperation } from "./ledger-writes.js";
+import { RecordBatcher } from "./record-batch.js";
 import { prunePostgres } from "./retention.js";
 import { unavailable } from "./errors.js";
 import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
@@ -105,10 +106,12 @@ class PostgresStore implements Store {
   readonly #db: PostgresConnection;
   readonly #feed: ChangeFeed;
   readonly #listener: PostgresChangeListener;
+  readonly #records: RecordBatcher;
   readonly changes: StoreChanges;
 
   constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
+    this.#records = new RecordBatcher(db);
     this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
     this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
     this.changes = this.#feed.changes;
@@ -207,7 +210,7 @@ class PostgresStore implements Store {
   }
 
   recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
-    return recordSettledOperation(this.#db, write);
+    return this.#records.record(write);
   }
 
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {

@@ -64,6 +64,27 @@ export function describeSettledRecords(kit: StoreContractKit): void {
       });
     });
 
+    it("answers each of many records sent at once for itself: recorded, or refused under a stale config", async () => {
+      const { store } = await open();
+      const t = tenant();
+      await store.installPlugin(t, "com.example.notes", NOW);
+      const ops = Array.from({ length: 40 }, () => settled(t));
+      const results = await Promise.all(
+        ops.map((op, i) =>
+          store.recordSettledOperation({ operation: op, tenantConfigVersion: i % 4 === 0 ? 0 : 1, activity: activity(t, { operationId: op.operationId }) }),
+        ),
+      );
+      results.forEach((result, i) => expect(result).toEqual(i % 4 === 0 ? { status: "config-changed", version: 1 } : { status: "recorded" }));
+      for (const [i, op] of ops.entries()) {
+        expect((await store.getOperation(t, op.operationId))?.state).toBe(i % 4 === 0 ? undefined : "succeeded");
+      }
+      expect(await store.listActivity(t, { limit: 100 })).toHaveLength(30);
+      // one bad write among them fails alone
+      const bad = [settled(t), settled(t, { state: "running" }), settled(t)];
+      const answers = await Promise.allSettled(bad.map((op) => store.recordSettledOperation({ operation: op, activity: activity(t, { operationId: op.operationId }) })));
+      expect(answers.map((answer) => answer.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    });
+
     it("refuses an operation written running or without its settle time", async () => {
       const { store } = await open();
       const t = tenant();
