@@ -8,13 +8,16 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID, NARROW_CALLER_ID } from "../integration/support/plugins.js";
 import { mutate, ok, query } from "../integration/support/wire.js";
+import { ACTOR_ISSUER } from "../integration/support/tokens.js";
+import { createRuntime, createSqliteStore } from "../../packages/runtime/src/index.js";
 import { PLATFORM_POLICY, listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
 
 describe("MCP tools over Streamable HTTP with a session", () => {
   let world: McpWorld;
 
   beforeAll(async () => {
-    world = await startMcpWorld({ mcp: { pageSize: 4, toolsPollMs: 100 } });
+    // No polling to speak of: list changes must come from the runtime's signal.
+    world = await startMcpWorld({ mcp: { pageSize: 4, toolsPollMs: 3_600_000 } });
   });
   afterAll(async () => {
     await world?.close();
@@ -162,7 +165,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect(world.stack.probe.invocations.get("create-note") ?? 0).toBe(before);
   });
 
-  it("tells session clients when the tenant's tools change (notifications/tools/list_changed)", async () => {
+  it("tells session clients when the tenant's tools change (notifications/tools/list_changed), as soon as the runtime signals it", async () => {
     const client = await world.connect();
     await listAll(client);
     let changed = 0;
@@ -175,10 +178,44 @@ describe("MCP tools over Streamable HTTP with a session", () => {
       policy: { rules: [{ tools: "com.test.notes:list-notes", decision: "deny" }, ...PLATFORM_POLICY.rules] },
     });
     try {
-      await expect.poll(() => changed, { timeout: 5_000 }).toBeGreaterThan(0);
+      await expect.poll(() => changed, { timeout: 3_000 }).toBeGreaterThan(0);
       expect((await listAll(client)).map((tool) => tool.name)).not.toContain("notes_list_notes");
     } finally {
       await world.stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
+    }
+  });
+});
+
+describe("MCP list changes nobody signals", () => {
+  let world: McpWorld;
+  beforeAll(async () => {
+    world = await startMcpWorld({ mcp: { toolsPollMs: 200 } });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it("are found by the slow poll: another process changed the SQLite file", async () => {
+    const client = await world.connect();
+    await listAll(client);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changed += 1;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // another runtime on the same file: its change reaches this instance only by reading the store
+    const other = await createRuntime({
+      store: await createSqliteStore({ path: world.stack.dbFile }),
+      signingKeys: world.secrets.signingKeys,
+      storageKey: world.secrets.storageKey,
+      actorTokens: { issuer: ACTOR_ISSUER, secret: world.secrets.actorSecret },
+      recoveryIntervalMs: 0,
+    });
+    try {
+      await other.admin.setPolicy("t1", { rules: [{ tools: "com.test.notes:list-notes", decision: "deny" }, ...PLATFORM_POLICY.rules] });
+      await expect.poll(() => changed, { timeout: 5_000 }).toBeGreaterThan(0);
+    } finally {
+      await other.close();
     }
   });
 });
