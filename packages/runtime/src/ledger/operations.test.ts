@@ -213,4 +213,20 @@ describe("lifecycle", () => {
     expect(result.activityEvents).toBeGreaterThan(0);
     expect((await reopened.admin.listActivity(TENANT)).events).toEqual([]);
   });
+
+  it("prunes settled operations past retention.operationDays, never a running one, and refuses a retention shorter than idempotency keys", async () => {
+    const done = await fx.runtime.execute(alice, search, { query: "x" });
+    const held = { providerId: NOTES, tool: "hold-read" };
+    const running = fx.runtime.execute(alice, held, { title: "x" }, { idempotencyKey: "held" });
+    while (fx.handlers.executed.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    const reopened = await fx.reopen({ retention: { operationDays: 2 } });
+    fx.advance(3 * 24 * 3600_000);
+    const result = await reopened.prune();
+    expect(result.operations).toBe(1);
+    expect((await rejection(reopened.getOperation(alice, done.operationId))).code).toBe("PERMISSION_DENIED");
+    fx.handlers.release!();
+    const heldDone = await running;
+    expect(await reopened.getOperation(alice, heldDone.operationId)).toMatchObject({ state: "succeeded" });
+    await expect(fx.reopen({ retention: { operationDays: 0.5 } })).rejects.toThrow(/operationDays/);
+  });
 });
