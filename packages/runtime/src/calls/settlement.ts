@@ -3,6 +3,7 @@
  * (a write's settle) and by a read's single record.
  */
 import type { ExecuteResult } from "@toolpact/contract";
+import type { EventDetails } from "../activity/call-trace.js";
 import { errorClassOf } from "../activity/error-class.js";
 import { targetIdOf } from "../plugin-code/answers.js";
 import type { ActivityRecord, OperationRecord, OutboxRecord } from "../store/store.js";
@@ -20,18 +21,31 @@ export interface Settlement {
   readonly outbox?: readonly OutboxRecord[];
 }
 
-/** The fields every operation record of this call has: whose it is, and which tool, under this instance's lease owner. */
-export function operationOf(call: Call, operationId: string): Pick<OperationRecord, "tenantId" | "operationId" | "callerPluginId" | "actorUserId" | "providerPluginId" | "tool" | "leaseOwner"> {
+/** What an operation record of this call says beyond whose it is (those come from the call). */
+export type OperationFields = Pick<OperationRecord, "operationId" | "state" | "createdAt" | "leaseExpiresAt"> &
+  Partial<Pick<OperationRecord, "errorCode" | "settledAt" | "sealedInput">>;
+
+/** An operation record of this call: its caller, actor, provider and tool, this instance as lease owner at epoch 1, and `fields`. */
+export function operationOf(call: Call, fields: OperationFields): OperationRecord {
   const { principal, tool } = call;
-  return {
+  // Built in place rather than spread: this runs on every call.
+  const record: { -readonly [K in keyof OperationRecord]: OperationRecord[K] } = {
     tenantId: principal.tenantId,
-    operationId,
+    operationId: fields.operationId,
     callerPluginId: principal.callerPluginId,
     actorUserId: principal.actor.userId,
     providerPluginId: tool.providerId,
     tool: tool.fullName,
+    state: fields.state,
+    createdAt: fields.createdAt,
     leaseOwner: call.parts.context.instanceId,
+    leaseEpoch: 1,
+    leaseExpiresAt: fields.leaseExpiresAt,
   };
+  if (fields.errorCode !== undefined) record.errorCode = fields.errorCode;
+  if (fields.settledAt !== undefined) record.settledAt = fields.settledAt;
+  if (fields.sealedInput !== undefined) record.sealedInput = fields.sealedInput;
+  return record;
 }
 
 /** Runs the effect steps. They answer with values; a throw is a bug, and the effect may have happened: unknown. */
@@ -45,20 +59,19 @@ export async function effectOf(next: Next<EffectOutcome>): Promise<EffectOutcome
 
 /** The call's event for `outcome`, and what its hooks staged, as the settle commits them. */
 export function settlementOf(call: Call, outcome: EffectOutcome): Settlement {
-  const { operationId } = call.operation;
-  const targetId = outcome.answered ? targetIdOf(outcome.result) : undefined;
-  const activity = call.trace.event(outcome.state, {
-    operationId,
-    ...(outcome.answered ? {} : { errorCode: outcome.errorCode }),
-    ...(outcome.answered || outcome.errorClass === undefined ? {} : { errorClass: outcome.errorClass }),
-    ...(targetId === undefined ? {} : { targetId }),
-  });
+  const details: { -readonly [K in keyof EventDetails]: EventDetails[K] } = { operationId: call.operation.operationId };
+  if (outcome.answered) {
+    const targetId = targetIdOf(outcome.result);
+    if (targetId !== undefined) details.targetId = targetId;
+  } else {
+    details.errorCode = outcome.errorCode;
+    if (outcome.errorClass !== undefined) details.errorClass = outcome.errorClass;
+  }
+  const settlement: { -readonly [K in keyof Settlement]: Settlement[K] } = { activity: call.trace.event(outcome.state, details) };
   const staged = outcome.staged;
-  return {
-    activity,
-    ...(staged === undefined || staged.events.length === 0 ? {} : { extraActivity: staged.events }),
-    ...(staged === undefined || staged.outbox.length === 0 ? {} : { outbox: staged.outbox }),
-  };
+  if (staged !== undefined && staged.events.length > 0) settlement.extraActivity = staged.events;
+  if (staged !== undefined && staged.outbox.length > 0) settlement.outbox = staged.outbox;
+  return settlement;
 }
 
 /** What the caller gets once `outcome` is recorded: the result, or the operation's error (with its id). */

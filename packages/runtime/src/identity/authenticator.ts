@@ -76,13 +76,16 @@ export class Authenticator {
 
   /**
    * The principal's key is still live under the tenant config version a call is decided under: at once
-   * when the kept key was read at that version, else from the store. A principal without a key (an
-   * in-process plugin's) has nothing to confirm. @throws UNAUTHENTICATED when the key was revoked.
+   * when the kept key was read at that version, else from the store. `committed`: the call's commit checks
+   * that version, so a key kept from any epoch will do (a revocation since then moved the version and the
+   * commit refuses). A principal without a key (an in-process plugin's) has nothing to confirm.
+   * @throws UNAUTHENTICATED when the key was revoked.
    */
-  confirmKey(principal: Principal, tenantConfigVersion: number): void | Promise<void> {
+  confirmKey(principal: Principal, decided: { readonly tenantConfigVersion: number; readonly committed: boolean }): void | Promise<void> {
     const keyId = principal.keyId;
     if (keyId === undefined) return;
-    const kept = this.#keys.trusted(keyId);
+    const { tenantConfigVersion } = decided;
+    const kept = decided.committed ? this.#keys.kept(keyId) : this.#keys.trusted(keyId);
     if (kept !== undefined && kept.tenantConfigVersion === tenantConfigVersion) return this.#stillLive(kept, principal);
     return this.#keys.read(keyId).then((read) => this.#stillLive(read, principal));
   }

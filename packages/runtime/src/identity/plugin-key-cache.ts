@@ -41,6 +41,14 @@ export class PluginKeyCache {
     return entry.key;
   }
 
+  /**
+   * The key with this id as last read, whatever the epoch: for a caller whose commit checks the tenant's
+   * config version the key was read at (a revocation since moved it), so it needs no hearing at all.
+   */
+  kept(keyId: string): PluginKeyLookup | undefined {
+    return this.#entries.get(keyId)?.key;
+  }
+
   /** Reads the key from the store, and keeps it when it exists and nothing changed meanwhile. */
   async read(keyId: string): Promise<PluginKeyLookup | undefined> {
     const epoch = this.#store.changes.epoch();

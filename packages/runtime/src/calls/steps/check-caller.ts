@@ -5,12 +5,13 @@ import type { Next } from "../compose.js";
 
 /**
  * Step 3: the caller's plugin key is still live under the tenant config the call is decided under (step 1
- * may have answered from its cache; the call's commit checks that version again); the calling plugin is
+ * may have answered from its cache; an execute's commit checks that version again); the calling plugin is
  * loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's `uses` (when
  * present) includes the tool; a call in a run must be allowed by that run.
  */
 export function checkCaller<T>(call: Call, next: Next<T>): Promise<T> {
-  const confirmed = call.parts.identity.confirmKey(call.principal, call.tenant.version);
+  // An execute's commit checks the tenant's config version again (steps 9 and 12); a preview's nothing.
+  const confirmed = call.parts.identity.confirmKey(call.principal, { tenantConfigVersion: call.tenant.version, committed: call.phase === "execute" });
   if (confirmed !== undefined) return confirmed.then(() => checkCallerPlugin(call, next));
   return checkCallerPlugin(call, next);
 }

@@ -2,7 +2,7 @@ import { ToolpactError, type ExecuteResult } from "@toolpact/contract";
 import { errorClassOf } from "../../activity/error-class.js";
 import { uuidv7 } from "../../ids.js";
 import { readBackOperation } from "../../ledger/lost-answers.js";
-import type { ConsumedTokenRecord, OperationBegin, OperationBeginResult, OperationRecord } from "../../store/store.js";
+import type { ConsumedTokenRecord, OperationBegin, OperationBeginResult } from "../../store/store.js";
 import { isUnansweredCommit } from "../../store/unanswered-commit.js";
 import type { Call } from "../call.js";
 import type { Next } from "../compose.js";
@@ -23,16 +23,15 @@ export async function ledger(call: Call, next: Next<EffectOutcome>): Promise<Exe
   const { context, leases, sealed } = parts;
   const now = context.clock();
   const operationId = uuidv7(now);
-  const operation: OperationRecord = {
-    ...operationOf(call, operationId),
+  const operation = operationOf(call, {
+    operationId,
     state: "running",
     createdAt: now,
-    leaseEpoch: 1,
     leaseExpiresAt: leases.expiry(now),
     ...(tool.declaration.recovery === "idempotent"
       ? { sealedInput: sealed.sealRecoveryInput(principal.tenantId, operationId, { input: call.input, actor: principal.actor, runId: call.runId }) }
       : {}),
-  };
+  });
   const { keying, consumes } = call;
   const begun = await begin(call, {
     operation,

@@ -1,7 +1,7 @@
 import { ToolpactError } from "@toolpact/contract";
 import { uuidv7 } from "../../ids.js";
 import { readBackOperation } from "../../ledger/lost-answers.js";
-import type { OperationRecord, SettledOperationResult, SettledOperationWrite } from "../../store/store.js";
+import type { SettledOperationResult, SettledOperationWrite } from "../../store/store.js";
 import { isUnansweredCommit } from "../../store/unanswered-commit.js";
 import type { Call } from "../call.js";
 import type { Next } from "../compose.js";
@@ -29,15 +29,14 @@ export async function recordRead(call: Call, next: Next<EffectOutcome>): Promise
   call.began({ operationId, leaseEpoch: 1 });
   const outcome = await effectOf(next);
   const settledAt = context.clock();
-  const operation: OperationRecord = {
-    ...operationOf(call, operationId),
+  const operation = operationOf(call, {
+    operationId,
     state: outcome.state,
     ...(outcome.answered ? {} : { errorCode: outcome.errorCode }),
     createdAt,
     settledAt,
-    leaseEpoch: 1,
     leaseExpiresAt: settledAt,
-  };
+  });
   const recorded = await record(call, { operation, tenantConfigVersion: call.tenant.version, ...settlementOf(call, outcome) });
   if (recorded.status === "config-changed") {
     call.configChanged();
