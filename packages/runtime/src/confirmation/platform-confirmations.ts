@@ -8,26 +8,21 @@ import {
   type ConfirmationInfo,
   type ConfirmationStatus,
 } from "@toolpact/contract";
-import { errorClassOf } from "../activity/error-class.js";
 import type {
-  ActivityOutcome,
-  ActivityPhase,
   ConfirmationDecision,
   ConfirmationPerson,
   ConfirmationRequestView,
   Principal,
   WaitConfirmationOptions,
 } from "../api.js";
-import { uuidv7 } from "../ids.js";
 import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
-import { readBackConfirmation } from "../ledger/lost-answers.js";
-import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "../store/store.js";
-import { isUnansweredCommit, type UnansweredCommit } from "../store/unanswered-commit.js";
+import type { ConfirmationRecord } from "../store/store.js";
 import { boundCallOf, type ConfirmationBinding } from "./binding.js";
 import type { ConfirmationTokens } from "./confirmation-tokens.js";
 import { ConfirmationWaiters } from "./confirmation-waiters.js";
+import { transitionRequest, type RequestChange } from "./request-transitions.js";
 
 /** Expired requests settled per sweep step. */
 const SWEEP_BATCH = 200;
@@ -346,72 +341,11 @@ export class PlatformConfirmations {
     return changed ?? (await this.#context.store.getConfirmation(record.tenantId, record.requestId));
   }
 
-  /** Applies `change` to a pending request, recording it as `logged` in the same transaction. */
-  async #transition(
-    record: ConfirmationRecord,
-    change: Omit<ConfirmationTransition, "tenantId" | "requestId" | "activity">,
-    logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome },
-  ): Promise<ConfirmationRecord | undefined> {
-    const transition: ConfirmationTransition = {
-      tenantId: record.tenantId,
-      requestId: record.requestId,
-      ...change,
-      activity: this.#event(record, { ...logged, at: change.at }),
-    };
-    let changed: ConfirmationRecord | undefined;
-    try {
-      changed = await this.#context.store.transitionConfirmation(transition);
-    } catch (error) {
-      if (!isUnansweredCommit(error)) {
-        this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
-        throw error;
-      }
-      changed = await this.#readBack(transition, error);
-    }
+  /** Applies `change` to a pending request, recording it as `logged` in the same transaction; wakes its waiters here. */
+  async #transition(record: ConfirmationRecord, change: RequestChange["change"], logged: RequestChange["logged"]): Promise<ConfirmationRecord | undefined> {
+    const changed = await transitionRequest(this.#context.store, this.#context.logger, { record, change, logged });
     if (changed !== undefined) this.#waiters.wake(record);
     return changed;
-  }
-
-  /**
-   * A transition whose answer the store lost, read back: applied (the request is in its new state, decided
-   * at its time), the decision stands; still pending, nothing was decided; decided otherwise, someone else
-   * decided first. @throws STORE_UNAVAILABLE when it was not saved or that cannot be told.
-   */
-  async #readBack(transition: ConfirmationTransition, error: UnansweredCommit): Promise<ConfirmationRecord | undefined> {
-    this.#context.logger.warn({ event: "commit_answer_lost", step: transition.to, requestId: transition.requestId });
-    const current = await readBackConfirmation(this.#context.store, transition, error);
-    if (current === undefined || current.status === "pending") {
-      throw new ToolpactError(
-        "STORE_UNAVAILABLE",
-        current === undefined
-          ? "the store lost its answer and cannot tell yet whether this decision was saved: reload to see the request as it stands"
-          : "the store lost its answer and the decision was not saved: nothing was decided; try again",
-        { requestId: transition.requestId },
-      );
-    }
-    return current.status === transition.to && current.decidedAt === transition.at ? current : undefined;
-  }
-
-  #event(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
-    const { phase, outcome, at } = logged;
-    const parsed = parseToolFullName(record.tool);
-    return {
-      id: uuidv7(at),
-      tenantId: record.tenantId,
-      at,
-      kind: "confirmation",
-      actorUserId: record.actorUserId,
-      callerPluginId: record.callerPluginId,
-      providerPluginId: record.providerPluginId,
-      tool: record.tool,
-      ...(parsed === undefined ? {} : { version: parsed.version }),
-      effect: record.effect,
-      phase,
-      outcome,
-      ...(phase === "cancel" || phase === "deny" ? { errorCode: "CONFIRMATION_DENIED" } : {}),
-      ...(phase === "expire" ? { errorCode: "CONFIRMATION_EXPIRED" } : {}),
-      confirmationId: record.requestId,
-    };
   }
 
   /** Ends every wait (the runtime is closing): each answers with the status it has. */

@@ -6,7 +6,7 @@
  */
 import { Client } from "pg";
 import type { StoreChange } from "../changes.js";
-import { clientConfig, ignore } from "./connection.js";
+import { clientConfig } from "./connection.js";
 import type { PostgresSettings } from "./settings.js";
 
 /** The channel the triggers of migration 4 notify on. */

@@ -48,12 +48,12 @@ import type {
   StoreChanges,
   TenantConfigRecord,
 } from "../store.js";
-import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
+import { SqliteChanges } from "./sqlite-changes.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -78,40 +78,21 @@ class SqliteStore implements Store {
   readonly #s: SqliteStatements;
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
-  readonly #feed: ChangeFeed;
+  readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
-  /** `PRAGMA data_version` as last read: it moves when another connection (another process) commits. */
-  #dataVersion: number;
-  #epoch = 0;
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
-    this.#dataVersion = this.#s.dataVersion.get() as number;
-    // This process's changes are announced as they commit; another process's (several may share the
-    // file) only show in the epoch, which moves with PRAGMA data_version.
-    this.#feed = createChangeFeed({ epoch: () => this.#currentEpoch(), hearsOthers: () => false });
-    this.changes = this.#feed.changes;
+    this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
+    this.changes = this.#announce.changes;
   }
 
-  #currentEpoch(): number | undefined {
-    if (this.#queue.closed) return undefined;
-    const version = this.#s.dataVersion.get() as number;
-    if (version !== this.#dataVersion) {
-      this.#dataVersion = version;
-      this.#epoch += 1;
-    }
-    return this.#epoch;
-  }
-
-  /** Announces that `tenantId`'s config moved, once `written` committed and said so. */
+  /** Announces that `tenantId`'s config moved, once `written` committed and (when `changed` says so) changed something. */
   #tenantChanged<T>(tenantId: string, written: Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> {
-    return written.then((result) => {
-      if (changed(result)) this.#feed.emit({ kind: "tenant", tenantId });
-      return result;
-    });
+    return this.#announce.after(written, (result) => (changed(result) ? { kind: "tenant", tenantId } : undefined));
   }
 
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
@@ -328,10 +309,9 @@ class SqliteStore implements Store {
       if (transition.activity !== undefined) insertActivity(this.#s, transition.activity);
       return confirmationFromRow(this.#s.getConfirmation.get(transition.tenantId, transition.requestId) as Row);
     });
-    return moved.then((record) => {
-      if (record !== undefined) this.#feed.emit({ kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId });
-      return record;
-    });
+    return this.#announce.after(moved, (record) =>
+      record === undefined ? undefined : { kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId },
+    );
   }
 
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
