@@ -55,6 +55,11 @@ export class PostgresConnection {
   readonly #settings: PostgresSettings;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /**
+   * True once a connection's process id (what the server told the client) proved to be its server
+   * session's (`pg_backend_pid()`): behind a pooler it is not, and a lost write's session cannot be ended.
+   */
+  #sessionsVisible = false;
 
   constructor(settings: PostgresSettings) {
     this.#settings = settings;
@@ -71,6 +76,25 @@ export class PostgresConnection {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * Checks, on one pooled connection, that the process id the server gave the client is its session's
+   * (not so behind a connection pooler); only then can a write whose answer was lost be settled by
+   * ending its session. Failures leave it unproven.
+   */
+  async checkSessions(): Promise<void> {
+    try {
+      const client = await this.#pool.connect();
+      try {
+        const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+        this.#sessionsVisible = rows[0]?.pid === (client as PoolClient & { processID?: number | null }).processID;
+      } finally {
+        client.release();
+      }
+    } catch {
+      this.#sessionsVisible = false;
+    }
   }
 
   /**
@@ -154,14 +178,15 @@ export class PostgresConnection {
   /**
    * The error a failed statement rejects with. The server's own error answer (a SQLSTATE) means it did
    * not commit; a write that was sent and then lost its connection may have: its server session is ended
-   * first (not after a client-side timeout, when the server is out of reach anyway), so it cannot commit
-   * later, and the caller gets an UnansweredCommit saying whether that was made sure.
+   * first (not after a client-side timeout, when the server is out of reach anyway, nor behind a pooler,
+   * where the session is not the client's to see), so it cannot commit later, and the caller gets an
+   * UnansweredCommit saying whether that was made sure.
    */
   async #failure(what: string, error: unknown, statement: { readonly client: PoolClient; readonly sent: boolean }): Promise<Error> {
     const failure = failedCall(this.#settings, what, error);
     if (!statement.sent || hasSqlState(error)) return failure;
     const pid = (statement.client as PoolClient & { processID?: number | null }).processID ?? undefined;
-    const settled = !isQueryTimeout(error) && pid !== undefined && (await this.#endSession(pid));
+    const settled = this.#sessionsVisible && !isQueryTimeout(error) && pid !== undefined && (await this.#endSession(pid));
     return new UnansweredCommit(settled, { cause: error });
   }
 

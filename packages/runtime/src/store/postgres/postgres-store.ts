@@ -70,7 +70,9 @@ import { S } from "./statements.js";
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const settings = resolveSettings(options);
   await migrateWith(settings);
-  const store = new PostgresStore(new PostgresConnection(settings), settings);
+  const connection = new PostgresConnection(settings);
+  await connection.checkSessions();
+  const store = new PostgresStore(connection, settings);
   await store.listen();
   return store;
 }
