@@ -54,7 +54,10 @@ interface PlatformPreview {
 }
 
 /** A platform-mode preview of create-note by `headers`' caller and actor. */
-async function platformPreview(headers: Record<string, string>, input: unknown = { title: "Q3 plan" }, extra: Record<string, unknown> = {}) {
+/** Previews so far: each default input is new, since the same call previewed again gets its open request back. */
+let previews = 0;
+
+async function platformPreview(headers: Record<string, string>, input: unknown = { title: `Q3 plan #${++previews}` }, extra: Record<string, unknown> = {}) {
   const answer = ok<PlatformPreview>(await mutate(stack.url, "tools.preview", { ref: createNote, input, ...extra }, headers));
   expect(answer.confirmation).toMatchObject({ required: true, mode: "platform" });
   return answer.confirmation;

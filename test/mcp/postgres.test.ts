@@ -1,6 +1,7 @@
 /**
  * MCP against two `toolpact serve` processes (the built CLI) on one PostgreSQL database: an agent's call
- * waits on one instance while the person approves on the other instance's page; it runs once.
+ * waits on one instance while the person approves on the other instance's page; it runs once. A session
+ * on one instance hears of a tool change made through the other.
  * Needs TOOLPACT_TEST_PG_URL; without it the file is skipped with one line saying so.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -9,10 +10,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type ElicitRequestURLParams } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ToolListChangedNotificationSchema, type ElicitRequestURLParams } from "@modelcontextprotocol/sdk/types.js";
 import { fetchPage, postDecision, signIn } from "../integration/support/confirm-page.js";
 import { openTestDatabase, postgresSkipReason, type TestDatabase } from "../integration/support/postgres.js";
-import { PROVIDER, invocations, makeDeploymentSecrets, setUpTenant, writeConfig, writePlugins } from "../integration/support/pg-world.js";
+import { PROVIDER, adminOf, invocations, makeDeploymentSecrets, setUpTenant, writeConfig, writePlugins } from "../integration/support/pg-world.js";
 import { killHard, requireBuiltCli, startServe, type ServeProcess } from "../integration/support/serve-process.js";
 
 const skip = await postgresSkipReason("MCP on two toolpact serve instances sharing PostgreSQL");
@@ -68,5 +69,24 @@ describe.skipIf(skip !== undefined)("MCP on two toolpact serve instances sharing
     const result = await calling;
     expect(result.structuredContent).toMatchObject({ done: true, title: "approved on the other instance", by: a!.pid });
     expect(invocations(root, tenantId).filter((entry) => entry.title === "approved on the other instance")).toHaveLength(1);
+  });
+
+  it("a session on one instance is told at once when the tools change through the other (LISTEN/NOTIFY, not the 15 s poll)", async () => {
+    const [a, b] = instances;
+    const client = new Client({ name: "pg-agent", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${a!.url}/mcp`), { requestInit: { headers } }));
+    clients.push(client);
+    const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
+    expect(await names()).toContain("pg_charge");
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changed += 1;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the client's GET stream is open
+    const started = performance.now();
+    await adminOf(b!.url, secrets.adminKey).mutate("setPolicy", { tenantId, policy: { rules: [] } });
+    await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(await names()).toEqual([]);
   });
 });

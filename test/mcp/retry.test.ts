@@ -37,8 +37,7 @@ describe("retrying a call after approving it on the page (no URL elicitation)", 
     return first.needsApproval;
   }
 
-  // needs runtime: preview reuses an open request with the same binding
-  it.skip("runs the approved call on the first retry, and answers later retries with that same outcome", async () => {
+  it("runs the approved call on the first retry, and answers later retries with that same outcome", async () => {
     const client = await world.connect();
     const before = created();
     await approvedCall(client, "Approved, then retried");
@@ -49,8 +48,7 @@ describe("retrying a call after approving it on the page (no URL elicitation)", 
     expect(created()).toBe(before + 1);
   });
 
-  // needs runtime: preview reuses an open request with the same binding
-  it.skip("20 concurrent retries of one approved call make one effect, and all of them get its result", async () => {
+  it("20 concurrent retries of one approved call make one effect, and all of them get its result", async () => {
     const client = await world.connect();
     const before = created();
     await approvedCall(client, "Twenty retries");
@@ -61,8 +59,7 @@ describe("retrying a call after approving it on the page (no URL elicitation)", 
     expect(created()).toBe(before + 1);
   });
 
-  // needs runtime: preview reuses an open request with the same binding
-  it.skip("a retry before the user decided points at the same page again", async () => {
+  it("a retry before the user decided points at the same page again", async () => {
     const client = await world.connect();
     const first = await call(client, "Not decided yet");
     const second = await call(client, "Not decided yet");

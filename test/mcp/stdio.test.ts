@@ -69,6 +69,10 @@ describe("toolpact mcp (stdio)", () => {
     const result = await client.callTool({ name: "notes_list_notes", arguments: { query: "stdio" } });
     expect(result.structuredContent).toEqual({ notes: [{ id: "note-1", title: "first" }], query: "stdio" });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
+    // it forwards through /trpc and says so: the activity log records the call as an MCP call
+    const operationId = (result._meta as Record<string, string>)["toolpact/operationId"];
+    const page = await world.stack.adminQuery<{ events: { operationId?: string; via?: string }[] }>("listActivity", { tenantId: "t1" });
+    expect(page.events.find((event) => event.operationId === operationId)?.via).toBe("mcp");
   });
 
   it("runs a confirmed write once the user approves on the page it was sent to", async () => {

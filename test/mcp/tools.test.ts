@@ -3,19 +3,31 @@
  * real runtime on SQLite: names, schemas, annotations, paging, results, refusals, list changes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema, McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID, NARROW_CALLER_ID } from "../integration/support/plugins.js";
+import { mutate, ok, query } from "../integration/support/wire.js";
+import { ACTOR_ISSUER } from "../integration/support/tokens.js";
+import { createRuntime, createSqliteStore } from "../../packages/runtime/src/index.js";
 import { PLATFORM_POLICY, listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
 
 describe("MCP tools over Streamable HTTP with a session", () => {
   let world: McpWorld;
 
   beforeAll(async () => {
-    world = await startMcpWorld({ mcp: { pageSize: 4, toolsPollMs: 100 } });
+    // No polling to speak of: list changes must come from the runtime's signal.
+    world = await startMcpWorld({ mcp: { pageSize: 4, toolsPollMs: 3_600_000 } });
   });
   afterAll(async () => {
     await world?.close();
   });
+
+  /** The activity event of an operation, as the tenant's admin lists it. */
+  async function eventOf(operationId: string | undefined): Promise<Record<string, unknown> | undefined> {
+    const page = await world.stack.adminQuery<{ events: { operationId?: string }[] }>("listActivity", { tenantId: "t1" });
+    return page.events.find((candidate) => candidate.operationId === operationId);
+  }
 
   it("lists exactly the tools this caller may call, named within MCP's rules, page by page", async () => {
     const client = await world.connect();
@@ -71,17 +83,33 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect((result._meta as Record<string, string>)["toolpact/operationId"]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it("records MCP calls in the activity log like any other, marked by an mcp: correlation id", async () => {
+  it("records MCP calls in the activity log like any other, marked by an mcp: correlation id and via mcp", async () => {
     const client = await world.connect();
     const result = await client.callTool({ name: "notes_echo", arguments: { marker: "activity" } });
     const operationId = (result._meta as Record<string, string>)["toolpact/operationId"];
-    const page = await world.stack.adminQuery<{ events: { operationId?: string; correlationId?: string; callerPluginId?: string; tool?: string }[] }>(
-      "listActivity",
-      { tenantId: "t1" },
-    );
-    const event = page.events.find((candidate) => candidate.operationId === operationId);
-    expect(event).toMatchObject({ callerPluginId: ASSISTANT_ID, tool: "com.test.notes:echo@1" });
+    const event = await eventOf(operationId);
+    expect(event).toMatchObject({ callerPluginId: ASSISTANT_ID, tool: "com.test.notes:echo@1", via: "mcp" });
     expect(event?.correlationId).toMatch(/^mcp:[0-9a-f-]{36}$/);
+  });
+
+  it("records how a call came: http for /trpc, mcp when /trpc is told so (what toolpact mcp does) or for /mcp whatever it says", async () => {
+    const execute = async (headers: Record<string, string>) =>
+      ok<{ operationId: string }>(
+        await mutate(world.stack.url, "tools.execute", { ref: { providerId: "com.test.notes", tool: "echo" }, input: {} }, headers),
+      ).operationId;
+    const headers = await world.headers();
+    expect((await eventOf(await execute(headers)))?.via).toBe("http");
+    expect((await eventOf(await execute({ ...headers, "x-toolpact-via": "mcp" })))?.via).toBe("mcp");
+    // the caller's own list shows it too
+    const own = ok<{ events: { via?: string }[] }>(await query(world.stack.url, "activity.list", { limit: 2 }, headers));
+    expect(own.events.map((event) => event.via)).toEqual(["mcp", "http"]);
+    const mislabelled = new Client({ name: "test-agent", version: "1.0.0" });
+    await mislabelled.connect(
+      new StreamableHTTPClientTransport(world.mcpUrl, { requestInit: { headers: { ...headers, "x-toolpact-via": "http" } } }),
+    );
+    const result = await mislabelled.callTool({ name: "notes_echo", arguments: {} });
+    await mislabelled.close();
+    expect((await eventOf((result._meta as Record<string, string>)["toolpact/operationId"]))?.via).toBe("mcp");
   });
 
   it("answers a refusal as a tool error with the code in text and _meta, never structuredContent", async () => {
@@ -137,7 +165,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect(world.stack.probe.invocations.get("create-note") ?? 0).toBe(before);
   });
 
-  it("tells session clients when the tenant's tools change (notifications/tools/list_changed)", async () => {
+  it("tells session clients when the tenant's tools change (notifications/tools/list_changed), as soon as the runtime signals it", async () => {
     const client = await world.connect();
     await listAll(client);
     let changed = 0;
@@ -150,10 +178,44 @@ describe("MCP tools over Streamable HTTP with a session", () => {
       policy: { rules: [{ tools: "com.test.notes:list-notes", decision: "deny" }, ...PLATFORM_POLICY.rules] },
     });
     try {
-      await expect.poll(() => changed, { timeout: 5_000 }).toBeGreaterThan(0);
+      await expect.poll(() => changed, { timeout: 3_000 }).toBeGreaterThan(0);
       expect((await listAll(client)).map((tool) => tool.name)).not.toContain("notes_list_notes");
     } finally {
       await world.stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
+    }
+  });
+});
+
+describe("MCP list changes nobody signals", () => {
+  let world: McpWorld;
+  beforeAll(async () => {
+    world = await startMcpWorld({ mcp: { toolsPollMs: 200 } });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it("are found by the slow poll: another process changed the SQLite file", async () => {
+    const client = await world.connect();
+    await listAll(client);
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changed += 1;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // another runtime on the same file: its change reaches this instance only by reading the store
+    const other = await createRuntime({
+      store: await createSqliteStore({ path: world.stack.dbFile }),
+      signingKeys: world.secrets.signingKeys,
+      storageKey: world.secrets.storageKey,
+      actorTokens: { issuer: ACTOR_ISSUER, secret: world.secrets.actorSecret },
+      recoveryIntervalMs: 0,
+    });
+    try {
+      await other.admin.setPolicy("t1", { rules: [{ tools: "com.test.notes:list-notes", decision: "deny" }, ...PLATFORM_POLICY.rules] });
+      await expect.poll(() => changed, { timeout: 5_000 }).toBeGreaterThan(0);
+    } finally {
+      await other.close();
     }
   });
 });

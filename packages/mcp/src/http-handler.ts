@@ -28,7 +28,11 @@ export interface McpHttpOptions {
   readonly sessions?: boolean;
   /** A session nobody used for this long is closed, ms; default 30 minutes. */
   readonly sessionIdleMs?: number;
-  /** How often session clients' tool lists are compared for `notifications/tools/list_changed`, ms; default 5 s. */
+  /**
+   * How often session clients' tool lists are compared for `notifications/tools/list_changed` when no
+   * signal says a tenant's config changed, ms: while other instances cannot be heard; ten times as long
+   * while they can. Default 15 s. Changes the runtime signals are compared at once.
+   */
   readonly toolsPollMs?: number;
   /** Sessions one caller and user may hold at once; default 32. */
   readonly maxSessionsPerCaller?: number;
@@ -76,8 +80,9 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const registry = createSessionRegistry({
     createServer: () => toolServer(true),
     listTools: (principal) => runtime.listTools(principal),
+    toolChanges: runtime.toolChanges,
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
-    toolsPollMs: options.toolsPollMs ?? 5_000,
+    toolsPollMs: options.toolsPollMs ?? 15_000,
     maxPerOwner: options.maxSessionsPerCaller ?? 32,
     logger,
   });
@@ -104,7 +109,8 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     if (closed !== undefined) return refuse(res, 503, "the server is shutting down: reconnect shortly", { connection: "close" });
     let principal: Principal;
     try {
-      principal = await options.authenticate(req);
+      // Whatever the request says of itself, a call through /mcp is recorded as MCP.
+      principal = Object.freeze({ ...(await options.authenticate(req)), via: "mcp" as const });
     } catch (error) {
       return refuseUnauthenticated(res, error, req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined);
     }

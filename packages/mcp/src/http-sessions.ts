@@ -1,12 +1,14 @@
 /**
  * MCP sessions over Streamable HTTP: one SDK server and transport per session, owned by the (tenant,
  * caller, user) that initialized it, closed when idle. While a session's client holds its GET stream open,
- * the tool list is watched and `notifications/tools/list_changed` sent when the tenant's tools change.
+ * its tool list is compared whenever the runtime signals that its tenant's config changed (at once for
+ * changes through this instance, and for other instances' as soon as the store hears them), and
+ * `notifications/tools/list_changed` sent when it differs; a slow poll catches what no signal announces.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { Principal, Logger, ToolListing } from "@toolpact/runtime";
+import type { Principal, Logger, ToolChanges, ToolListing } from "@toolpact/runtime";
 
 /** One live session. */
 export interface McpSession {
@@ -33,7 +35,14 @@ export interface SessionRegistryOptions {
   readonly createServer: () => Server;
   /** The tool list a principal sees now, to notice changes. */
   readonly listTools: (principal: Principal) => Promise<readonly ToolListing[]>;
+  /** The runtime's signal that a tenant's tools may have changed. */
+  readonly toolChanges: ToolChanges;
   readonly idleMs: number;
+  /**
+   * How often watched lists are compared anyway, ms: while other instances' changes cannot be heard
+   * (several processes on one SQLite file, or PostgreSQL's LISTEN down); ten times as long while they can
+   * (for what no signal announces: a plugin registered late).
+   */
   readonly toolsPollMs: number;
   /** Sessions one (tenant, caller, user) may hold; opening one more closes its least recently used. */
   readonly maxPerOwner: number;
@@ -92,9 +101,23 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
       state.polling = false;
     }
   };
-  const watch = setInterval(() => {
-    for (const state of sessions.values()) if (state.streams > 0 && !state.polling) void poll(state);
-  }, options.toolsPollMs);
+  /** Compares the watched lists of `tenantId`'s sessions (of every tenant when undefined). */
+  const compare = (tenantId: string | undefined) => {
+    for (const state of sessions.values()) {
+      if (state.streams > 0 && !state.polling && (tenantId === undefined || state.principal.tenantId === tenantId)) void poll(state);
+    }
+  };
+  const stopSignals = options.toolChanges.subscribe(compare);
+  let lastPoll = Date.now();
+  const watch = setInterval(
+    () => {
+      const every = options.toolChanges.hearsOthers() ? options.toolsPollMs * 10 : options.toolsPollMs;
+      if (Date.now() - lastPoll < every) return;
+      lastPoll = Date.now();
+      compare(undefined);
+    },
+    Math.max(50, Math.min(options.toolsPollMs, 1_000)),
+  );
   watch.unref();
 
   return {
@@ -134,6 +157,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
     async close() {
       clearInterval(sweep);
       clearInterval(watch);
+      stopSignals();
       await Promise.all([...sessions.values()].map(end));
     },
   };

@@ -31,7 +31,8 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
         url: `${String(options.url).replace(/\/+$/, "")}/trpc`,
         headers: async () => {
           const keys = await options.keys();
-          return { authorization: `Bearer ${keys.pluginKey}`, "x-toolpact-actor": keys.actorToken };
+          // The server records these calls as MCP calls (a label, not a credential).
+          return { authorization: `Bearer ${keys.pluginKey}`, "x-toolpact-actor": keys.actorToken, "x-toolpact-via": "mcp" };
         },
       }),
     ],

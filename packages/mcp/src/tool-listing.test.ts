@@ -7,6 +7,7 @@ import { createToolDirectory } from "./tool-names.js";
 function tool(name: string, extra: Partial<ToolListing> = {}): ToolListing {
   return {
     providerId: "com.example.notes",
+    alias: "notes",
     name,
     version: 1,
     fullName: `com.example.notes:${name}@1`,

@@ -1,11 +1,12 @@
 /**
- * MCP tool names for toolpact tools: `<provider>_<tool>`, e.g. `notes_create_record` for
- * `com.example.notes:create-record`. The provider part is the last segment of the plugin id, camelCased
- * (the full id, camelCased, when two listed providers share a last segment); the tool part is the tool
- * name with `_` for `-`. The highest listed version has the plain name, every other `-v<n>`
- * (`notes_create_record-v1`). Names use only `[A-Za-z0-9_-]` (MCP allows `.` too, but model APIs do
- * not), are at most 128 characters, and depend only on what `tools.list` shows, so a name means the
- * same tool over HTTP and stdio, across restarts, and until a higher version is listed.
+ * MCP tool names for toolpact tools: `<provider alias>_<tool>`, the provider as generated clients name it
+ * (`tools.notes`) and the tool in the snake case MCP tools customarily have, e.g. `notes_create_record`
+ * for `com.example.notes:create-record`. The provider part is the provider's alias (its manifest's
+ * `alias`, else its last id segment camelCased; the whole id camelCased when two listed providers share an
+ * alias); the tool part is the tool name with `_` for `-`. The highest listed version has the plain name,
+ * every other `-v<n>` (`notes_create_record-v1`). Names use only `[A-Za-z0-9_-]` (MCP allows `.` too, but
+ * model APIs do not), are at most 128 characters, and depend only on what `tools.list` shows, so a name
+ * means the same tool over HTTP and stdio, across restarts, and until a higher version is listed.
  */
 import { createHash } from "node:crypto";
 import { camelCase } from "@toolpact/contract";
@@ -37,7 +38,8 @@ export function createToolDirectory(listing: readonly ToolListing[]): ToolDirect
   const byName = new Map<string, ToolListing>();
   const nameOf = new Map<ToolListing, string>();
   const aliases = new Map<string, ToolListing>();
-  for (const tool of listing) {
+  // In full-name order, so that which of two colliding names gets the hash does not depend on the listing's order.
+  for (const tool of [...listing].sort((a, b) => (a.fullName < b.fullName ? -1 : a.fullName > b.fullName ? 1 : 0))) {
     const base = `${prefixes.get(tool.providerId)}_${tool.name.replaceAll("-", "_")}`;
     const isHighest = highest.get(`${tool.providerId}:${tool.name}`) === tool.version;
     const name = fitted(isHighest ? base : `${base}-v${tool.version}`, tool.fullName);
@@ -61,23 +63,30 @@ export function createToolDirectory(listing: readonly ToolListing[]): ToolDirect
   };
 }
 
-/** The listed names closest to an unknown one (same tool part, or same prefix), for "did you mean". */
+/**
+ * The listed names closest to an unknown one (same tool part, or same prefix), for "did you mean";
+ * compared without case, `_`, `-` and `.`, so `notes_searchRecords` finds `notes_search_records`.
+ */
 export function similarNames(directory: ToolDirectory, name: string): string[] {
-  const lower = name.toLowerCase().replaceAll("-", "_").replaceAll(".", "_");
-  const tail = lower.slice(lower.indexOf("_") + 1);
-  return directory.names.filter((candidate) => {
-    const other = candidate.toLowerCase();
-    return other.includes(tail) || tail.includes(other.slice(other.indexOf("_") + 1)) || other.startsWith(lower);
-  }).slice(0, 3);
+  const folded = (text: string) => text.toLowerCase().replace(/[-_.]/g, "");
+  const wanted = folded(name);
+  const tail = folded(name.slice(name.indexOf("_") + 1));
+  return directory.names
+    .filter((candidate) => {
+      const other = folded(candidate);
+      const method = folded(candidate.slice(candidate.indexOf("_") + 1));
+      return other.includes(tail) || tail.includes(method) || other.startsWith(wanted);
+    })
+    .slice(0, 3);
 }
 
-/** Each listed provider's name prefix: its last id segment camelCased, or its whole id when that is shared. */
+/** Each listed provider's name prefix: its alias, or its whole id camelCased when another listed provider has the same alias. */
 function providerPrefixes(listing: readonly ToolListing[]): Map<string, string> {
-  const providers = [...new Set(listing.map((tool) => tool.providerId))];
-  const short = (id: string) => camelCase(id.slice(id.lastIndexOf(".") + 1));
+  const aliases = new Map<string, string>();
+  for (const tool of listing) aliases.set(tool.providerId, tool.alias);
   const counts = new Map<string, number>();
-  for (const id of providers) counts.set(short(id), (counts.get(short(id)) ?? 0) + 1);
-  return new Map(providers.map((id) => [id, counts.get(short(id))! > 1 ? camelCase(id.replaceAll(".", "-")) : short(id)]));
+  for (const alias of aliases.values()) counts.set(alias, (counts.get(alias) ?? 0) + 1);
+  return new Map([...aliases].map(([id, alias]) => [id, counts.get(alias)! > 1 ? camelCase(id.replaceAll(".", "-")) : alias]));
 }
 
 /** The name itself when it fits in 128 characters, else its head and a hash of the tool's full name. */

@@ -14,6 +14,13 @@ import type {
   ToolRef,
 } from "@toolpact/contract";
 
+/**
+ * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
+ * bridge (`/mcp`, or `toolpact mcp` forwarding with `X-Toolpact-Via: mcp`), or a plugin in the host's
+ * process. A label the transport sets (over HTTP, the caller may choose `mcp`), not an identity.
+ */
+export type CallerTransport = "http" | "mcp" | "in-process";
+
 /** Who is calling, established at step 1 by `Runtime.authenticate` (never from a body or input). */
 export interface Principal {
   readonly tenantId: string;
@@ -21,17 +28,28 @@ export interface Principal {
   readonly actor: ActorInfo;
   /** Correlates log lines and activity events of one request. */
   readonly correlationId?: string;
+  /** How the call arrived (default: in process). */
+  readonly via?: CallerTransport;
+  /**
+   * The id of the plugin key step 1 accepted (absent for in-process plugins, which hold none): every
+   * call checks it is still live under the tenant config the call is decided under.
+   */
+  readonly keyId?: string;
 }
 
 /** Credentials as they arrived at the edge: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */
 export interface CallerCredentials {
   readonly pluginKey: string | undefined;
   readonly actorToken: string | undefined;
+  /** How the request arrived; recorded on the call's activity events (default `in-process`). */
+  readonly via?: CallerTransport;
 }
 
 /** A tool as `tools.list` shows it to a caller. */
 export interface ToolListing {
   readonly providerId: string;
+  /** The provider's client name: its manifest's `alias`, else the last id segment camelCased (`notes`). */
+  readonly alias: string;
   readonly name: string;
   readonly version: number;
   readonly fullName: string;
@@ -94,6 +112,8 @@ export interface ActivityEvent {
   readonly correlationId?: string;
   /** The gate, hook or guard an event is about, `<pluginId>:<name>` (gate blocks, hook failures, guard withholds). */
   readonly seam?: string;
+  /** How a caller's call arrived: `http`, `mcp` or `in-process` (calls only). */
+  readonly via?: CallerTransport;
 }
 
 /** One page request of `listActivity`. */
@@ -276,6 +296,18 @@ export interface RuntimeAdmin {
   listActivity(tenantId: string, query?: ActivityQuery): Promise<ActivityPage>;
 }
 
+/** Tells listeners when what a tenant's callers may list may have changed. */
+export interface ToolChanges {
+  /**
+   * Calls `listener` with a tenant's id when its config moved (installs, enablement, policy,
+   * activations, keys): this runtime's changes at once, other instances' as soon as the store hears them;
+   * with `undefined` when changes may have gone unheard (every tenant may have changed). Returns the unsubscribe.
+   */
+  subscribe(listener: (tenantId: string | undefined) => void): () => void;
+  /** True while other instances' changes are heard as they commit; while false, a listener should also poll. */
+  hearsOthers(): boolean;
+}
+
 /** The runtime core. Every call after `authenticate` takes the principal it established. */
 export interface Runtime {
   /** Step 1: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
@@ -310,6 +342,8 @@ export interface Runtime {
   settleExpiredLeases(): Promise<number>;
 
   readonly admin: RuntimeAdmin;
+  /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
+  readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */
   readonly manifests: ReadonlyMap<string, Manifest>;
   /** True when the store answers; `/readyz` uses it. */

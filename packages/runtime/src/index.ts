@@ -13,6 +13,7 @@ export type {
   TenantConfigRecord,
   PluginInstallRecord,
   PluginKeyRecord,
+  PluginKeyLookup,
   OperationRecord,
   IdempotencyScope,
   IdempotencyRecord,
@@ -36,8 +37,14 @@ export type {
   ConfirmationRecord,
   ConfirmationCreateResult,
   ConfirmationTransition,
+  ConfirmationBindingQuery,
   LeaseTakeover,
+  SettledOperationWrite,
+  SettledOperationResult,
+  StoreChange,
+  StoreChanges,
 } from "./store/store.js";
+export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {
   DEFAULT_SEAM_TIMEOUT_MS,
@@ -60,6 +67,8 @@ export type {
   RuntimeAdmin,
   Principal,
   CallerCredentials,
+  CallerTransport,
+  ToolChanges,
   ToolListing,
   OperationState,
   OperationView,

@@ -21,6 +21,11 @@ export interface RetentionOptions {
   readonly confirmationHours?: number;
   /** Outbox rows not acknowledged after this many days are deleted (default 7). */
   readonly outboxDays?: number;
+  /**
+   * Settled operations (their state and error code, what `tools.operation` answers) are deleted this many
+   * days after they began (default 90); a running one never is. At least the idempotency TTL.
+   */
+  readonly operationDays?: number;
 }
 
 /** Per (tenant, caller, actor) limits; past them a call is RATE_LIMITED with `retryAfterMs`. */
@@ -68,7 +73,11 @@ export interface RuntimeOptions {
    * they have loaded their plugins.
    */
   readonly recoveryIntervalMs?: number;
-  /** How often a waiting `waitConfirmation` reads the store, ms (default 250): decisions made on other instances. */
+  /**
+   * How often a waiting `waitConfirmation` reads the store while decisions made elsewhere cannot be heard,
+   * ms (default 1000): another process on the same SQLite file, or another instance while PostgreSQL's
+   * LISTEN connection is down. Decisions the store announces wake waiters at once.
+   */
   readonly confirmationPollMs?: number;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
@@ -95,12 +104,15 @@ export interface RuntimeContext {
   readonly pruneIntervalMs: number;
   readonly confirmationRetentionMs: number;
   readonly outboxRetentionMs: number;
+  readonly operationRetentionMs: number;
   readonly previewsPerMinute: number;
   readonly pendingConfirmations: number;
   readonly recoveryIntervalMs: number;
   readonly confirmationPollMs: number;
   readonly clock: () => number;
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Checks options and secrets and fills in defaults. */
 export function resolveOptions(options: RuntimeOptions): RuntimeContext {
@@ -130,6 +142,14 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   if (!(confirmationHours >= 0)) throw new TypeError(`retention.confirmationHours must be 0 or more; got ${confirmationHours}`);
   const outboxDays = options.retention?.outboxDays ?? 7;
   if (!(outboxDays > 0)) throw new TypeError(`retention.outboxDays must be positive; got ${outboxDays}`);
+  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
+  const operationDays = options.retention?.operationDays ?? 90;
+  if (!(operationDays > 0 && operationDays * DAY_MS >= idempotencyTtlMs)) {
+    throw new TypeError(
+      `retention.operationDays must be positive and keep operations at least as long as idempotency keys (${idempotencyTtlMs / DAY_MS} days): ` +
+        `a replayed key names its operation; got ${operationDays}`,
+    );
+  }
   const previewsPerMinute = options.rateLimits?.previewsPerMinute ?? 120;
   const pendingConfirmations = options.rateLimits?.pendingConfirmations ?? 20;
   for (const [name, value] of [
@@ -140,7 +160,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   }
   const recoveryIntervalMs = options.recoveryIntervalMs ?? Math.floor(leaseMs / 2);
   if (!(recoveryIntervalMs >= 0)) throw new TypeError(`recoveryIntervalMs must be 0 or more; got ${recoveryIntervalMs}`);
-  const confirmationPollMs = options.confirmationPollMs ?? 250;
+  const confirmationPollMs = options.confirmationPollMs ?? 1000;
   if (!(confirmationPollMs >= 10)) throw new TypeError(`confirmationPollMs must be at least 10; got ${confirmationPollMs}`);
   return {
     store: options.store,
@@ -155,12 +175,13 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     inputLimits: Object.freeze(limits),
     leaseMs,
     drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
-    idempotencyTtlMs: options.idempotencyTtlMs ?? 24 * 60 * 60 * 1000,
+    idempotencyTtlMs,
     configRefreshMs: Math.max(0, options.configRefreshMs ?? 1000),
-    activityRetentionMs: activityDays * 24 * 60 * 60 * 1000,
+    activityRetentionMs: activityDays * DAY_MS,
     pruneIntervalMs: options.retention?.pruneIntervalMs ?? 60 * 60 * 1000,
     confirmationRetentionMs: confirmationHours * 60 * 60 * 1000,
-    outboxRetentionMs: outboxDays * 24 * 60 * 60 * 1000,
+    outboxRetentionMs: outboxDays * DAY_MS,
+    operationRetentionMs: operationDays * DAY_MS,
     previewsPerMinute,
     pendingConfirmations,
     recoveryIntervalMs,

@@ -26,6 +26,7 @@ import type {
   RunOptions,
   Runtime,
   RuntimeAdmin,
+  ToolChanges,
   ToolListing,
   WaitConfirmationOptions,
 } from "./api.js";
@@ -69,7 +70,7 @@ export interface ToolpactRuntime extends Runtime {
   sdkFor(pluginId: string): PluginSdk;
   /** A snapshot of the counters. */
   readonly metrics: RuntimeMetrics;
-  /** Deletes expired consumed token ids and idempotency records, and activity past retention. */
+  /** Deletes what is past its retention: consumed token ids, idempotency records, activity, confirmations, runs, outbox rows, settled operations. */
   prune(): Promise<PruneResult>;
 }
 
@@ -100,7 +101,9 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #recovery: RecoveryScheduler;
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #timers: NodeJS.Timeout[] = [];
+  readonly #unsubscribe: () => void;
   readonly admin: RuntimeAdmin;
+  readonly toolChanges: ToolChanges;
   #activityWriteFailures = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
@@ -112,16 +115,31 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     this.#identity = new Authenticator({ store, actors, logger });
     const sealed = new SealedPayloads(context.storageKey);
     const registry = this.#registry;
-    this.#parts = {
-      context,
-      registry,
-      tenants: new TenantConfigCache({
+    const tenants = new TenantConfigCache({
         store,
         refreshMs: context.configRefreshMs,
         clock,
         onBadPolicy: (tenantId) =>
           logger.error({ event: "stored_policy_unreadable", tenantId, effect: "every call is denied until a new policy is set" }),
-      }),
+      });
+    // Before anyone else hears a change: a listener that lists tools then sees the new config.
+    this.#unsubscribe = store.changes.subscribe((change) => {
+      if (change.kind === "tenant") tenants.invalidate(change.tenantId);
+      else if (change.kind === "resync") tenants.invalidateAll();
+    });
+    this.toolChanges = {
+      subscribe: (listener) =>
+        store.changes.subscribe((change) => {
+          if (change.kind === "tenant") listener(change.tenantId);
+          else if (change.kind === "resync") listener(undefined);
+        }),
+      hearsOthers: () => store.changes.hearsOthers(),
+    };
+    this.#parts = {
+      context,
+      registry,
+      tenants,
+      identity: this.#identity,
       tokens,
       sealed,
       leases: new LeaseKeeper({ store, owner: context.instanceId, leaseMs: context.leaseMs, clock, logger }),
@@ -319,6 +337,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       activityBefore: now - context.activityRetentionMs,
       confirmationsExpiredBefore: now - context.confirmationRetentionMs,
       outboxBefore: now - context.outboxRetentionMs,
+      operationsBefore: now - context.operationRetentionMs,
     });
   }
 
@@ -334,6 +353,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
 
   async #close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
+    this.#unsubscribe();
     this.#parts.confirmations.close();
     if (this.#inFlight > 0 && !(await this.#drain())) {
       this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#inFlight });

@@ -65,9 +65,10 @@ interface CacheEntry {
 const CACHE_LIMIT = 10_000;
 
 /**
- * Tenant configuration, compiled once per change. Changes made through this runtime apply at once
- * (`invalidate`); a change made by another instance is seen within `refreshMs` by previews and
- * refusals, and always before an effect: the step-9 transaction checks the version steps 2-6 used.
+ * Tenant configuration, compiled once per change. Changes the store announces apply at once
+ * (`invalidate`: this runtime's own, and other instances' where the store hears them); any other change
+ * is seen within `refreshMs` by previews and refusals, and always before an effect or a read's result:
+ * the step-9 (or a read's single) transaction checks the version steps 2-6 used.
  */
 export class TenantConfigCache {
   readonly #store: Store;
@@ -93,6 +94,11 @@ export class TenantConfigCache {
   /** Forgets a tenant's state: the next call reads it again. */
   invalidate(tenantId: string): void {
     this.#entries.delete(tenantId);
+  }
+
+  /** Forgets every tenant's state (changes may have gone unheard). */
+  invalidateAll(): void {
+    this.#entries.clear();
   }
 
   async #load(tenantId: string, entry: CacheEntry | undefined): Promise<TenantState> {

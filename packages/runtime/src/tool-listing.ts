@@ -1,4 +1,4 @@
-import { ToolpactError } from "@toolpact/contract";
+import { ToolpactError, pluginClientName } from "@toolpact/contract";
 import type { Principal, ToolListing } from "./api.js";
 import type { PluginRegistry } from "./registry.js";
 import type { TenantConfigCache } from "./tenant-config.js";
@@ -22,6 +22,7 @@ export async function listTools(
   const listing: ToolListing[] = [];
   for (const provider of registry.all()) {
     if (tenant.installs.get(provider.id)?.enabled !== true) continue;
+    const alias = pluginClientName(provider.manifest);
     for (const tool of provider.toolList) {
       if (tool.handler === undefined || !caller.usesAllows(tool)) continue;
       const decision = tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
@@ -29,6 +30,7 @@ export async function listTools(
       const { declaration } = tool;
       listing.push({
         providerId: provider.id,
+        alias,
         name: declaration.name,
         version: declaration.version,
         fullName: tool.fullName,

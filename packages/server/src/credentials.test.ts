@@ -15,8 +15,14 @@ describe("bearerToken", () => {
 
 describe("credentialsOf", () => {
   it("takes the plugin key from Authorization and the actor token from X-Toolpact-Actor only", () => {
-    expect(credentialsOf({ authorization: "Bearer k", "x-toolpact-actor": "jwt" })).toEqual({ pluginKey: "k", actorToken: "jwt" });
-    expect(credentialsOf({ "x-toolpact-actor": "" })).toEqual({ pluginKey: undefined, actorToken: undefined });
+    expect(credentialsOf({ authorization: "Bearer k", "x-toolpact-actor": "jwt" })).toEqual({ pluginKey: "k", actorToken: "jwt", via: "http" });
+    expect(credentialsOf({ "x-toolpact-actor": "" })).toEqual({ pluginKey: undefined, actorToken: undefined, via: "http" });
+  });
+
+  it("labels a request http unless it says X-Toolpact-Via: mcp (any other value is http)", () => {
+    expect(credentialsOf({ "x-toolpact-via": "mcp" }).via).toBe("mcp");
+    expect(credentialsOf({ "x-toolpact-via": "in-process" }).via).toBe("http");
+    expect(credentialsOf({ "x-toolpact-via": ["mcp", "mcp"] as unknown as string }).via).toBe("http");
   });
 });
 

@@ -10,12 +10,17 @@ export function bearerToken(header: string | undefined): string | undefined {
   return BEARER.exec(header)?.[1];
 }
 
-/** The credentials a request carries: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */
+/**
+ * The credentials a request carries: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`; and how
+ * it came: over HTTP, unless it says `X-Toolpact-Via: mcp` (`toolpact mcp` forwarding an agent's calls; a
+ * label the caller chooses, recorded on activity, never an identity).
+ */
 export function credentialsOf(headers: IncomingHttpHeaders): CallerCredentials {
   const actor = headers["x-toolpact-actor"];
   return {
     pluginKey: bearerToken(headers.authorization),
     actorToken: typeof actor === "string" && actor.length > 0 ? actor : undefined,
+    via: headers["x-toolpact-via"] === "mcp" ? "mcp" : "http",
   };
 }
 

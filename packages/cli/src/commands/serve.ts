@@ -22,7 +22,8 @@ overrides it. Several instances may share one PostgreSQL database; "databaseOpti
 poolSize, connectionTimeoutMs and statementTimeoutMs. Pending migrations are applied at start-up.
 "limits" sets rateLimits (previewsPerMinute, pendingConfirmations), leaseMs, recoveryIntervalMs and
 sessionTtlSeconds (the confirmation page's session). "retention" sets activityDays, confirmationHours,
-outboxDays, idempotencyHours and pruneIntervalMs (how often this instance prunes; 0 turns it off).
+outboxDays, operationDays, idempotencyHours and pruneIntervalMs (how often this instance prunes; 0 turns
+it off).
 Secrets come from the environment (TOOLPACT_ADMIN_KEY, TOOLPACT_ACTOR_SECRET, TOOLPACT_SIGNING_KEYS,
 TOOLPACT_STORAGE_KEY, TOOLPACT_DATABASE_URL), from files that TOOLPACT_<NAME>_FILE names, or from the
 config's "secrets"; a missing one, or a _FILE that cannot be read, stops start-up. Secrets given in the

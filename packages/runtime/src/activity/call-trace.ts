@@ -140,6 +140,7 @@ export class CallTrace {
     if (this.#confirmationId !== undefined) event.confirmationId = this.#confirmationId;
     if (this.#seam !== undefined) event.seam = this.#seam;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
+    if (this.#kind === "call") event.via = principal.via ?? "in-process";
     return event as unknown as ActivityRecord;
   }
 
@@ -159,15 +160,20 @@ export class CallTrace {
     return this.#writer.append(this.event(outcome, details));
   }
 
-  /** Records a refused or failed call (once) and returns the error the caller gets. */
+  /**
+   * Records a refused or failed call (once) and returns the error the caller gets. When the store itself
+   * failed the call (STORE_UNAVAILABLE), its event is written without waiting: the store is likely still
+   * failing, and the caller should not wait out a second timeout for a record that may not be written.
+   */
   async refused(error: unknown): Promise<unknown> {
     if (this.#recorded) return error;
     if (isToolpactError(error)) {
-      await this.record(outcomeOf(error.code), {
+      const recording = this.record(outcomeOf(error.code), {
         errorCode: error.code,
         ...(error.data.operationId === undefined ? {} : { operationId: error.data.operationId }),
         ...(error.data.errorClass === undefined ? {} : { errorClass: error.data.errorClass }),
       });
+      if (error.code !== "STORE_UNAVAILABLE") await recording;
       return error;
     }
     await this.record("failed", { errorClass: errorClassOf(error) });

@@ -48,6 +48,7 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the input of com.example.notes:search-records@1 does not match its inputSchema at /query: must be string (and 1 more)",
       }
@@ -76,6 +77,7 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 is not permitted for this caller and user: a deny rule of the tenant policy ("com.example.notes:search-records") matches this call",
       }
@@ -103,6 +105,7 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:verified-read@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:verified-read@1 needs verification level 2; the user is at 1: the user must verify further",
       }
@@ -131,6 +134,7 @@ describe("steps 4-6: input, permission, the provider's own check", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:guarded-read@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider of com.example.notes:guarded-read@1 refused this call for this user",
       }
@@ -184,6 +188,7 @@ describe("plugin code that fails before any effect", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.flaky:bad-preview@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider's preview of com.example.flaky:bad-preview@1 returned no summary string",
       }
@@ -213,6 +218,7 @@ describe("plugin code that fails before any effect", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.flaky:bad-authorize@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider's authorize of com.example.flaky:bad-authorize@1 failed; its message is not forwarded",
       }

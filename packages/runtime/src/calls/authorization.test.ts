@@ -247,12 +247,15 @@ describe("step 5: permission", () => {
 
   it("never runs an effect under a config another instance changed, and refreshes previews within the window", async () => {
     const principal = await fx.principal();
-    await expect(fx.runtime.execute(principal, search, { query: "x" })).resolves.toBeDefined();
+    const write = { providerId: NOTES, tool: "create-record", version: 1 };
+    const token = async () => ((await fx.runtime.preview(principal, write, { title: "t" })).confirmation as { token: string }).token;
+    await expect(fx.runtime.execute(principal, write, { title: "t" }, { confirmationToken: await token() })).resolves.toBeDefined();
     await expect(fx.runtime.preview(principal, search, { query: "x" })).resolves.toBeDefined();
+    const confirmed = await token();
     const other = await fx.reopen();
     await other.admin.setPolicy(TENANT, { rules: [] });
     // the execute's step-9 transaction sees the new version, and the call is decided again
-    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    expect((await rejection(fx.runtime.execute(principal, write, { title: "t" }, { confirmationToken: confirmed }))).code).toBe("PERMISSION_DENIED");
     expect(fx.handlers.executed).toHaveLength(1);
     await other.admin.setPolicy(TENANT, ALLOW_ALL);
     fx.advance(1_001);
@@ -260,6 +263,18 @@ describe("step 5: permission", () => {
     await other.admin.setPluginEnabled(TENANT, NOTES, false);
     fx.advance(1_001);
     expect((await rejection(fx.runtime.preview(principal, search, { query: "x" }))).code).toBe("PROVIDER_DISABLED");
+  });
+
+  it("hands out no read's result decided under a config another instance changed", async () => {
+    const principal = await fx.principal();
+    await expect(fx.runtime.execute(principal, search, { query: "x" })).resolves.toBeDefined();
+    const other = await fx.reopen();
+    await other.admin.setPolicy(TENANT, { rules: [] });
+    // a read runs first and is recorded after: its record sees the new version, the result is dropped and the call decided again
+    expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
+    expect(fx.handlers.executed).toHaveLength(2);
+    const reads = (await fx.runtime.admin.listActivity(TENANT)).events.filter((event) => event.tool === `${NOTES}:search-records@1`);
+    expect(reads.map((event) => event.outcome)).toEqual(["denied", "succeeded"]);
   });
 });
 

@@ -4,6 +4,7 @@ import type { Principal } from "../api.js";
 import type { ConfirmationBinding } from "../confirmation/binding.js";
 import type { ConfirmationTokens } from "../confirmation/confirmation-tokens.js";
 import type { PlatformConfirmations } from "../confirmation/platform-confirmations.js";
+import type { Authenticator } from "../identity/authenticator.js";
 import type { IdempotencyKeying } from "../ledger/idempotency.js";
 import type { LeaseKeeper } from "../ledger/lease-keeper.js";
 import type { RuntimeContext } from "../options.js";
@@ -22,6 +23,8 @@ export interface CallParts {
   readonly context: RuntimeContext;
   readonly registry: PluginRegistry;
   readonly tenants: TenantConfigCache;
+  /** Step 1's keys: each call confirms its principal's key under the tenant config it is decided under. */
+  readonly identity: Authenticator;
   readonly tokens: ConfirmationTokens;
   readonly sealed: SealedPayloads;
   readonly leases: LeaseKeeper;
@@ -239,7 +242,10 @@ export class Call {
     return this.#operation ?? unset("operation");
   }
 
-  /** The ledger began the operation (or recovery took its lease over, `resumed`). */
+  /**
+   * The ledger began the operation (or recovery took its lease over, `resumed`); for a read recorded
+   * once after its effect, the operation's id was made and nothing is stored yet.
+   */
   began(operation: RunningOperation, resumed = false): void {
     this.#operation = operation;
     this.#resumed = resumed;

@@ -59,6 +59,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "this idempotency key was used for com.example.notes:search-records@1 with a different input: use a new key for a new call",
       }
@@ -94,6 +95,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:hold-read@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "operation <id 1> with this idempotency key is still running: read it with tools.operation, or retry later",
       }
@@ -121,6 +123,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:create-record@1 requires confirmation: call preview first and pass its confirmationToken",
       }
@@ -148,6 +151,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the confirmation token for com.example.notes:create-record@1 is not valid: it is not a compact JWS (three base64url segments)",
       }
@@ -176,6 +180,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the confirmation token does not match this call to com.example.notes:create-record@1: the input differs from the previewed input; preview this exact call again",
       }
@@ -208,6 +213,7 @@ describe("step 8: idempotency and confirmation", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "this confirmation for com.example.notes:create-record@1 was already used by operation <id 1>: read its outcome with tools.operation; preview again to confirm another call",
       }
@@ -233,6 +239,7 @@ describe("step 8: idempotency and confirmation", () => {
           "outcome": "denied",
           "phase": "preview",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "too many previews by this caller for this user: at most 1 a minute; retry in <n> s",
       }

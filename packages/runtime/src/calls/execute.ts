@@ -2,13 +2,14 @@ import { ToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } 
 import type { Principal } from "../api.js";
 import { Call, type CallParts } from "./call.js";
 import { authorizationSteps } from "./authorization.js";
-import { around, compose } from "./compose.js";
+import { around, compose, type Next } from "./compose.js";
 import { isRetry, type EffectOutcome, type ExecuteAnswer } from "./outcome.js";
 import { afterToolHooks } from "./steps/after-tool-hooks.js";
 import { applyGuards } from "./steps/apply-guards.js";
 import { invokeProvider } from "./steps/invoke-provider.js";
 import { keepResult } from "./steps/keep-result.js";
 import { ledger } from "./steps/ledger.js";
+import { recordRead, recordsOnce } from "./steps/record-read.js";
 import { replayIdempotent } from "./steps/replay-idempotent.js";
 import { validateOutput } from "./steps/validate-output.js";
 import { verifyConfirmation } from "./steps/verify-confirmation.js";
@@ -16,12 +17,20 @@ import { verifyConfirmation } from "./steps/verify-confirmation.js";
 /** What happens between an operation's begin and its settle: innermost the provider, then each step around it. */
 export const effectSteps = compose<Call, EffectOutcome>([afterToolHooks, keepResult, applyGuards, validateOutput, invokeProvider]);
 
+/**
+ * Steps 9 and 12 around the effect: a read with no token to consume nor key to reserve is recorded once,
+ * settled, after it ran (`record-read`); every other call begins its operation first and settles it after (`ledger`).
+ */
+function recordOperation(call: Call, next: Next<EffectOutcome>): Promise<ExecuteAnswer> {
+  return recordsOnce(call) ? recordRead(call, next) : ledger(call, next);
+}
+
 /** `tools.execute`, top to bottom: steps 2 to 7, then step 8, then the ledger around the effect. */
 const executeSteps = compose<Call, ExecuteAnswer>([
   ...authorizationSteps,
   replayIdempotent,
   verifyConfirmation,
-  around(ledger, effectSteps),
+  around(recordOperation, effectSteps),
 ]);
 
 /** How often step 9 may find the tenant config changed under a call before the call gives up. */

@@ -64,6 +64,7 @@ describe("step 7: gates", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 was blocked by gate com.example.seams:hours: outside business hours",
       }
@@ -97,6 +98,7 @@ describe("step 7: gates", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 was blocked by gate com.example.seams:hours: the gate failed (fail closed); its message is not forwarded",
       }
@@ -128,6 +130,7 @@ describe("step 7: gates", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 was blocked by gate com.example.seams:hours: the gate gave no valid decision (fail closed)",
       }
@@ -162,6 +165,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:explode@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider of com.example.notes:explode@1 failed (operation <id 1>); its message is not forwarded",
       }
@@ -193,6 +197,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:slow-read@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider of com.example.notes:slow-read@1 failed (operation <id 1>); its message is not forwarded",
       }
@@ -226,6 +231,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:slow-write@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:slow-write@1 did not answer in time; its effect may or may not have happened (operation <id 1>): read the operation before retrying",
       }
@@ -255,6 +261,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:bad-output@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:bad-output@1 ran (operation <id 1>) but its result does not match its outputSchema: the result is withheld",
       }
@@ -286,6 +293,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 ran (operation <id 1>) but a guard withheld its output: the effect happened, the result is not shown",
       }
@@ -319,6 +327,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:search-records@1 ran (operation <id 1>) but its result does not match its outputSchema: the result is withheld",
       }
@@ -350,6 +359,7 @@ describe("steps 10-12: the operation ran", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:explode@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the provider of com.example.notes:explode@1 failed (operation <id 1>); its message is not forwarded",
       }

@@ -31,6 +31,7 @@ describe("step 2: the tool", () => {
           "outcome": "denied",
           "phase": "execute",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "ref.providerId is not a plugin id, e.g. "com.example.notes"",
       }
@@ -53,6 +54,7 @@ describe("step 2: the tool", () => {
           "phase": "execute",
           "providerPluginId": "com.example.nope",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "no plugin "com.example.nope" is loaded in this host",
       }
@@ -76,6 +78,7 @@ describe("step 2: the tool", () => {
           "phase": "execute",
           "providerPluginId": "com.example.elsewhere",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "plugin "com.example.elsewhere" is not installed for this tenant: the tenant admin installs it with admin.installPlugin",
       }
@@ -99,6 +102,7 @@ describe("step 2: the tool", () => {
           "phase": "execute",
           "providerPluginId": "com.example.notes",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "plugin "com.example.notes" is disabled for this tenant",
       }
@@ -121,6 +125,7 @@ describe("step 2: the tool", () => {
           "phase": "execute",
           "providerPluginId": "com.example.notes",
           "tenantId": "tenant-a",
+          "via": "in-process",
         },
         "message": "ref.tool is not a tool name, e.g. "create-record"",
       }
@@ -144,6 +149,7 @@ describe("step 2: the tool", () => {
           "providerPluginId": "com.example.notes",
           "tenantId": "tenant-a",
           "tool": "com.example.notes:drop-table",
+          "via": "in-process",
         },
         "message": "plugin "com.example.notes" declares no tool "drop-table"",
       }
@@ -168,6 +174,7 @@ describe("step 2: the tool", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@7",
           "version": 7,
+          "via": "in-process",
         },
         "message": "com.example.notes:create-record has no version 7; declared: 2, 1",
       }
@@ -195,6 +202,7 @@ describe("step 2: the tool", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:unprovided@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "com.example.notes:unprovided@1 is declared but its provider registered no handler: the provider must call sdk.tools.provide",
       }
@@ -226,6 +234,7 @@ describe("step 3: the caller", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "the calling plugin "com.example.assistant" is not enabled for this tenant",
       }
@@ -254,6 +263,7 @@ describe("step 3: the caller", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "plugin "com.example.nocall" does not hold the "tools:call" permission: add it to its manifest's permissions",
       }
@@ -282,6 +292,7 @@ describe("step 3: the caller", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:create-record@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "plugin "com.example.limited" may not call com.example.notes:create-record@1: its manifest's "uses" does not include it",
       }
@@ -309,6 +320,7 @@ describe("step 3: the caller", () => {
           "tenantId": "tenant-a",
           "tool": "com.example.notes:search-records@1",
           "version": 1,
+          "via": "in-process",
         },
         "message": "run "no-such-run" is not a run of this caller and user: open one with runs.open and pass its runId",
       }

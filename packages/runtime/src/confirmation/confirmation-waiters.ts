@@ -1,6 +1,7 @@
 /**
- * The callers waiting on platform requests in this process: a decision made here wakes them at once;
- * decisions made on other instances are seen when their sleep ends and they read the store again.
+ * The callers waiting on platform requests in this process. A decision wakes them when the store
+ * announces it (this process's at once; other instances' through the store's change feed, PostgreSQL's
+ * NOTIFY); decisions the store cannot announce are seen when a sleep ends and the waiter reads again.
  */
 export class ConfirmationWaiters {
   readonly #waiters = new Map<string, Set<() => void>>();
@@ -41,6 +42,11 @@ export class ConfirmationWaiters {
   wake(request: { readonly tenantId: string; readonly requestId: string }): void {
     const waiters = this.#waiters.get(keyOf(request));
     if (waiters !== undefined) for (const wake of [...waiters]) wake();
+  }
+
+  /** Wakes every waiter (changes may have gone unheard: each reads its request again). */
+  wakeAll(): void {
+    for (const waiters of [...this.#waiters.values()]) for (const wake of [...waiters]) wake();
   }
 
   /** Ends every wait. */

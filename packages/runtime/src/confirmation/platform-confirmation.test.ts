@@ -314,13 +314,13 @@ describe("rate limits", () => {
 
   it("limits pending confirmation requests per caller and actor", async () => {
     await setup({ runtime: { rateLimits: { pendingConfirmations: 2 } } });
-    const first = await ask();
-    await ask();
+    const first = await ask(caller, "first");
+    await ask(caller, "second");
     const limited = await rejection(fx.runtime.preview(caller, create, { title: "third" }));
     expect(limited.code).toBe("RATE_LIMITED");
     expect(limited.data.retryAfterMs).toBeGreaterThan(290_000);
     await fx.runtime.cancelConfirmation(caller, first);
-    await expect(ask()).resolves.toEqual(expect.any(String));
+    await expect(ask(caller, "third")).resolves.toEqual(expect.any(String));
   });
 });
 

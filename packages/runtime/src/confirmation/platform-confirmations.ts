@@ -8,32 +8,35 @@ import {
   type ConfirmationInfo,
   type ConfirmationStatus,
 } from "@toolpact/contract";
-import { errorClassOf } from "../activity/error-class.js";
 import type {
-  ActivityOutcome,
-  ActivityPhase,
   ConfirmationDecision,
   ConfirmationPerson,
   ConfirmationRequestView,
   Principal,
   WaitConfirmationOptions,
 } from "../api.js";
-import { uuidv7 } from "../ids.js";
 import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
-import type { ActivityRecord, ConfirmationRecord, ConfirmationTransition } from "../store/store.js";
+import type { ConfirmationRecord } from "../store/store.js";
 import { boundCallOf, type ConfirmationBinding } from "./binding.js";
 import type { ConfirmationTokens } from "./confirmation-tokens.js";
 import { ConfirmationWaiters } from "./confirmation-waiters.js";
+import { transitionRequest, type RequestChange } from "./request-transitions.js";
 
 /** Expired requests settled per sweep step. */
 const SWEEP_BATCH = 200;
+/** How often a waiter reads its request anyway while the store announces every decision (a safety net), ms. */
+const HEARD_POLL_MS = 10_000;
+
+/** A platform request as a preview answers it. */
+type PlatformInfo = Extract<ConfirmationInfo, { mode: "platform" }>;
 
 /**
  * Platform-mode confirmation: requests kept in the store (preview sealed), decided by the person they are
- * for on the confirmation page, waited for by the caller that asked. Any instance answers: waits read the
- * store every `confirmationPollMs`, and decisions made in this process wake them at once.
+ * for on the confirmation page, waited for by the caller that asked. Any instance answers: a decision
+ * wakes waiters when the store announces it (every instance's on PostgreSQL; this process's on SQLite),
+ * and waiters read the store every `confirmationPollMs` while other instances cannot be heard.
  */
 export class PlatformConfirmations {
   readonly #context: RuntimeContext;
@@ -41,23 +44,43 @@ export class PlatformConfirmations {
   readonly #sealed: SealedPayloads;
   readonly #registry: PluginRegistry;
   readonly #waiters = new ConfirmationWaiters();
+  readonly #unsubscribe: () => void;
 
   constructor(parts: { context: RuntimeContext; tokens: ConfirmationTokens; sealed: SealedPayloads; registry: PluginRegistry }) {
     this.#context = parts.context;
     this.#tokens = parts.tokens;
     this.#sealed = parts.sealed;
     this.#registry = parts.registry;
+    this.#unsubscribe = parts.context.store.changes.subscribe((change) => {
+      if (change.kind === "confirmation") this.#waiters.wake(change);
+      else if (change.kind === "resync") this.#waiters.wakeAll();
+    });
   }
 
   /**
-   * Step 8 of a platform-mode preview: keeps the request for `binding` (its preview sealed), unless the
-   * caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
+   * Step 8 of a platform-mode preview. A request still open for exactly this call (same tenant, caller,
+   * actor, tool and version, schema, input digest and run; approved with an unexpired token, else pending
+   * and unexpired) is answered again, whichever instance opened it: a caller retrying the same call gets
+   * the same request, and once it is approved, its token. Otherwise a new request is kept (preview
+   * sealed), unless the caller and actor already have too many pending. @throws RATE_LIMITED with `retryAfterMs`.
    */
-  async create(binding: ConfirmationBinding, shown: Omit<ShownPreview, "input">): Promise<Extract<ConfirmationInfo, { mode: "platform" }>> {
+  async create(binding: ConfirmationBinding, shown: Omit<ShownPreview, "input">): Promise<PlatformInfo> {
     const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
     const now = this.#context.clock();
-    const requestId = randomUUID();
     const { digest, kid } = this.#tokens.digest(binding.input);
+    const open = await this.#context.store.findOpenConfirmation({
+      tenantId: binding.tenantId,
+      callerPluginId: binding.callerPluginId,
+      actorUserId: binding.actorUserId,
+      tool: fullName,
+      schemaHash: binding.schemaHash,
+      digest,
+      digestKid: kid,
+      runId: binding.runId,
+      now,
+    });
+    if (open !== undefined) return this.#infoOf(open);
+    const requestId = randomUUID();
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
     let sealedPreview: Uint8Array;
     try {
@@ -95,12 +118,18 @@ export class PlatformConfirmations {
         { tool: fullName, retryAfterMs: Math.max(1, created.retryAt - now) },
       );
     }
+    return this.#infoOf(record);
+  }
+
+  /** A request as a preview answers it; an approved one expires with its token. */
+  #infoOf(record: ConfirmationRecord): PlatformInfo {
     const base = this.#context.publicUrl?.replace(/\/+$/, "") ?? "";
+    const expiresAt = record.status === "approved" ? (record.tokenExpiresAt ?? record.expiresAt) : record.expiresAt;
     return {
       required: true,
       mode: "platform",
-      requestId,
-      confirmUrl: `${base}/confirm/${requestId}`,
+      requestId: record.requestId,
+      confirmUrl: `${base}/confirm/${record.requestId}`,
       expiresAt: new Date(expiresAt).toISOString(),
     };
   }
@@ -127,7 +156,8 @@ export class PlatformConfirmations {
     while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
       const left = deadline - performance.now();
       if (left <= 0 || signal?.aborted === true || this.#waiters.closed) break;
-      const ms = Math.min(left, this.#context.confirmationPollMs, record.expiresAt - this.#context.clock());
+      const pollMs = this.#context.store.changes.hearsOthers() ? HEARD_POLL_MS : this.#context.confirmationPollMs;
+      const ms = Math.min(left, pollMs, record.expiresAt - this.#context.clock());
       await this.#waiters.sleep({ tenantId: principal.tenantId, requestId }, ms, signal);
       record = (await this.#context.store.getConfirmation(principal.tenantId, requestId)) ?? record;
     }
@@ -313,53 +343,16 @@ export class PlatformConfirmations {
     return changed ?? (await this.#context.store.getConfirmation(record.tenantId, record.requestId));
   }
 
-  /** Applies `change` to a pending request, recording it as `logged` in the same transaction. */
-  async #transition(
-    record: ConfirmationRecord,
-    change: Omit<ConfirmationTransition, "tenantId" | "requestId" | "activity">,
-    logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome },
-  ): Promise<ConfirmationRecord | undefined> {
-    const transition: ConfirmationTransition = {
-      tenantId: record.tenantId,
-      requestId: record.requestId,
-      ...change,
-      activity: this.#event(record, { ...logged, at: change.at }),
-    };
-    let changed: ConfirmationRecord | undefined;
-    try {
-      changed = await this.#context.store.transitionConfirmation(transition);
-    } catch (error) {
-      this.#context.logger.error({ event: "confirmation_transition_failed", errorClass: errorClassOf(error) });
-      throw error;
-    }
+  /** Applies `change` to a pending request, recording it as `logged` in the same transaction; wakes its waiters here. */
+  async #transition(record: ConfirmationRecord, change: RequestChange["change"], logged: RequestChange["logged"]): Promise<ConfirmationRecord | undefined> {
+    const changed = await transitionRequest(this.#context.store, this.#context.logger, { record, change, logged });
     if (changed !== undefined) this.#waiters.wake(record);
     return changed;
   }
 
-  #event(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
-    const { phase, outcome, at } = logged;
-    const parsed = parseToolFullName(record.tool);
-    return {
-      id: uuidv7(at),
-      tenantId: record.tenantId,
-      at,
-      kind: "confirmation",
-      actorUserId: record.actorUserId,
-      callerPluginId: record.callerPluginId,
-      providerPluginId: record.providerPluginId,
-      tool: record.tool,
-      ...(parsed === undefined ? {} : { version: parsed.version }),
-      effect: record.effect,
-      phase,
-      outcome,
-      ...(phase === "cancel" || phase === "deny" ? { errorCode: "CONFIRMATION_DENIED" } : {}),
-      ...(phase === "expire" ? { errorCode: "CONFIRMATION_EXPIRED" } : {}),
-      confirmationId: record.requestId,
-    };
-  }
-
   /** Ends every wait (the runtime is closing): each answers with the status it has. */
   close(): void {
+    this.#unsubscribe();
     this.#waiters.close();
   }
 }

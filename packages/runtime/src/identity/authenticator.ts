@@ -1,8 +1,9 @@
 import { ToolpactError, isToolpactError } from "@toolpact/contract";
 import type { CallerCredentials, PresenceIdentity, Principal } from "../api.js";
 import type { Logger } from "../logger.js";
-import type { Store } from "../store/store.js";
+import type { PluginKeyLookup, Store } from "../store/store.js";
 import type { ActorTokenVerifier, VerifiedActor, VerifiedPresence } from "./actor-token.js";
+import { PluginKeyCache } from "./plugin-key-cache.js";
 import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
@@ -18,16 +19,21 @@ export interface AuthenticatorOptions {
 /**
  * Step 1: who is calling. A plugin key bound to (tenant, plugin) and an actor token for that tenant and
  * caller; an in-process plugin's actor token (`sdk.withActor`); the confirmation page's presence token.
+ * Keys are kept in a `PluginKeyCache` while the store's change feed vouches for them, and every call's
+ * chain confirms its key against the tenant config it is decided under (`confirmKey`), which the call's
+ * commit checks again: a revocation moves that version, so no execute commits under a revoked key.
  * Failures are logged and counted here: they are not activity events (no trustworthy actor yet).
  */
 export class Authenticator {
   readonly #store: Store;
+  readonly #keys: PluginKeyCache;
   readonly #actors: ActorTokenVerifier;
   readonly #logger: Logger;
   #failures = 0;
 
   constructor(options: AuthenticatorOptions) {
     this.#store = options.store;
+    this.#keys = new PluginKeyCache(options.store);
     this.#actors = options.actors;
     this.#logger = options.logger;
   }
@@ -45,7 +51,7 @@ export class Authenticator {
     }
     const keyId = pluginKeyId(pluginKey);
     if (keyId === undefined) throw this.#failure("the plugin key is malformed: it is not a key toolpact issued");
-    const record = await this.#store.findPluginKey(keyId);
+    const record = this.#keys.trusted(keyId) ?? (await this.#keys.read(keyId));
     const matches = pluginKeyMatches(pluginKey, record?.keyHash ?? DECOY_HASH);
     if (record === undefined || !matches) throw this.#failure("the plugin key is not known", { keyId });
     if (record.revokedAt !== undefined) {
@@ -61,7 +67,38 @@ export class Authenticator {
     if (verified.authorizedParty !== undefined && verified.authorizedParty !== record.pluginId) {
       throw this.#failure("the actor token was issued to another plugin (azp)", { keyId });
     }
-    return Object.freeze({ tenantId: record.tenantId, callerPluginId: record.pluginId, actor: verified.actor });
+    return Object.freeze({
+      tenantId: record.tenantId,
+      callerPluginId: record.pluginId,
+      actor: verified.actor,
+      via: credentials.via ?? "in-process",
+      keyId,
+    });
+  }
+
+  /**
+   * The principal's key is still live under the tenant config version a call is decided under: at once
+   * when the kept key was read at that version, else from the store. `committed`: the call's commit checks
+   * that version, so a key kept from any epoch will do (a revocation since then moved the version and the
+   * commit refuses). A principal without a key (an in-process plugin's) has nothing to confirm.
+   * @throws UNAUTHENTICATED when the key was revoked.
+   */
+  confirmKey(principal: Principal, decided: { readonly tenantConfigVersion: number; readonly committed: boolean }): void | Promise<void> {
+    const keyId = principal.keyId;
+    if (keyId === undefined) return;
+    const { tenantConfigVersion } = decided;
+    const kept = decided.committed ? this.#keys.kept(keyId) : this.#keys.trusted(keyId);
+    if (kept !== undefined && kept.tenantConfigVersion === tenantConfigVersion) return this.#stillLive(kept, principal);
+    return this.#keys.read(keyId).then((read) => this.#stillLive(read, principal));
+  }
+
+  #stillLive(key: PluginKeyLookup | undefined, principal: Principal): void {
+    if (key === undefined || key.tenantId !== principal.tenantId || key.pluginId !== principal.callerPluginId) {
+      throw this.#failure("the plugin key is not known", { keyId: principal.keyId ?? "" });
+    }
+    if (key.revokedAt !== undefined) {
+      throw this.#failure("the plugin key was revoked: ask the tenant admin for a new one", { keyId: key.keyId });
+    }
   }
 
   /** The actor an in-process plugin acts for through `sdk.withActor(actorToken)`; its `azp`, if any, must be the plugin. */

@@ -71,7 +71,7 @@ describe("provider failures", () => {
     expect(error.code).toBe("OUTPUT_INVALID");
     const operation = await fx.runtime.getOperation(alice, error.data.operationId as string);
     expect(operation).toMatchObject({ state: "succeeded", errorCode: "OUTPUT_INVALID" });
-    expect(JSON.stringify(error)).not.toContain("42");
+    expect(JSON.stringify({ ...error, data: { ...error.data, operationId: undefined } })).not.toContain("42");
   });
 
   it("settles the operation even when the result is hostile (throwing getters, cycles)", async () => {
@@ -212,5 +212,21 @@ describe("lifecycle", () => {
     expect(result.idempotencyRecords).toBe(1);
     expect(result.activityEvents).toBeGreaterThan(0);
     expect((await reopened.admin.listActivity(TENANT)).events).toEqual([]);
+  });
+
+  it("prunes settled operations past retention.operationDays, never a running one, and refuses a retention shorter than idempotency keys", async () => {
+    const done = await fx.runtime.execute(alice, search, { query: "x" });
+    const held = { providerId: NOTES, tool: "hold-read" };
+    const running = fx.runtime.execute(alice, held, { title: "x" }, { idempotencyKey: "held" });
+    while (fx.handlers.executed.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
+    const reopened = await fx.reopen({ retention: { operationDays: 2 } });
+    fx.advance(3 * 24 * 3600_000);
+    const result = await reopened.prune();
+    expect(result.operations).toBe(1);
+    expect((await rejection(reopened.getOperation(alice, done.operationId))).code).toBe("PERMISSION_DENIED");
+    fx.handlers.release!();
+    const heldDone = await running;
+    expect(await reopened.getOperation(alice, heldDone.operationId)).toMatchObject({ state: "succeeded" });
+    await expect(fx.reopen({ retention: { operationDays: 0.5 } })).rejects.toThrow(/operationDays/);
   });
 });

@@ -1,6 +1,6 @@
 /** The refusals both stores give, in the same words. */
 import { ToolpactError } from "@toolpact/contract";
-import type { OperationSettle } from "./store.js";
+import type { OperationRecord, OperationSettle } from "./store.js";
 
 const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
 
@@ -10,7 +10,7 @@ export function storeClosed(): ToolpactError {
 }
 
 /** Throws OUTCOME_UNKNOWN unless `settle` moves its operation to a final state. */
-export function checkSettleState(settle: OperationSettle): void {
+export function checkSettleState(settle: Pick<OperationSettle, "state" | "operationId">): void {
   if (!SETTLED_STATES.has(settle.state)) {
     throw new ToolpactError(
       "OUTCOME_UNKNOWN",
@@ -18,6 +18,12 @@ export function checkSettleState(settle: OperationSettle): void {
       { operationId: settle.operationId },
     );
   }
+}
+
+/** Throws unless `op` is written already settled: in a final state, with its settle time. */
+export function checkWrittenSettled(op: OperationRecord): void {
+  checkSettleState({ state: op.state as OperationSettle["state"], operationId: op.operationId });
+  if (op.settledAt === undefined) throw new TypeError(`operation ${op.operationId} is written settled, so it needs settledAt`);
 }
 
 /**

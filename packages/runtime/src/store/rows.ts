@@ -8,6 +8,7 @@ import type { ActivityKind, ActivityOutcome, ActivityPhase, OperationState } fro
 import type {
   ActivationRecord,
   ActivityRecord,
+  ConfirmationBindingQuery,
   ConfirmationRecord,
   ConfirmationState,
   ConsumedTokenRecord,
@@ -17,6 +18,7 @@ import type {
   OperationSettle,
   OutboxRecord,
   PluginInstallRecord,
+  PluginKeyLookup,
   PluginKeyRecord,
   RunRecord,
   TenantConfigRecord,
@@ -53,7 +55,7 @@ export function scopeValues(scope: IdempotencyScope): [string, string, string, s
 /** The activity columns, in the order of `activityValues`. */
 export const ACTIVITY_COLUMNS =
   "tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version, effect, phase, outcome, " +
-  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam";
+  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via";
 
 /** An event's values in the order of `ACTIVITY_COLUMNS`, absent properties as NULL. */
 export function activityValues(event: ActivityRecord): unknown[] {
@@ -78,6 +80,7 @@ export function activityValues(event: ActivityRecord): unknown[] {
     event.durationMs ?? null,
     event.correlationId ?? null,
     event.seam ?? null,
+    event.via ?? null,
   ];
 }
 
@@ -115,6 +118,21 @@ export function confirmationValues(record: ConfirmationRecord): unknown[] {
   ];
 }
 
+/** What `findOpenConfirmation` looks for, in its statements' parameter order: the binding, then `now`. */
+export function openConfirmationValues(query: ConfirmationBindingQuery): unknown[] {
+  return [
+    query.tenantId,
+    query.callerPluginId,
+    query.actorUserId,
+    query.digest,
+    query.tool,
+    query.schemaHash,
+    query.digestKid,
+    query.runId ?? null,
+    query.now,
+  ];
+}
+
 /** A tenant's configuration from its `tenants` row (absent for a tenant never configured) and what was read besides it. */
 export function tenantConfigFromRow(
   row: Row | undefined,
@@ -128,6 +146,11 @@ export function tenantConfigFromRow(
     recoveryPolicy: str(row?.recovery_policy),
     activations: read.activations,
   });
+}
+
+/** A `plugin_keys` row with its tenant's config version (`tenant_config_version`). */
+export function pluginKeyLookupFromRow(row: Row): PluginKeyLookup {
+  return { ...pluginKeyFromRow(row), tenantConfigVersion: Number(row.tenant_config_version ?? 0) };
 }
 
 /** A `plugin_keys` row. */
@@ -272,5 +295,6 @@ export function activityFromRow(row: Row): ActivityRecord {
     durationMs: num(row.duration_ms),
     correlationId: str(row.correlation_id),
     seam: str(row.seam),
+    via: str(row.via) as ActivityRecord["via"],
   });
 }

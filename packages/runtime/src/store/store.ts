@@ -5,6 +5,9 @@
  * Times are Unix milliseconds; payloads arrive already sealed (the store never sees plaintext).
  */
 import type { ActivityEvent, OperationState } from "../api.js";
+import type { StoreChanges } from "./changes.js";
+
+export type { StoreChange, StoreChanges } from "./changes.js";
 
 /** A tenant's configuration as calls read it: plugin installs, the policy, activations and the recovery policy. */
 export interface TenantConfigRecord {
@@ -43,6 +46,15 @@ export interface PluginKeyRecord {
   readonly keyHash: Uint8Array;
   readonly createdAt: number;
   readonly revokedAt?: number;
+}
+
+/**
+ * A plugin key as authentication reads it: with its tenant's config version read in the same snapshot.
+ * Revoking a key moves that version, so while the tenant is still at `tenantConfigVersion` the key is
+ * not revoked: a commit that checks the version checks the key too.
+ */
+export interface PluginKeyLookup extends PluginKeyRecord {
+  readonly tenantConfigVersion: number;
 }
 
 /** A durable operation (step 9 creates it `running`, step 12 settles it). */
@@ -127,6 +139,23 @@ export type OperationBeginResult =
   | { readonly status: "config-changed"; readonly version: number }
   | { readonly status: "token-used"; readonly consumed: ConsumedTokenRecord }
   | { readonly status: "idempotency-exists"; readonly record: IdempotencyRecord };
+
+/**
+ * Steps 9 and 12 at once, for a `read` tool (no effect to recover, no token or key to take first): the
+ * operation is written already settled, after its provider answered, with its events and staged
+ * reactions, in one transaction; only while the tenant's config is still at `tenantConfigVersion`.
+ */
+export interface SettledOperationWrite {
+  /** State `succeeded`, `failed` or `unknown`, with `settledAt`. */
+  readonly operation: OperationRecord;
+  readonly tenantConfigVersion?: number;
+  readonly activity: ActivityRecord;
+  readonly extraActivity?: readonly ActivityRecord[];
+  readonly outbox?: readonly OutboxRecord[];
+}
+
+/** What `recordSettledOperation` did: recorded, or nothing because the tenant's config changed. */
+export type SettledOperationResult = { readonly status: "recorded" } | { readonly status: "config-changed"; readonly version: number };
 
 /** Step 12: the operation's final state, its activity event and the idempotency outcome, guarded by the lease. */
 export interface OperationSettle {
@@ -229,6 +258,23 @@ export type ConfirmationCreateResult =
   | { readonly status: "created" }
   | { readonly status: "rate-limited"; /** When the oldest pending one expires. */ readonly retryAt: number };
 
+/**
+ * What a platform preview looks for before it opens a request: one for the same tenant, caller, actor,
+ * tool (full name, so version too), input schema, input digest (made with the same key) and run.
+ */
+export interface ConfirmationBindingQuery {
+  readonly tenantId: string;
+  readonly callerPluginId: string;
+  readonly actorUserId: string;
+  readonly tool: string;
+  readonly schemaHash: string;
+  readonly digest: string;
+  readonly digestKid: string;
+  readonly runId: string | undefined;
+  /** Only requests still open at this time: pending and unexpired, or approved with an unexpired token. */
+  readonly now: number;
+}
+
 /** A state change of a pending request, applied only while it is pending (and, for `live`, unexpired). */
 export interface ConfirmationTransition {
   readonly tenantId: string;
@@ -308,6 +354,8 @@ export interface PruneRequest {
   readonly confirmationsExpiredBefore?: number;
   /** Outbox rows created at or before this time, delivered or not (default: none). */
   readonly outboxBefore?: number;
+  /** Settled operations created at or before this time (default: none); a running one is never deleted. */
+  readonly operationsBefore?: number;
 }
 
 /** How many rows `prune` deleted. */
@@ -318,6 +366,7 @@ export interface PruneResult {
   readonly confirmations: number;
   readonly runs: number;
   readonly outboxItems: number;
+  readonly operations: number;
 }
 
 /** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
@@ -339,13 +388,21 @@ export interface Store {
   setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void>;
 
   insertPluginKey(record: PluginKeyRecord): Promise<void>;
-  /** The key with this id, in any tenant (authentication finds the tenant this way). */
-  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined>;
-  /** False when the tenant has no live key with this id. */
+  /** The key with this id, in any tenant (authentication finds the tenant this way), with its tenant's config version. */
+  findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined>;
+  /** False when the tenant has no live key with this id. Revoking moves the tenant's config version. */
   revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean>;
 
-  /** Step 9 in one transaction; a token id is consumed at most once, an idempotency key taken once. */
+  /**
+   * Step 9 in one transaction; a token id is consumed at most once, an idempotency key taken once.
+   * @throws UnansweredCommit when the store cannot tell whether it committed (then read the operation).
+   */
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult>;
+  /**
+   * A read's steps 9 and 12 in one transaction (see `SettledOperationWrite`).
+   * @throws UnansweredCommit when the store cannot tell whether it committed (then read the operation).
+   */
+  recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult>;
   /**
    * Step 12 in one transaction guarded by lease owner and epoch.
    * @throws when the operation does not exist or is no longer `running` (an invalid transition).
@@ -370,6 +427,11 @@ export interface Store {
   /** Creates a pending request unless the (tenant, caller, actor) already has `maxPending` live pending ones. */
   createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult>;
   getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined>;
+  /**
+   * The open request bound to exactly this call (see `ConfirmationBindingQuery`): an approved one whose
+   * token is unexpired before a pending unexpired one, the newest of each; undefined when there is none.
+   */
+  findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined>;
   /** Applies a transition of a pending request; the updated record, or undefined when it did not apply. */
   transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined>;
   /** Pending requests that expired at or before `now`, in any tenant, oldest first. */
@@ -393,8 +455,13 @@ export interface Store {
    */
   usePresenceToken(use: PresenceTokenUse): Promise<boolean>;
 
-  /** Deletes expired consumed token ids and idempotency records (with their sealed results) and old activity. */
+  /**
+   * Deletes expired consumed token ids and idempotency records (with their sealed results), old activity,
+   * and, when asked, expired confirmations and runs, old outbox rows and old settled operations.
+   */
   prune(request: PruneRequest): Promise<PruneResult>;
+  /** Changes committed to this database, by this instance and (where the store can tell) by others. */
+  readonly changes: StoreChanges;
   /** True when the store answers. */
   ping(): Promise<boolean>;
   /** Finishes pending writes and releases the database. */

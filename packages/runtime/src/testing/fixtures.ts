@@ -123,6 +123,8 @@ export interface FixtureOptions {
   readonly manifest?: Manifest;
   /** Wraps each store the fixture opens (a recording store, say). */
   readonly wrapStore?: (store: Store) => Store;
+  /** Opens each store of the fixture (default: SQLite on the fixture's file), e.g. on PostgreSQL. */
+  readonly openStore?: () => Promise<Store>;
 }
 
 /** What `reopen` may change about the next runtime. */
@@ -233,7 +235,7 @@ export async function createFixture(options: FixtureOptions = {}): Promise<Runti
 
   const make = async (overrides: ReopenOptions = {}): Promise<ToolpactRuntime> => {
     const { manifest, wrapStore, ...runtimeOverrides } = overrides;
-    const opened = await createSqliteStore({ path: dbPath });
+    const opened = options.openStore === undefined ? await createSqliteStore({ path: dbPath }) : await options.openStore();
     const wrap = wrapStore ?? options.wrapStore;
     const store = wrap === undefined ? opened : wrap(opened);
     stores.push(store);

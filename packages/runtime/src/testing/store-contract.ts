@@ -5,12 +5,14 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Store } from "../store/store.js";
+import { describeChanges } from "./store-contract/changes.js";
 import { describeConfiguration } from "./store-contract/configuration.js";
 import { describeConfirmations } from "./store-contract/confirmations.js";
 import { createStoreContractKit, type StoreContractFixture } from "./store-contract/kit.js";
 import { describeOperations } from "./store-contract/operations.js";
 import { describePresenceTokens } from "./store-contract/presence-tokens.js";
 import { describeRecords } from "./store-contract/records.js";
+import { describeSettledRecords } from "./store-contract/settled-records.js";
 
 export type { StoreContractFixture } from "./store-contract/kit.js";
 
@@ -36,5 +38,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeRecords(kit);
     describeConfirmations(kit);
     describePresenceTokens(kit);
+    describeSettledRecords(kit);
+    describeChanges(kit);
   });
 }

@@ -37,6 +37,7 @@ const retentionSchema = z.strictObject({
   activityDays: z.number().positive().max(36_500).optional(),
   confirmationHours: z.number().min(0).max(87_600).optional(),
   outboxDays: z.number().positive().max(36_500).optional(),
+  operationDays: z.number().positive().max(36_500).optional(),
   idempotencyHours: z.number().positive().max(87_600).optional(),
   pruneIntervalMs: z
     .number()
@@ -99,6 +100,8 @@ export interface HostRetention {
   readonly confirmationHours?: number;
   /** Outbox rows not acknowledged after this are deleted (default 7 days). */
   readonly outboxDays?: number;
+  /** Settled operations are deleted this long after they began (default 90 days; at least the idempotency hours). */
+  readonly operationDays?: number;
   /** How long an idempotency key is remembered (default 24 h). */
   readonly idempotencyHours?: number;
   /** How often this instance prunes, ms (default one hour; 0 turns pruning off). */

@@ -4,10 +4,19 @@ import type { Call } from "../call.js";
 import type { Next } from "../compose.js";
 
 /**
- * Step 3: the calling plugin is loaded, installed and enabled for the tenant, holds `tools:call`, and its
- * manifest's `uses` (when present) includes the tool; a call in a run must be allowed by that run.
+ * Step 3: the caller's plugin key is still live under the tenant config the call is decided under (step 1
+ * may have answered from its cache; an execute's commit checks that version again); the calling plugin is
+ * loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's `uses` (when
+ * present) includes the tool; a call in a run must be allowed by that run.
  */
 export function checkCaller<T>(call: Call, next: Next<T>): Promise<T> {
+  // An execute's commit checks the tenant's config version again (steps 9 and 12); a preview's nothing.
+  const confirmed = call.parts.identity.confirmKey(call.principal, { tenantConfigVersion: call.tenant.version, committed: call.phase === "execute" });
+  if (confirmed !== undefined) return confirmed.then(() => checkCallerPlugin(call, next));
+  return checkCallerPlugin(call, next);
+}
+
+function checkCallerPlugin<T>(call: Call, next: Next<T>): Promise<T> {
   const { principal, tool, tenant } = call;
   const caller = call.parts.registry.get(principal.callerPluginId);
   const install = tenant.installs.get(principal.callerPluginId);

@@ -1,11 +1,13 @@
 import { ToolpactError, type ExecuteResult } from "@toolpact/contract";
 import { errorClassOf } from "../../activity/error-class.js";
 import { uuidv7 } from "../../ids.js";
-import { targetIdOf } from "../../plugin-code/answers.js";
-import type { ConsumedTokenRecord, OperationRecord } from "../../store/store.js";
+import { readBackOperation } from "../../ledger/lost-answers.js";
+import type { ConsumedTokenRecord, OperationBegin, OperationBeginResult } from "../../store/store.js";
+import { isUnansweredCommit } from "../../store/unanswered-commit.js";
 import type { Call } from "../call.js";
 import type { Next } from "../compose.js";
-import { outcomeError, unanswered, type EffectOutcome, type ExecuteAnswer } from "../outcome.js";
+import type { EffectOutcome, ExecuteAnswer } from "../outcome.js";
+import { answerOf, effectOf, operationOf, settlementOf } from "../settlement.js";
 
 /**
  * Steps 9 and 12: one transaction consumes the confirmation token, takes the idempotency key and begins
@@ -13,30 +15,25 @@ import { outcomeError, unanswered, type EffectOutcome, type ExecuteAnswer } from
  * 2-7 decided under; then the effect steps run (`next`) and their outcome settles the operation in one
  * transaction with its events, staged reactions and idempotency outcome. Every operation that began is
  * settled, or, when the settle cannot be written, answered OUTCOME_UNKNOWN (never "failed" after an effect).
+ * The operation id is made before the begin: when the store loses the answer to either commit, the
+ * operation is read back by that id before the call answers.
  */
 export async function ledger(call: Call, next: Next<EffectOutcome>): Promise<ExecuteAnswer> {
   const { parts, principal, tool } = call;
   const { context, leases, sealed } = parts;
   const now = context.clock();
   const operationId = uuidv7(now);
-  const operation: OperationRecord = {
-    tenantId: principal.tenantId,
+  const operation = operationOf(call, {
     operationId,
-    callerPluginId: principal.callerPluginId,
-    actorUserId: principal.actor.userId,
-    providerPluginId: tool.providerId,
-    tool: tool.fullName,
     state: "running",
     createdAt: now,
-    leaseOwner: context.instanceId,
-    leaseEpoch: 1,
     leaseExpiresAt: leases.expiry(now),
     ...(tool.declaration.recovery === "idempotent"
       ? { sealedInput: sealed.sealRecoveryInput(principal.tenantId, operationId, { input: call.input, actor: principal.actor, runId: call.runId }) }
       : {}),
-  };
+  });
   const { keying, consumes } = call;
-  const begun = await context.store.beginOperation({
+  const begun = await begin(call, {
     operation,
     tenantConfigVersion: call.tenant.version,
     ...(consumes === undefined ? {} : { consumeToken: consumes }),
@@ -59,6 +56,40 @@ export async function ledger(call: Call, next: Next<EffectOutcome>): Promise<Exe
 }
 
 /**
+ * The step-9 transaction. When its answer was lost, the operation is read back: begun (as this call's,
+ * running under this instance's lease), the call goes on; absent, nothing ran.
+ */
+async function begin(call: Call, write: OperationBegin): Promise<OperationBeginResult> {
+  const { store, logger } = call.parts.context;
+  try {
+    return await store.beginOperation(write);
+  } catch (error) {
+    if (!isUnansweredCommit(error)) throw error;
+    const operation = write.operation;
+    const { tenantId, operationId, tool } = operation;
+    logger.warn({ event: "commit_answer_lost", step: "begin", tool, operationId });
+    const found = await readBackOperation(store, { tenantId, operationId, tool }, error);
+    if (found === undefined) {
+      throw new ToolpactError(
+        "STORE_UNAVAILABLE",
+        `the store lost its answer and ${tool} was not recorded as begun: nothing ran; retry shortly`,
+        { tool },
+      );
+    }
+    if (found.state !== "running" || found.leaseOwner !== operation.leaseOwner || found.leaseEpoch !== operation.leaseEpoch) {
+      // Begun, and already taken over or settled elsewhere: whatever happened is for tools.operation to tell.
+      throw new ToolpactError(
+        "OUTCOME_UNKNOWN",
+        `operation ${operationId} of ${tool} began, but the store lost its answer and the operation is no longer this call's: ` +
+          "read it with tools.operation before retrying",
+        { tool, operationId },
+      );
+    }
+    return { status: "started" };
+  }
+}
+
+/**
  * Recovery's steps 9 and 12: the lease of an expired operation was taken over (new owner, next epoch);
  * the effect steps run again under it, with the same operation id, and their outcome settles it.
  */
@@ -74,23 +105,10 @@ async function settle(call: Call, next: Next<EffectOutcome>): Promise<ExecuteRes
   const tenantId = principal.tenantId;
   parts.leases.hold({ tenantId, operationId, leaseEpoch });
   try {
-    let outcome: EffectOutcome;
-    try {
-      outcome = await next();
-    } catch (error) {
-      // The effect steps answer with values; a throw is a bug, and the effect may have happened.
-      outcome = unanswered("unknown", "OUTCOME_UNKNOWN", errorClassOf(error));
-    }
-    const targetId = outcome.answered ? targetIdOf(outcome.result) : undefined;
-    const activity = trace.event(outcome.state, {
-      operationId,
-      ...(outcome.answered ? {} : { errorCode: outcome.errorCode }),
-      ...(outcome.answered || outcome.errorClass === undefined ? {} : { errorClass: outcome.errorClass }),
-      ...(targetId === undefined ? {} : { targetId }),
-    });
+    const outcome = await effectOf(next);
     const record = call.settlesRecord;
     const kept = outcome.answered ? outcome.kept : undefined;
-    const staged = outcome.staged;
+    const settledAt = context.clock();
     let settled: "settled" | "lease-lost" | "failed";
     try {
       settled = await context.store.settleOperation({
@@ -100,15 +118,19 @@ async function settle(call: Call, next: Next<EffectOutcome>): Promise<ExecuteRes
         leaseEpoch,
         state: outcome.state,
         ...(outcome.answered ? {} : { errorCode: outcome.errorCode }),
-        settledAt: context.clock(),
-        activity,
-        ...(staged === undefined || staged.events.length === 0 ? {} : { extraActivity: staged.events }),
-        ...(staged === undefined || staged.outbox.length === 0 ? {} : { outbox: staged.outbox }),
+        settledAt,
+        ...settlementOf(call, outcome),
         ...(record === undefined ? {} : { idempotency: { ...record, ...kept } }),
       });
     } catch (error) {
-      context.logger.error({ event: "commit_failed", tool: tool.fullName, operationId, errorClass: errorClassOf(error) });
       settled = "failed";
+      if (isUnansweredCommit(error)) {
+        context.logger.warn({ event: "commit_answer_lost", step: "settle", tool: tool.fullName, operationId });
+        const found = await readBackOperation(context.store, { tenantId, operationId, tool: tool.fullName }, error).catch(() => undefined);
+        if (found?.state === outcome.state && found.settledAt === settledAt && found.leaseEpoch === leaseEpoch) settled = "settled";
+      } else {
+        context.logger.error({ event: "commit_failed", tool: tool.fullName, operationId, errorClass: errorClassOf(error) });
+      }
     }
     if (settled !== "settled") {
       if (settled === "lease-lost") context.logger.warn({ event: "lease_lost", tool: tool.fullName, operationId });
@@ -120,8 +142,7 @@ async function settle(call: Call, next: Next<EffectOutcome>): Promise<ExecuteRes
       );
     }
     trace.committed();
-    if (outcome.answered) return { operationId, result: outcome.result };
-    throw outcomeError({ code: outcome.errorCode, tool: tool.fullName, operationId, errorClass: outcome.errorClass });
+    return answerOf(call, outcome);
   } finally {
     parts.leases.release(operationId);
   }

@@ -1,7 +1,8 @@
 import { Client, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResult } from "pg";
 import { storeClosed } from "../refusals.js";
 import type { Row } from "../rows.js";
-import { failedCall, hasCode, hasSqlState, isRetryable } from "./errors.js";
+import { UnansweredCommit } from "../unanswered-commit.js";
+import { failedCall, hasCode, hasSqlState, isQueryTimeout, isRetryable } from "./errors.js";
 import { REFUSED_SQLSTATE } from "./migrations.js";
 import { PRUNE_STATEMENT_TIMEOUT_MS, QUERY_TIMEOUT_MARGIN_MS, type PostgresSettings } from "./settings.js";
 import type { Statement } from "./statements.js";
@@ -29,6 +30,9 @@ export function migrationClient(settings: PostgresSettings, queryTimeoutMs: numb
   return client;
 }
 
+/** How long making sure a write whose answer was lost can no longer commit may take, ms. */
+const SETTLE_LOST_WRITE_MS = 1_000;
+
 /** A named prepared statement with its values (and, when given, its own client-side timeout). */
 function config(query: Statement, values: readonly unknown[], queryTimeoutMs?: number): QueryConfig<unknown[]> {
   const base: QueryConfig<unknown[]> = { name: query.name, text: query.text, values: values as unknown[] };
@@ -42,13 +46,20 @@ export function ignore(): void {}
 
 /**
  * This instance's pool of connections: statements and transactions with retries when the server asks
- * for them, and every failure turned into STORE_UNAVAILABLE (details to the store's logger).
+ * for them, and every failure turned into STORE_UNAVAILABLE (details to the store's logger). A write that
+ * reached the server and lost its answer is an `UnansweredCommit`, thrown once the server session that
+ * ran it has ended, so that it can no longer commit and reading its rows back tells whether it did.
  */
 export class PostgresConnection {
   readonly #pool: Pool;
   readonly #settings: PostgresSettings;
   #closed = false;
   #closing: Promise<void> | undefined;
+  /**
+   * True once a connection's process id (what the server told the client) proved to be its server
+   * session's (`pg_backend_pid()`): behind a pooler it is not, and a lost write's session cannot be ended.
+   */
+  #sessionsVisible = false;
 
   constructor(settings: PostgresSettings) {
     this.#settings = settings;
@@ -68,25 +79,46 @@ export class PostgresConnection {
   }
 
   /**
+   * Checks, on one pooled connection, that the process id the server gave the client is its session's
+   * (not so behind a connection pooler); only then can a write whose answer was lost be settled by
+   * ending its session. Failures leave it unproven.
+   */
+  async checkSessions(): Promise<void> {
+    try {
+      const client = await this.#pool.connect();
+      try {
+        const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+        this.#sessionsVisible = rows[0]?.pid === (client as PoolClient & { processID?: number | null }).processID;
+      } finally {
+        client.release();
+      }
+    } catch {
+      this.#sessionsVisible = false;
+    }
+  }
+
+  /**
    * Runs one statement (itself a transaction), retrying once or twice when the server asks to. A
    * `toolpact_refuse` abort (REFUSED_SQLSTATE) is rethrown as it is, for the caller that asked for it.
    */
   query(what: string, query: Statement, values: readonly unknown[]): Promise<QueryResult<Row>> {
-    return this.#send(what, config(query, values));
+    return this.#send(what, query.writes, config(query, values));
   }
 
   /** The rows one statement answers. */
   async rows(what: string, query: Statement, values: readonly unknown[]): Promise<Row[]> {
-    return (await this.#send(what, config(query, values))).rows;
+    return (await this.#send(what, query.writes, config(query, values))).rows;
   }
 
   /** Runs `work` inside BEGIN/COMMIT on one connection (rolled back if it throws), retrying a deadlock. */
   async transaction<T>(what: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const client = await this.#connect(what);
+      let committing = false;
       try {
         await client.query("BEGIN");
         const result = await work(client);
+        committing = true;
         await client.query("COMMIT");
         this.#release(client);
         return result;
@@ -95,7 +127,7 @@ export class PostgresConnection {
         if (hasSqlState(error)) await client.query("ROLLBACK").catch(ignore);
         this.#release(client, error);
         if (attempt < 2 && isRetryable(error)) continue;
-        throw failedCall(this.#settings, what, error);
+        throw await this.#failure(what, error, { client, sent: committing });
       }
     }
   }
@@ -116,7 +148,7 @@ export class PostgresConnection {
 
   /** Whether the database answers `query` within the connection timeout (not the statement timeout): readiness checks. */
   async answers(query: Statement): Promise<Row | undefined> {
-    const result = await this.#send("did not answer a ping", config(query, [], this.#settings.connectionTimeoutMs));
+    const result = await this.#send("did not answer a ping", false, config(query, [], this.#settings.connectionTimeoutMs));
     return result.rows[0];
   }
 
@@ -127,7 +159,7 @@ export class PostgresConnection {
     return this.#closing;
   }
 
-  async #send(what: string, query: QueryConfig<unknown[]>): Promise<QueryResult<Row>> {
+  async #send(what: string, writes: boolean, query: QueryConfig<unknown[]>): Promise<QueryResult<Row>> {
     for (let attempt = 0; ; attempt++) {
       const client = await this.#connect(what);
       try {
@@ -138,8 +170,57 @@ export class PostgresConnection {
         this.#release(client, error);
         if (attempt < 2 && isRetryable(error)) continue;
         if (hasCode(error, REFUSED_SQLSTATE)) throw error;
-        throw failedCall(this.#settings, what, error);
+        throw await this.#failure(what, error, { client, sent: writes });
       }
+    }
+  }
+
+  /**
+   * The error a failed statement rejects with. The server's own error answer (a SQLSTATE) means it did
+   * not commit; a write that was sent and then lost its connection may have: its server session is ended
+   * first (not after a client-side timeout, when the server is out of reach anyway, nor behind a pooler,
+   * where the session is not the client's to see), so it cannot commit later, and the caller gets an
+   * UnansweredCommit saying whether that was made sure.
+   */
+  async #failure(what: string, error: unknown, statement: { readonly client: PoolClient; readonly sent: boolean }): Promise<Error> {
+    const failure = failedCall(this.#settings, what, error);
+    if (!statement.sent || hasSqlState(error)) return failure;
+    const pid = (statement.client as PoolClient & { processID?: number | null }).processID ?? undefined;
+    const settled = this.#sessionsVisible && !isQueryTimeout(error) && pid !== undefined && (await this.#endSession(pid));
+    return new UnansweredCommit(settled, { cause: error });
+  }
+
+  /**
+   * Ends the server session `pid` of this instance (if it is still there) and waits until it is gone:
+   * whatever transaction it ran is then committed or rolled back for good. False when that could not be
+   * made sure within SETTLE_LOST_WRITE_MS.
+   */
+  async #endSession(pid: number): Promise<boolean> {
+    if (this.#closed) return false;
+    const settings = this.#settings;
+    const deadline = performance.now() + SETTLE_LOST_WRITE_MS;
+    const client = new Client({
+      ...clientConfig(settings, SETTLE_LOST_WRITE_MS),
+      connectionTimeoutMillis: Math.min(settings.connectionTimeoutMs, SETTLE_LOST_WRITE_MS),
+    });
+    client.on("error", ignore);
+    try {
+      await client.connect();
+      const mine = [pid, settings.applicationName];
+      await client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1::int AND application_name = $2::text",
+        mine,
+      );
+      while (performance.now() < deadline) {
+        const left = await client.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int AND application_name = $2::text", mine);
+        if (left.rowCount === 0) return true;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return false;
+    } catch {
+      return false;
+    } finally {
+      await client.end().catch(ignore);
     }
   }
 

@@ -33,6 +33,11 @@ export function isConnectionError(error: unknown): boolean {
   return error instanceof Error && DRIVER_MESSAGES.test(error.message);
 }
 
+/** True when the client gave up waiting for the server's answer (the server may still be working). */
+export function isQueryTimeout(error: unknown): boolean {
+  return error instanceof Error && /Query read timeout/i.test(error.message);
+}
+
 /** SQLSTATEs after which a statement can simply run again: nothing of it was kept. */
 const RETRYABLE = new Set(["40001", "40P01"]);
 

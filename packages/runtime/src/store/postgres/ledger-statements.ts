@@ -87,7 +87,7 @@ export type SettleKey = "none" | "scope" | "operation";
 /**
  * One settle as one statement: the lease-guarded update, then (only if it matched) the activity event,
  * the extra events and outbox rows (as JSON lists) and the idempotency outcome, all or nothing.
- * Parameters: $1..$7 the settle, $8..$27 the event, then the key's (sealed result, guard set, and scope),
+ * Parameters: $1..$7 the settle, $8.. the event, then the key's (sealed result, guard set, and scope),
  * then the extra events' and outbox rows' JSON.
  */
 function settleStatement(key: SettleKey, extras: boolean): Statement {
@@ -98,7 +98,7 @@ function settleStatement(key: SettleKey, extras: boolean): Statement {
       RETURNING 1)`,
     `logged AS (INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(8, ACTIVITY_TYPES)} FROM settled RETURNING 1)`,
   ];
-  let next = 28;
+  let next = 8 + ACTIVITY_TYPES.length;
   if (key !== "none") {
     const match =
       key === "scope"
@@ -111,21 +111,7 @@ function settleStatement(key: SettleKey, extras: boolean): Statement {
       RETURNING 1)`);
     next += key === "scope" ? 7 : 2;
   }
-  if (extras) {
-    steps.push(
-      `more_logged AS (
-        INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${ACTIVITY_COLUMNS}
-        FROM jsonb_to_recordset($${next}::jsonb) AS e(${ACTIVITY_RECORD}) WHERE EXISTS (SELECT 1 FROM settled)
-        RETURNING 1)`,
-      `staged AS (
-        INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
-        SELECT tenant_id, id, operation_id, tool, hook, kind, decode(sealed_payload, 'base64'), created_at, 0, NULL
-        FROM jsonb_to_recordset($${next + 1}::jsonb)
-          AS o(tenant_id text, id text, operation_id text, tool text, hook text, kind text, sealed_payload text, created_at bigint)
-        WHERE EXISTS (SELECT 1 FROM settled)
-        RETURNING 1)`,
-    );
-  }
+  if (extras) steps.push(...extraRows(next, next + 1, "settled"));
   return statement(
     `settle_${key}${extras ? "_extras" : ""}`,
     `WITH ${steps.join(",\n")}
@@ -142,6 +128,62 @@ export const SETTLE_STATEMENTS: Readonly<Record<`${SettleKey}:${boolean}`, State
   "operation:false": settleStatement("operation", false),
   "operation:true": settleStatement("operation", true),
 };
+
+/** The rows a settle may carry besides its event, as `jsonb_to_recordset` lists `$events` and `$outbox`, written only if `guard` has a row. */
+function extraRows(events: number, outbox: number, guard: string): string[] {
+  return [
+    `more_logged AS (
+      INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${ACTIVITY_COLUMNS}
+      FROM jsonb_to_recordset($${events}::jsonb) AS e(${ACTIVITY_RECORD}) WHERE EXISTS (SELECT 1 FROM ${guard})
+      RETURNING 1)`,
+    `staged AS (
+      INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
+      SELECT tenant_id, id, operation_id, tool, hook, kind, decode(sealed_payload, 'base64'), created_at, 0, NULL
+      FROM jsonb_to_recordset($${outbox}::jsonb)
+        AS o(tenant_id text, id text, operation_id text, tool text, hook text, kind text, sealed_payload text, created_at bigint)
+      WHERE EXISTS (SELECT 1 FROM ${guard})
+      RETURNING 1)`,
+  ];
+}
+
+/**
+ * A read's operation, written once and already settled, with its event (and extra events and outbox
+ * rows) in one statement; with `checkConfig`, only while the tenant's config is at the version the call
+ * was decided under. A read has no effect to order against a config change, so the version is read
+ * without a row lock (the call is placed at this statement's snapshot). Answers (cfg, recorded).
+ * Parameters: $1..$12 the operation (as a begin's), $13 its state, $14 its settle time, $15.. the event, then
+ * the extras' two JSON lists, then the version.
+ */
+function recordStatement(checkConfig: boolean, extras: boolean): Statement {
+  const event = 15;
+  let next = event + ACTIVITY_TYPES.length;
+  const lists = next;
+  if (extras) next += 2;
+  const columns = `${OPERATION_COLUMNS}, settled_at`;
+  const values =
+    "$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $13::text, $7::text, $8::int8, $9::text, $10::int8, $11::int8, $12::bytea, $14::int8";
+  const steps: string[] = [];
+  if (checkConfig) {
+    steps.push(
+      "cfg AS (SELECT COALESCE((SELECT config_version FROM tenants WHERE tenant_id = $2::text), 0) AS version)",
+      `op AS (INSERT INTO operations (${columns}) SELECT ${values} FROM cfg WHERE version = $${next}::int8 RETURNING 1)`,
+    );
+  } else {
+    steps.push(`op AS (INSERT INTO operations (${columns}) VALUES (${values}) RETURNING 1)`);
+  }
+  steps.push(`logged AS (INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${placeholders(event, ACTIVITY_TYPES)} FROM op RETURNING 1)`);
+  if (extras) steps.push(...extraRows(lists, lists + 1, "op"));
+  return statement(
+    `record${checkConfig ? "_cfg" : ""}${extras ? "_extras" : ""}`,
+    `WITH ${steps.join(",\n")}
+     SELECT ${checkConfig ? "(SELECT version FROM cfg)" : "NULL::int8"} AS cfg, (SELECT count(*) FROM op)::int AS recorded`,
+  );
+}
+
+/** The four statements that record a read, by `checkConfig * 2 + extras`. */
+export const RECORD_STATEMENTS: readonly Statement[] = Array.from({ length: 4 }, (_, index) =>
+  recordStatement((index & 2) !== 0, (index & 1) !== 0),
+);
 
 /** A confirmation transition: applies only while pending, and live or expired as asked; with its event or not. */
 function transitionStatement(when: "live" | "expired", withActivity: boolean): Statement {
@@ -186,6 +228,7 @@ export function activityJson(event: ActivityRecord): Record<string, unknown> {
     duration_ms: event.durationMs ?? null,
     correlation_id: event.correlationId ?? null,
     seam: event.seam ?? null,
+    via: event.via ?? null,
   };
 }
 

@@ -1,14 +1,23 @@
 /**
- * The ledger's two writes on PostgreSQL, each one statement and so its own transaction: the begin
- * (consume a token, take an idempotency key, create the operation) and the lease-guarded settle.
+ * The ledger's writes on PostgreSQL, each one statement and so its own transaction: the begin (consume a
+ * token, take an idempotency key, create the operation), the lease-guarded settle, and a read's operation
+ * written once, settled.
  */
 import { ToolpactError } from "@toolpact/contract";
-import { checkSettleState, storeClosed, unsettled } from "../refusals.js";
+import { checkSettleState, checkWrittenSettled, storeClosed, unsettled } from "../refusals.js";
 import { activityValues, buffer, idempotencyFromRow, scopeValues, settleValues, tokenFromRow } from "../rows.js";
-import type { OperationBegin, OperationBeginResult, OperationSettle, OperationSettleResult } from "../store.js";
+import type {
+  OperationBegin,
+  OperationBeginResult,
+  OperationRecord,
+  OperationSettle,
+  OperationSettleResult,
+  SettledOperationResult,
+  SettledOperationWrite,
+} from "../store.js";
 import type { PostgresConnection } from "./connection.js";
 import { hasCode } from "./errors.js";
-import { BEGIN_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
+import { BEGIN_STATEMENTS, RECORD_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
 import { REFUSED_SQLSTATE } from "./migrations.js";
 import { S, type Statement } from "./statements.js";
 
@@ -25,20 +34,7 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
   const op = begin.operation;
   if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
   if (db.closed) throw storeClosed();
-  const values: unknown[] = [
-    op.operationId,
-    op.tenantId,
-    op.callerPluginId,
-    op.actorUserId,
-    op.providerPluginId,
-    op.tool,
-    op.errorCode ?? null,
-    op.createdAt,
-    op.leaseOwner,
-    op.leaseEpoch,
-    op.leaseExpiresAt,
-    buffer(op.sealedInput),
-  ];
+  const values = operationValues(op);
   const { consumeToken: token, idempotency, tenantConfigVersion } = begin;
   if (token !== undefined) values.push(token.tokenId, token.consumedAt, token.expiresAt);
   if (idempotency !== undefined) values.push(...scopeValues(idempotency.scope), idempotency.inputDigest, idempotency.expiresAt);
@@ -71,6 +67,24 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
   );
 }
 
+/** An operation's values as a begin or a record binds them ($1..$12; the state is the statement's to set). */
+function operationValues(op: OperationRecord): unknown[] {
+  return [
+    op.operationId,
+    op.tenantId,
+    op.callerPluginId,
+    op.actorUserId,
+    op.providerPluginId,
+    op.tool,
+    op.errorCode ?? null,
+    op.createdAt,
+    op.leaseOwner,
+    op.leaseEpoch,
+    op.leaseExpiresAt,
+    buffer(op.sealedInput),
+  ];
+}
+
 /** Runs one begin statement and reads which of its steps wrote a row. */
 async function runBegin(
   db: PostgresConnection,
@@ -85,6 +99,23 @@ async function runBegin(
     if (hasCode(error, REFUSED_SQLSTATE)) return { cfg: configVersion, idem: 1, tok: 0, op: 0 };
     throw error;
   }
+}
+
+/** A read's steps 9 and 12 as one statement: the settled operation with its rows, unless the config changed. */
+export async function recordSettledOperation(db: PostgresConnection, write: SettledOperationWrite): Promise<SettledOperationResult> {
+  const op = write.operation;
+  checkWrittenSettled(op);
+  const values = [...operationValues(op), op.state, op.settledAt, ...activityValues(write.activity)];
+  const extras = (write.extraActivity?.length ?? 0) > 0 || (write.outbox?.length ?? 0) > 0;
+  if (extras) {
+    values.push(JSON.stringify((write.extraActivity ?? []).map(activityJson)), JSON.stringify((write.outbox ?? []).map(outboxJson)));
+  }
+  const version = write.tenantConfigVersion;
+  if (version !== undefined) values.push(version);
+  const query = RECORD_STATEMENTS[(version !== undefined ? 2 : 0) + (extras ? 1 : 0)]!;
+  const [row] = await db.rows("could not record an operation", query, values);
+  if (Number(row?.recorded ?? 0) === 1) return { status: "recorded" };
+  return { status: "config-changed", version: Number(row?.cfg ?? 0) };
 }
 
 /** Step 12 as one statement guarded by the lease; when nothing was written, the operation is read again to say why. */

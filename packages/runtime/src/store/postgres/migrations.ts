@@ -202,6 +202,35 @@ ALTER TABLE idempotency_keys ADD COLUMN guard_set text;
 `,
   },
   {
+    version: 4,
+    name: "how a call arrived, open confirmation requests by binding, change notifications",
+    sql: `
+ALTER TABLE activity ADD COLUMN via text;
+CREATE INDEX confirmation_requests_open_by_binding ON confirmation_requests (tenant_id, caller_plugin_id, actor_user_id, digest)
+  WHERE status IN ('pending', 'approved');
+
+-- Every instance LISTENs on one channel; a payload names the schema, so instances of other schemas on the
+-- same database skip it. Sent on commit only (NOTIFY is transactional).
+CREATE FUNCTION toolpact_notify_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('toolpact_changes', json_build_array(TG_TABLE_SCHEMA, 'tenant', NEW.tenant_id)::text);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER tenants_changed AFTER INSERT OR UPDATE OF config_version ON tenants
+  FOR EACH ROW EXECUTE FUNCTION toolpact_notify_tenant();
+
+CREATE FUNCTION toolpact_notify_confirmation() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('toolpact_changes', json_build_array(TG_TABLE_SCHEMA, 'confirmation', NEW.tenant_id, NEW.request_id)::text);
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER confirmation_requests_decided AFTER UPDATE OF status ON confirmation_requests
+  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status) EXECUTE FUNCTION toolpact_notify_confirmation();
+`,
+  },
+  {
     version: 5,
     name: "used presence token ids; activity by caller plugin",
     sql: `

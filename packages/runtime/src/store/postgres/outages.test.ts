@@ -11,6 +11,7 @@ import { STORE_UNAVAILABLE_MESSAGE } from "./errors.js";
 import { createPostgresStore } from "./postgres-store.js";
 import type { PostgresStoreOptions } from "./settings.js";
 import type { Store } from "../store.js";
+import { UnansweredCommit } from "../unanswered-commit.js";
 
 const gate = await postgresTestGate("PostgreSQL store tests");
 
@@ -181,16 +182,48 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       const t = tenant();
       await store.appendActivity(activity(t));
       proxy.stall();
+      // the begin goes first, on the one idle connection; the others wait for new connections that never come
       const stalled = await Promise.all([
-        rejection(store.getOperation(t, randomUUID())),
         rejection(store.beginOperation({ operation: operation(t) })),
+        rejection(store.getOperation(t, randomUUID())),
         rejection(store.loadTenantConfig(t)),
       ]);
       for (const { error, ms } of stalled) {
-        expectGeneric(error);
+        expect(error.code).toBe("STORE_UNAVAILABLE");
         expect(ms).toBeLessThan(2500);
       }
+      for (const { error } of stalled.slice(1)) expectGeneric(error);
+      // the begin was sent and no answer came: it may have committed, and with the server out of reach the
+      // store cannot make sure it will not (the runtime answers OUTCOME_UNKNOWN with the operation id)
+      expect(stalled[0]!.error).toBeInstanceOf(UnansweredCommit);
+      expect((stalled[0]!.error as UnansweredCommit).settled).toBe(false);
       proxy.restore();
+    });
+
+    it("a write whose answer is lost after the server committed it is an UnansweredCommit the store settled; reading it back finds it", async () => {
+      const { proxy, store } = await proxied();
+      const t = tenant();
+      const op = operation(t);
+      const lost = proxy.lose("answer", "toolpact_begin");
+      const { error } = await rejection(store.beginOperation({ operation: op, consumeToken: token("jti-lost") }));
+      await lost;
+      expect(error).toBeInstanceOf(UnansweredCommit);
+      expect((error as UnansweredCommit).settled).toBe(true);
+      expect(await store.getOperation(t, op.operationId)).toMatchObject({ state: "running" });
+      expect(await store.findConsumedToken(t, "jti-lost")).toMatchObject({ operationId: op.operationId });
+
+      const never = operation(t);
+      const dropped = proxy.lose("request", "toolpact_begin");
+      const { error: unsent } = await rejection(store.beginOperation({ operation: never }));
+      await dropped;
+      expect((unsent as UnansweredCommit).settled).toBe(true);
+      expect(await store.getOperation(t, never.operationId)).toBeUndefined();
+      // a read that loses its answer is a plain failure: there is nothing to read back
+      const read = proxy.lose("answer", "toolpact_get_operation");
+      const { error: unread } = await rejection(store.getOperation(t, op.operationId));
+      await read;
+      expectGeneric(unread);
+      expect(unread).not.toBeInstanceOf(UnansweredCommit);
     });
 
     it("answers a statement the server refused with the generic message; the driver's message goes to the log", async () => {
@@ -251,7 +284,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
     for (const event of recent) await store.appendActivity(event);
 
     const result = await store.prune({ now: NOW, consumedTokensExpiredBefore: NOW, activityBefore: NOW - 1000 });
-    expect(result).toEqual({ consumedTokens: 0, idempotencyRecords: 0, activityEvents: 12_001, confirmations: 0, runs: 0, outboxItems: 0 });
+    expect(result).toEqual({ consumedTokens: 0, idempotencyRecords: 0, activityEvents: 12_001, confirmations: 0, runs: 0, outboxItems: 0, operations: 0 });
     expect(await count(`SELECT count(*) AS n FROM ${schema}.activity`)).toBe(3);
     for (const event of recent) expect(await store.listActivity(event.tenantId, { limit: 10 })).toEqual([event]);
   });

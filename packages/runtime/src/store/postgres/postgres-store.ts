@@ -6,9 +6,10 @@ import {
   confirmationFromRow,
   confirmationValues,
   idempotencyFromRow,
+  openConfirmationValues,
   operationFromRow,
   outboxFromRow,
-  pluginKeyFromRow,
+  pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
   tenantConfigFromRow,
@@ -19,6 +20,7 @@ import type {
   ActivationRecord,
   ActivityListQuery,
   ActivityRecord,
+  ConfirmationBindingQuery,
   ConfirmationCreateResult,
   ConfirmationRecord,
   ConfirmationTransition,
@@ -35,16 +37,23 @@ import type {
   OutboxClaimQuery,
   OutboxRecord,
   PluginEnabledChange,
+  PluginKeyLookup,
   PluginKeyRecord,
   PresenceTokenUse,
   PruneRequest,
   PruneResult,
   RunRecord,
+  SettledOperationResult,
+  SettledOperationWrite,
   Store,
+  StoreChanges,
   TenantConfigRecord,
 } from "../store.js";
+import { createChangeFeed, type ChangeFeed } from "../changes.js";
+import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConnection, migrationClient, ignore } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
+import { RecordBatcher } from "./record-batch.js";
 import { prunePostgres } from "./retention.js";
 import { usePresenceToken } from "./presence-tokens.js";
 import { unavailable } from "./errors.js";
@@ -63,7 +72,11 @@ import { S } from "./statements.js";
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const settings = resolveSettings(options);
   await migrateWith(settings);
-  return new PostgresStore(new PostgresConnection(settings));
+  const connection = new PostgresConnection(settings);
+  await connection.checkSessions();
+  const store = new PostgresStore(connection, settings);
+  await store.listen();
+  return store;
 }
 
 /**
@@ -95,9 +108,27 @@ async function migrateWith(settings: PostgresSettings): Promise<number> {
 class PostgresStore implements Store {
   readonly kind = "postgres";
   readonly #db: PostgresConnection;
+  readonly #feed: ChangeFeed;
+  readonly #listener: PostgresChangeListener;
+  readonly #records: RecordBatcher;
+  readonly changes: StoreChanges;
 
-  constructor(db: PostgresConnection) {
+  constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
+    this.#records = new RecordBatcher(db);
+    this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
+    this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
+    this.changes = this.#feed.changes;
+  }
+
+  /** Starts hearing other instances' changes (the first connection is awaited; later ones reconnect on their own). */
+  listen(): Promise<void> {
+    return this.#listener.start();
+  }
+
+  /** This instance's own change, announced as soon as it committed (other instances hear it through NOTIFY). */
+  #tenantChanged(tenantId: string): void {
+    this.#feed.emit({ kind: "tenant", tenantId });
   }
 
   async loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
@@ -116,17 +147,21 @@ class PostgresStore implements Store {
   }
 
   async installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
-    await this.#db.query("could not install a plugin", S.installPlugin, [tenantId, pluginId, now]);
+    const result = await this.#db.query("could not install a plugin", S.installPlugin, [tenantId, pluginId, now]);
+    if ((result.rowCount ?? 0) > 0) this.#tenantChanged(tenantId);
   }
 
   async setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
     const { enabled, now } = change;
     const [row] = await this.#db.rows("could not enable or disable a plugin", S.setPluginEnabled, [tenantId, pluginId, enabled, now]);
-    return Number(row?.changed ?? 0) > 0;
+    const changed = Number(row?.changed ?? 0) > 0;
+    if (changed) this.#tenantChanged(tenantId);
+    return changed;
   }
 
   async setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
     await this.#db.query("could not set a tenant's policy", S.setPolicy, [tenantId, policyJson, activity.at, ...activityValues(activity)]);
+    this.#tenantChanged(tenantId);
   }
 
   async setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
@@ -139,6 +174,7 @@ class PostgresStore implements Store {
       activation.guards,
       ...activityValues(activity),
     ]);
+    this.#tenantChanged(activation.tenantId);
   }
 
   async setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
@@ -148,6 +184,7 @@ class PostgresStore implements Store {
       activity.at,
       ...activityValues(activity),
     ]);
+    this.#tenantChanged(tenantId);
   }
 
   async insertPluginKey(record: PluginKeyRecord): Promise<void> {
@@ -160,17 +197,24 @@ class PostgresStore implements Store {
     ]);
   }
 
-  async findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+  async findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined> {
     const [row] = await this.#db.rows("could not look up a plugin key", S.findKey, [keyId]);
-    return row === undefined ? undefined : pluginKeyFromRow(row);
+    return row === undefined ? undefined : pluginKeyLookupFromRow(row);
   }
 
   async revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
-    return ((await this.#db.query("could not revoke a plugin key", S.revokeKey, [now, keyId, tenantId])).rowCount ?? 0) > 0;
+    const [row] = await this.#db.rows("could not revoke a plugin key", S.revokeKey, [now, keyId, tenantId]);
+    const revoked = Number(row?.revoked ?? 0) > 0;
+    if (revoked) this.#tenantChanged(tenantId);
+    return revoked;
   }
 
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
     return beginOperation(this.#db, begin);
+  }
+
+  recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
+    return this.#records.record(write);
   }
 
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
@@ -250,6 +294,11 @@ class PostgresStore implements Store {
     return row === undefined ? undefined : confirmationFromRow(row);
   }
 
+  async findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {
+    const [row] = await this.#db.rows("could not look up open confirmation requests", S.findOpenConfirmation, openConfirmationValues(query));
+    return row === undefined ? undefined : confirmationFromRow(row);
+  }
+
   async transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
     const values: unknown[] = [
       transition.to,
@@ -261,7 +310,10 @@ class PostgresStore implements Store {
     if (transition.activity !== undefined) values.push(...activityValues(transition.activity));
     const query = TRANSITION_STATEMENTS[`${transition.when}:${transition.activity !== undefined}`];
     const [row] = await this.#db.rows("could not decide a confirmation request", query, values);
-    return row === undefined ? undefined : confirmationFromRow(row);
+    if (row === undefined) return undefined;
+    const record = confirmationFromRow(row);
+    this.#feed.emit({ kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId });
+    return record;
   }
 
   async listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
@@ -330,8 +382,9 @@ class PostgresStore implements Store {
     }
   }
 
-  close(): Promise<void> {
-    return this.#db.close();
+  async close(): Promise<void> {
+    await this.#listener.close();
+    await this.#db.close();
   }
 }
 

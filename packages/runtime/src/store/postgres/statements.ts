@@ -1,11 +1,15 @@
 /** The PostgreSQL store's statements: each built once and run as a named prepared statement. */
 import { ACTIVITY_COLUMNS } from "../rows.js";
 
-/** A named prepared statement: parsed once per connection. */
-export type Statement = { readonly name: string; readonly text: string };
+/** A named prepared statement: parsed once per connection. `writes`: it changes rows (its answer says whether it committed). */
+export type Statement = { readonly name: string; readonly text: string; readonly writes: boolean };
 
 /** A statement named `toolpact_<name>`. */
-export const statement = (name: string, text: string): Statement => ({ name: `toolpact_${name}`, text });
+export const statement = (name: string, text: string): Statement => ({
+  name: `toolpact_${name}`,
+  text,
+  writes: !/^\s*SELECT\b/i.test(text) || /\b(INSERT|UPDATE|DELETE)\b/i.test(text),
+});
 
 /** `$start::type, $start+1::type, ...`: typed placeholders, so INSERT ... SELECT never guesses a type. */
 export function placeholders(start: number, types: readonly string[]): string {
@@ -15,13 +19,13 @@ export function placeholders(start: number, types: readonly string[]): string {
 /** The PostgreSQL types of ACTIVITY_COLUMNS. */
 export const ACTIVITY_TYPES = [
   "text", "text", "int8", "text", "text", "text", "text", "text", "int4", "text", "text", "text",
-  "text", "text", "text", "text", "text", "float8", "text", "text",
+  "text", "text", "text", "text", "text", "float8", "text", "text", "text",
 ] as const;
 /** The activity columns as `jsonb_to_recordset` reads them, for events that come in a list. */
 export const ACTIVITY_RECORD =
   "tenant_id text, id text, at bigint, kind text, actor_user_id text, caller_plugin_id text, provider_plugin_id text, " +
   "tool text, version integer, effect text, phase text, outcome text, error_code text, error_class text, operation_id text, " +
-  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text";
+  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text";
 
 /** The columns a begin writes into `operations`. */
 export const OPERATION_COLUMNS =
@@ -111,11 +115,19 @@ export const S = {
   ),
   findKey: statement(
     "find_key",
-    "SELECT key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at FROM plugin_keys WHERE key_id = $1::text",
+    `SELECT k.key_id, k.tenant_id, k.plugin_id, k.key_hash, k.created_at, k.revoked_at, t.config_version AS tenant_config_version
+     FROM plugin_keys k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id WHERE k.key_id = $1::text`,
   ),
+  /** Revoking moves the tenant's config version: a commit that checks the version sees the revocation. */
   revokeKey: statement(
     "revoke_key",
-    "UPDATE plugin_keys SET revoked_at = $1::int8 WHERE key_id = $2::text AND tenant_id = $3::text AND revoked_at IS NULL",
+    `WITH revoked AS (
+       UPDATE plugin_keys SET revoked_at = $1::int8 WHERE key_id = $2::text AND tenant_id = $3::text AND revoked_at IS NULL
+       RETURNING tenant_id),
+     bumped AS (
+       INSERT INTO tenants (tenant_id, config_version, policy, updated_at) SELECT tenant_id, 1, NULL, $1::int8 FROM revoked ${TENANT_BUMP}
+       RETURNING 1)
+     SELECT (SELECT count(*) FROM revoked)::int AS revoked, (SELECT count(*) FROM bumped)::int AS bumped`,
   ),
   operationState: statement(
     "operation_state",
@@ -178,6 +190,15 @@ export const S = {
   getConfirmation: statement(
     "get_confirmation",
     "SELECT * FROM confirmation_requests WHERE tenant_id = $1::text AND request_id = $2::text",
+  ),
+  findOpenConfirmation: statement(
+    "find_open_confirmation",
+    `SELECT * FROM confirmation_requests
+     WHERE tenant_id = $1::text AND caller_plugin_id = $2::text AND actor_user_id = $3::text AND digest = $4::text
+       AND status IN ('pending', 'approved') AND tool = $5::text AND schema_hash = $6::text AND digest_kid = $7::text
+       AND run_id IS NOT DISTINCT FROM $8::text
+       AND ((status = 'approved' AND token_expires_at > $9::int8) OR (status = 'pending' AND expires_at > $9::int8))
+     ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
   ),
   expiredConfirmations: statement(
     "expired_confirmations",
@@ -257,5 +278,11 @@ export const S = {
   ),
   pruneRuns: pruneExpired("prune_runs", "runs"),
   pruneOutbox: statement("prune_outbox", "DELETE FROM outbox WHERE created_at <= $1::int8"),
+  /** Operation ids are UUIDv7: "created before" is a range of the key; a running operation stays whatever its age. */
+  pruneOperations: statement(
+    "prune_operations",
+    `DELETE FROM operations WHERE ctid = ANY (ARRAY(
+       SELECT ctid FROM operations WHERE operation_id < $1::text AND state <> 'running' LIMIT $2::int))`,
+  ),
   ping: statement("ping", "SELECT 1 AS ok"),
 } as const;

@@ -1,10 +1,21 @@
 /**
- * The ledger's two writes on SQLite, each run inside one transaction of the write queue: the begin
- * (consume a token, take an idempotency key, create the operation) and the lease-guarded settle.
+ * The ledger's writes on SQLite, each run inside one transaction of the write queue: the begin (consume
+ * a token, take an idempotency key, create the operation), the lease-guarded settle, and a read's
+ * operation written once, settled.
  */
 import { activityValues, buffer, idempotencyFromRow, scopeValues, settleValues, tokenFromRow, type Row } from "../rows.js";
-import { checkSettleState, unsettled } from "../refusals.js";
-import type { ActivityRecord, OperationBegin, OperationBeginResult, OperationSettle, OperationSettleResult } from "../store.js";
+import { checkSettleState, checkWrittenSettled, unsettled } from "../refusals.js";
+import type {
+  ActivityRecord,
+  OperationBegin,
+  OperationBeginResult,
+  OperationRecord,
+  OperationSettle,
+  OperationSettleResult,
+  OutboxRecord,
+  SettledOperationResult,
+  SettledOperationWrite,
+} from "../store.js";
 import type { SqliteStatements } from "./statements.js";
 
 /** Step 9: refuses on a changed config, a live idempotency record or a used token; else writes all three rows. */
@@ -47,6 +58,26 @@ export function beginOperation(s: SqliteStatements, begin: OperationBegin): Oper
       begin.idempotency.expiresAt,
     );
   }
+  insertOperation(s, op);
+  return { status: "started" };
+}
+
+/** A read's steps 9 and 12 at once: refuses on a changed config; else writes the settled operation with its rows. */
+export function recordSettledOperation(s: SqliteStatements, write: SettledOperationWrite): SettledOperationResult {
+  const op = write.operation;
+  checkWrittenSettled(op);
+  if (write.tenantConfigVersion !== undefined) {
+    const version = (s.tenantVersion.get(op.tenantId) as number | undefined) ?? 0;
+    if (version !== write.tenantConfigVersion) return { status: "config-changed", version };
+  }
+  insertOperation(s, op);
+  insertActivity(s, write.activity);
+  if (write.extraActivity !== undefined) for (const event of write.extraActivity) insertActivity(s, event);
+  if (write.outbox !== undefined) insertOutbox(s, write.outbox);
+  return { status: "recorded" };
+}
+
+function insertOperation(s: SqliteStatements, op: OperationRecord): void {
   s.insertOperation.run(
     op.operationId,
     op.tenantId,
@@ -57,13 +88,18 @@ export function beginOperation(s: SqliteStatements, begin: OperationBegin): Oper
     op.state,
     op.errorCode ?? null,
     op.createdAt,
-    null,
+    op.settledAt ?? null,
     op.leaseOwner,
     op.leaseEpoch,
     op.leaseExpiresAt,
     buffer(op.sealedInput),
   );
-  return { status: "started" };
+}
+
+function insertOutbox(s: SqliteStatements, outbox: readonly OutboxRecord[]): void {
+  for (const item of outbox) {
+    s.insertOutbox.run(item.tenantId, item.id, item.operationId, item.tool, item.hook, item.kind, buffer(item.sealedPayload), item.createdAt);
+  }
 }
 
 /** Step 12: settles the operation under its lease, with its events, outbox rows and idempotency outcome. */
@@ -75,20 +111,7 @@ export function settleOperation(s: SqliteStatements, settle: OperationSettle): O
   }
   insertActivity(s, settle.activity);
   if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) insertActivity(s, event);
-  if (settle.outbox !== undefined) {
-    for (const item of settle.outbox) {
-      s.insertOutbox.run(
-        item.tenantId,
-        item.id,
-        item.operationId,
-        item.tool,
-        item.hook,
-        item.kind,
-        buffer(item.sealedPayload),
-        item.createdAt,
-      );
-    }
-  }
+  if (settle.outbox !== undefined) insertOutbox(s, settle.outbox);
   const idempotency = settle.idempotency;
   if (idempotency !== undefined) {
     const sealed = buffer(idempotency.sealedResult);

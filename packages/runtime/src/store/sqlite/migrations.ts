@@ -190,6 +190,15 @@ ALTER TABLE idempotency_keys ADD COLUMN guard_set TEXT;
 `,
   },
   {
+    version: 4,
+    name: "how a call arrived, open confirmation requests by binding",
+    sql: `
+ALTER TABLE activity ADD COLUMN via TEXT;
+CREATE INDEX confirmation_requests_open_by_binding ON confirmation_requests (tenant_id, caller_plugin_id, actor_user_id, digest)
+  WHERE status IN ('pending', 'approved');
+`,
+  },
+  {
     version: 5,
     name: "used presence token ids; activity by caller plugin",
     sql: `

@@ -28,5 +28,12 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   if (request.outboxBefore !== undefined) {
     outboxItems = db.prepare("DELETE FROM outbox WHERE created_at <= ?").run(request.outboxBefore).changes;
   }
-  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems };
+  let operations = 0;
+  if (request.operationsBefore !== undefined) {
+    // Operation ids are UUIDv7 too: a range of the primary key; a running operation stays whatever its age.
+    operations = db
+      .prepare("DELETE FROM operations WHERE operation_id < ? AND state <> 'running'")
+      .run(uuidv7Floor(request.operationsBefore + 1)).changes;
+  }
+  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations };
 }

@@ -5,9 +5,10 @@ import {
   confirmationValues,
   idempotencyFromRow,
   list,
+  openConfirmationValues,
   operationFromRow,
   outboxFromRow,
-  pluginKeyFromRow,
+  pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
   tenantConfigFromRow,
@@ -19,6 +20,7 @@ import type {
   ActivationRecord,
   ActivityListQuery,
   ActivityRecord,
+  ConfirmationBindingQuery,
   ConfirmationCreateResult,
   ConfirmationRecord,
   ConfirmationTransition,
@@ -35,20 +37,25 @@ import type {
   OutboxClaimQuery,
   OutboxRecord,
   PluginEnabledChange,
+  PluginKeyLookup,
   PluginKeyRecord,
   PresenceTokenUse,
   PruneRequest,
   PruneResult,
   RunRecord,
+  SettledOperationResult,
+  SettledOperationWrite,
   Store,
+  StoreChanges,
   TenantConfigRecord,
 } from "../store.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { pruneSqlite } from "./retention.js";
-import { beginOperation, insertActivity, settleOperation } from "./ledger-writes.js";
+import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
+import { SqliteChanges } from "./sqlite-changes.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -74,6 +81,8 @@ class SqliteStore implements Store {
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
+  readonly #announce: SqliteChanges;
+  readonly changes: StoreChanges;
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
@@ -81,6 +90,13 @@ class SqliteStore implements Store {
     this.#presence = new SqlitePresenceTokens(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
+    this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
+    this.changes = this.#announce.changes;
+  }
+
+  /** Announces that `tenantId`'s config moved, once `written` committed and (when `changed` says so) changed something. */
+  #tenantChanged<T>(tenantId: string, written: Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> {
+    return this.#announce.after(written, (result) => (changed(result) ? { kind: "tenant", tenantId } : undefined));
   }
 
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
@@ -109,30 +125,35 @@ class SqliteStore implements Store {
   }
 
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
-    return this.#queue.write(() => {
-      if (this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0) this.#s.bumpTenant.run(tenantId, now);
+    const installed = this.#queue.write(() => {
+      const fresh = this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0;
+      if (fresh) this.#s.bumpTenant.run(tenantId, now);
+      return fresh;
     });
+    return this.#tenantChanged(tenantId, installed, Boolean).then(() => undefined);
   }
 
   setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
     const { enabled, now } = change;
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       const changed = this.#s.setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
       if (changed) this.#s.bumpTenant.run(tenantId, now);
       return changed;
     });
+    return this.#tenantChanged(tenantId, written, Boolean);
   }
 
   setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(tenantId, activity.at);
       this.#s.setTenantPolicy.run(policyJson, tenantId);
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(tenantId, written);
   }
 
   setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(activation.tenantId, activity.at);
       this.#s.upsertActivation.run(
         activation.tenantId,
@@ -144,14 +165,16 @@ class SqliteStore implements Store {
       );
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(activation.tenantId, written);
   }
 
   setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    return this.#queue.write(() => {
+    const written = this.#queue.write(() => {
       this.#s.bumpTenant.run(tenantId, activity.at);
       this.#s.setTenantRecovery.run(policyJson, tenantId);
       insertActivity(this.#s, activity);
     });
+    return this.#tenantChanged(tenantId, written);
   }
 
   insertPluginKey(record: PluginKeyRecord): Promise<void> {
@@ -160,19 +183,28 @@ class SqliteStore implements Store {
     });
   }
 
-  findPluginKey(keyId: string): Promise<PluginKeyRecord | undefined> {
+  findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined> {
     return this.#queue.read(() => {
       const row = this.#s.findKey.get(keyId) as Row | undefined;
-      return row === undefined ? undefined : pluginKeyFromRow(row);
+      return row === undefined ? undefined : pluginKeyLookupFromRow(row);
     });
   }
 
   revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean> {
-    return this.#queue.write(() => this.#s.revokeKey.run(now, keyId, tenantId).changes > 0);
+    const written = this.#queue.write(() => {
+      const revoked = this.#s.revokeKey.run(now, keyId, tenantId).changes > 0;
+      if (revoked) this.#s.bumpTenant.run(tenantId, now);
+      return revoked;
+    });
+    return this.#tenantChanged(tenantId, written, Boolean);
   }
 
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
     return this.#queue.write(() => beginOperation(this.#s, begin));
+  }
+
+  recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
+    return this.#queue.write(() => recordSettledOperation(this.#s, write));
   }
 
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult> {
@@ -258,8 +290,16 @@ class SqliteStore implements Store {
     });
   }
 
+  findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {
+    return this.#queue.read(() => {
+      // `now` twice: once for an approved request's token, once for a pending request's own expiry.
+      const row = this.#s.findOpenConfirmation.get(...openConfirmationValues(query), query.now) as Row | undefined;
+      return row === undefined ? undefined : confirmationFromRow(row);
+    });
+  }
+
   transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
-    return this.#queue.write(() => {
+    const moved = this.#queue.write(() => {
       const statement = transition.when === "live" ? this.#s.transitionLive : this.#s.transitionExpired;
       const changes = statement.run(
         transition.to,
@@ -273,6 +313,9 @@ class SqliteStore implements Store {
       if (transition.activity !== undefined) insertActivity(this.#s, transition.activity);
       return confirmationFromRow(this.#s.getConfirmation.get(transition.tenantId, transition.requestId) as Row);
     });
+    return this.#announce.after(moved, (record) =>
+      record === undefined ? undefined : { kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId },
+    );
   }
 
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {

@@ -50,7 +50,9 @@ type StatementName =
   | "insertOutbox"
   | "claimableOutbox"
   | "claimOutboxRow"
-  | "ackOutbox";
+  | "ackOutbox"
+  | "findOpenConfirmation"
+  | "dataVersion";
 
 /** The prepared statements of one connection. */
 export type SqliteStatements = { readonly [K in StatementName]: Database.Statement };
@@ -85,7 +87,8 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       "INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)",
     ),
     findKey: prepare(
-      "SELECT key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at FROM plugin_keys WHERE key_id = ?",
+      `SELECT k.key_id, k.tenant_id, k.plugin_id, k.key_hash, k.created_at, k.revoked_at, t.config_version AS tenant_config_version
+       FROM plugin_keys k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id WHERE k.key_id = ?`,
     ),
     revokeKey: prepare(
       "UPDATE plugin_keys SET revoked_at = ? WHERE key_id = ? AND tenant_id = ? AND revoked_at IS NULL",
@@ -123,7 +126,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertActivity: prepare(
-      `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (${ACTIVITY_COLUMNS.split(",").map(() => "?").join(", ")})`,
     ),
     listActivity: prepare("SELECT * FROM activity WHERE tenant_id = ? ORDER BY id DESC LIMIT ?"),
     listActivityBefore: prepare(
@@ -187,5 +190,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       "UPDATE outbox SET attempts = attempts + 1, claimed_until = ? WHERE tenant_id = ? AND id = ?",
     ),
     ackOutbox: prepare("DELETE FROM outbox WHERE tenant_id = ? AND id = ?"),
+    findOpenConfirmation: prepare(
+      `SELECT * FROM confirmation_requests
+       WHERE tenant_id = ? AND caller_plugin_id = ? AND actor_user_id = ? AND digest = ? AND status IN ('pending', 'approved')
+         AND tool = ? AND schema_hash = ? AND digest_kid = ? AND run_id IS ?
+         AND ((status = 'approved' AND token_expires_at > ?) OR (status = 'pending' AND expires_at > ?))
+       ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
+    ),
+    dataVersion: pluck("PRAGMA data_version"),
   };
 }

@@ -70,6 +70,23 @@ export function describeConfiguration(kit: StoreContractKit): void {
       expect(await store.findPluginKey("missing")).toBeUndefined();
     });
 
+    it("reads a key with its tenant's config version, which revoking moves (and only revoking, of key writes)", async () => {
+      const { store } = await open();
+      const t = tenant();
+      await store.installPlugin(t, "com.example.caller", NOW);
+      await store.insertPluginKey({ keyId: "kv", tenantId: t, pluginId: "com.example.caller", keyHash: new Uint8Array(32), createdAt: NOW });
+      await store.insertPluginKey({ keyId: "kw", tenantId: t, pluginId: "com.example.caller", keyHash: new Uint8Array(32), createdAt: NOW });
+      expect(await store.findPluginKey("kv")).toMatchObject({ tenantConfigVersion: 1 });
+      expect(await store.revokePluginKey(t, "kv", NOW + 1)).toBe(true);
+      expect(await store.findPluginKey("kv")).toMatchObject({ revokedAt: NOW + 1, tenantConfigVersion: 2 });
+      expect(await store.findPluginKey("kw")).toMatchObject({ tenantConfigVersion: 2 });
+      expect(await store.revokePluginKey(t, "kv", NOW + 2)).toBe(false);
+      expect((await store.loadTenantConfig(t))?.version).toBe(2);
+      const alone = tenant();
+      await store.insertPluginKey({ keyId: "kx", tenantId: alone, pluginId: "p", keyHash: new Uint8Array(32), createdAt: NOW });
+      expect(await store.findPluginKey("kx")).toMatchObject({ tenantConfigVersion: 0 });
+    });
+
     it("refuses a second key with the same id", async () => {
       const { store } = await open();
       const record = { keyId: "dup", tenantId: tenant(), pluginId: "p", keyHash: new Uint8Array(32), createdAt: NOW };

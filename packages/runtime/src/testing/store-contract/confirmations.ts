@@ -93,6 +93,61 @@ export function describeConfirmations(kit: StoreContractKit): void {
       expect(await store.transitionConfirmation({ tenantId: tenant(), requestId: made.requestId, to: "denied", at: NOW, when: "live" })).toBeUndefined();
     });
 
+    it("finds the open request bound to exactly one call: approved before pending, never decided otherwise or expired", async () => {
+      const { store } = await open();
+      const t = tenant();
+      const query = {
+        tenantId: t,
+        callerPluginId: "com.example.caller",
+        actorUserId: "user-1",
+        tool: "com.example.notes:create-record@1",
+        schemaHash: "sch",
+        digest: "dig",
+        digestKid: "k1",
+        runId: undefined,
+        now: NOW + 1,
+      };
+      expect(await store.findOpenConfirmation(query)).toBeUndefined();
+      const pending = request(t);
+      await store.createConfirmation(pending, 10);
+      expect((await store.findOpenConfirmation(query))?.requestId).toBe(pending.requestId);
+      // anything else bound differently is not it
+      for (const other of [
+        { tenantId: tenant() },
+        { callerPluginId: "com.example.other" },
+        { actorUserId: "user-2" },
+        { tool: "com.example.notes:create-record@2" },
+        { schemaHash: "other" },
+        { digest: "other" },
+        { digestKid: "k2" },
+        { runId: "run-1" },
+        { now: pending.expiresAt },
+      ]) {
+        expect(await store.findOpenConfirmation({ ...query, ...other })).toBeUndefined();
+      }
+      const inRun = request(t, { runId: "run-1" });
+      await store.createConfirmation(inRun, 10);
+      expect((await store.findOpenConfirmation({ ...query, runId: "run-1" }))?.requestId).toBe(inRun.requestId);
+      expect((await store.findOpenConfirmation(query))?.requestId).toBe(pending.requestId);
+
+      const approved = request(t, { createdAt: NOW - 10 });
+      await store.createConfirmation(approved, 10);
+      await store.transitionConfirmation({ tenantId: t, requestId: approved.requestId, to: "approved", at: NOW, when: "live", tokenExpiresAt: NOW + 300_000 });
+      expect((await store.findOpenConfirmation(query))?.requestId).toBe(approved.requestId);
+      // an approval whose token expired is not open; the pending one is found again
+      expect((await store.findOpenConfirmation({ ...query, now: NOW + 300_000 }))?.requestId).toBeUndefined();
+      expect((await store.findOpenConfirmation({ ...query, now: NOW + 299_999 }))?.requestId).toBe(approved.requestId);
+      for (const to of ["denied", "cancelled"] as const) {
+        const decided = request(t, { createdAt: NOW + 5 });
+        await store.createConfirmation(decided, 10);
+        await store.transitionConfirmation({ tenantId: t, requestId: decided.requestId, to, at: NOW, when: "live" });
+      }
+      const expired = request(t, { createdAt: NOW + 6, expiresAt: NOW + 7 });
+      await store.createConfirmation(expired, 10);
+      await store.transitionConfirmation({ tenantId: t, requestId: expired.requestId, to: "expired", at: NOW + 8, when: "expired" });
+      expect((await store.findOpenConfirmation({ ...query, now: NOW + 9 }))?.requestId).toBe(approved.requestId);
+    });
+
     it("lists pending requests that expired, in any tenant", async () => {
       const { store } = await open();
       const t = tenant();

@@ -143,6 +143,7 @@ export function describeRecords(kit: StoreContractKit): void {
         durationMs: 1.25,
         correlationId: "corr-1",
         outcome: "failed",
+        via: "mcp",
       });
       await store.appendActivity(event);
       expect(await store.listActivity(t, { limit: 1 })).toEqual([event]);
