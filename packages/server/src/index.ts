@@ -23,6 +23,7 @@ export { createInProcessTransport, type InProcessTransportOptions } from "./in-p
 export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
 export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";
 export { HostError } from "./host/host-error.js";
+export { hostConfigJsonSchema, CONFIG_SCHEMA_ID } from "./host/config-json-schema.js";
 export {
   loadHostConfig,
   CONFIG_FILE,
