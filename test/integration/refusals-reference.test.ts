@@ -40,6 +40,8 @@ interface Row {
 let dir: string;
 let stack: Stack;
 let as: CallerHeaders;
+/** The assistant's plugin key in the platform-mode tenant, as a header. */
+let platformCaller: Record<string, string>;
 const secrets = makeSecrets();
 
 beforeAll(async () => {
@@ -75,8 +77,6 @@ afterAll(async () => {
   await stack?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-let platformCaller: Record<string, string>;
 
 /** Headers of the assistant in the platform-mode tenant, acting for `userId`. */
 async function platformHeaders(userId = "user-1"): Promise<Record<string, string>> {
