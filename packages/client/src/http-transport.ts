@@ -116,11 +116,27 @@ async function call<T>(request: Promise<Partial<T>>, kind: "preview" | "execute"
 function failureOf(error: unknown, kind: "preview" | "execute" | "wait"): ToolpactError {
   const cause = (error as { cause?: unknown } | null)?.cause;
   if (isToolpactError(cause)) return cause;
+  quieten(error);
   const failure = toToolpactError(error);
   if (failure.code !== "OUTCOME_UNKNOWN" || failure.cause !== error || kind === "execute") return failure;
   const reason = error instanceof Error && error.message ? error.message : "no answer";
   const again = kind === "preview" ? "preview again (a preview runs no tool)" : "wait again (waiting decides nothing)";
   return new ToolpactError("OUTCOME_UNKNOWN", `the server did not answer (${reason}): ${again}`, {}, { cause: error });
+}
+
+/**
+ * tRPC's client error keeps the whole answer twice besides its `data` (`shape`, and `meta` with the
+ * response): still there to read, but left out of what Node prints for an uncaught ToolpactError whose
+ * cause it is, which then shows the wire's `data` (tRPC code, HTTP status, path, toolpact code) only.
+ */
+function quieten(error: unknown): void {
+  if (typeof error !== "object" || error === null) return;
+  for (const key of ["shape", "meta", "cause"]) {
+    const own = Object.getOwnPropertyDescriptor(error, key);
+    if (own === undefined || !own.configurable) continue;
+    if (key === "cause" && own.value === undefined) delete (error as { cause?: unknown }).cause;
+    else if (own.enumerable) Object.defineProperty(error, key, { ...own, enumerable: false });
+  }
 }
 
 /** Checks the options once, where they are given; answers the tRPC endpoint URL. */
