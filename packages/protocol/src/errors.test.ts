@@ -78,4 +78,24 @@ describe("ToolpactError", () => {
     expect(isToolpactErrorCode("toString")).toBe(false);
     expect(isToolpactErrorCode(42)).toBe(false);
   });
+
+  it("prints short: its stack names the code, the message, what to do and the ids, then a few frames", () => {
+    const cause = Object.assign(new Error("wire"), { meta: { response: "a long answer" } });
+    const error = new ToolpactError("OUTCOME_UNKNOWN", "the provider timed out", { operationId: "op-1", tool: "com.example.notes:create-record@1" }, { cause });
+    const lines = error.stack!.split("\n");
+    expect(lines.slice(0, 4)).toEqual([
+      "ToolpactError [OUTCOME_UNKNOWN]: the provider timed out",
+      "    what to do: look the operation up (tools.operation), or retry with the same idempotencyKey; do not retry blindly",
+      "    tool: com.example.notes:create-record@1",
+      "    operation: op-1",
+    ]);
+    expect(lines.slice(4).length).toBeGreaterThan(0);
+    expect(lines.slice(4).length).toBeLessThanOrEqual(3);
+    expect(lines.slice(4).every((line) => /^\s+at /.test(line))).toBe(true);
+    expect(error.whatToDo).toBe(lines[1]!.slice("    what to do: ".length));
+    expect(error.cause).toBe(cause);
+    // A stack set by someone else (a test runner, a logger) is kept as given.
+    error.stack = "replaced";
+    expect(error.stack).toBe("replaced");
+  });
 });
