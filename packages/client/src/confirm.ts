@@ -46,8 +46,9 @@ const PENDING_GRACE_MS = 60_000;
 
 /**
  * The confirmation token a preview leads to: in token mode the preview's own token, at once; in
- * platform mode it hands the confirmation page to `onConfirmationRequired`, then waits (long-poll rounds of `transport.waitForConfirmation`) until the user
- * approves, and rejects with CONFIRMATION_DENIED (denied or cancelled) or CONFIRMATION_EXPIRED.
+ * platform mode it hands the confirmation page to `onConfirmationRequired`, then waits (long-poll rounds
+ * of `transport.waitForConfirmation`) until the user approves, and rejects with CONFIRMATION_DENIED
+ * (denied or cancelled) or CONFIRMATION_EXPIRED (nobody decided in time).
  * Resolves undefined when the preview needs no confirmation.
  */
 export async function confirmPreview(
@@ -66,7 +67,8 @@ export async function confirmPreview(
   const waitOptions = signal ? { signal } : undefined;
   signal?.throwIfAborted();
   if (options.onConfirmationRequired) {
-    await options.onConfirmationRequired(Object.freeze({ confirmUrl, expiresAt, requestId, ...(options.tool === undefined ? {} : { tool: options.tool }) }));
+    const request: ConfirmationRequired = { confirmUrl, expiresAt, requestId, ...(options.tool === undefined ? {} : { tool: options.tool }) };
+    await options.onConfirmationRequired(Object.freeze(request));
   }
   for (;;) {
     signal?.throwIfAborted();

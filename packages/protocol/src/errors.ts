@@ -130,7 +130,7 @@ const WHAT_TO_DO: { readonly [TCode in ToolpactErrorCode]: string } = {
   MANIFEST_INVALID: "fix plugin.json where the diagnostics point",
 };
 
-/** Stack frames kept in a ToolpactError's printed stack; the full trace of the failure is on `cause`. */
+/** Stack frames kept in a ToolpactError's printed stack (a transport failure's own trace is on `cause`). */
 const PRINTED_FRAMES = 3;
 
 /** The one error class toolpact throws and returns. */
