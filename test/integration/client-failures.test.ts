@@ -151,7 +151,7 @@ describe("a request that never left is REQUEST_NOT_SENT; one whose answer was lo
       expect(lost.message).toMatch(/whether it took effect is unknown: look the operation up, or retry with the same idempotencyKey/);
       const preview = await failure(transport.preview(createNote, { title: "x" }));
       expect(preview.code).toBe("OUTCOME_UNKNOWN");
-      expect(preview.message).toMatch(/^the server did not answer \(.+\): preview again \(a preview runs no tool\)$/);
+      expect(preview.message).toMatch(/^no toolpact answer came back \(.+\): preview again \(a preview runs no tool\)$/);
       expect(received).toBe(2);
     } finally {
       await new Promise<void>((resolve) => cutter.close(() => resolve()));

@@ -121,7 +121,7 @@ function failureOf(error: unknown, kind: "preview" | "execute" | "wait"): Toolpa
   if (failure.code !== "OUTCOME_UNKNOWN" || failure.cause !== error || kind === "execute") return failure;
   const reason = error instanceof Error && error.message ? error.message : "no answer";
   const again = kind === "preview" ? "preview again (a preview runs no tool)" : "wait again (waiting decides nothing)";
-  return new ToolpactError("OUTCOME_UNKNOWN", `the server did not answer (${reason}): ${again}`, {}, { cause: error });
+  return new ToolpactError("OUTCOME_UNKNOWN", `no toolpact answer came back (${reason}): ${again}`, {}, { cause: error });
 }
 
 /**
