@@ -172,6 +172,8 @@ function report(results, settings) {
       `and ${settings.warmupSeconds} s at full concurrency. Ratios are paired: each round's figure against bare tRPC's in the same round, ` +
       "then the median over rounds (above 1.00x = slower than bare tRPC; the confirmed write counts one write as one call). " +
       "Each HTTP server runs in its own process and the HTTP load client in another; the in-process rows run in a third. " +
+      "`createHttpTransport` sends on an undici keep-alive pool in Node; the row \"bare tRPC (undici, same client)\" runs the bare tRPC server " +
+      "through tRPC's httpLink on that very pool, so the gap between it and the read execute is the toolpact server's own cost. " +
       "Every call checks the answer it got; every toolpact call (over tRPC or through the MCP bridge) is durable, and its operation and activity row were counted in the database afterwards. " +
       "The MCP bridge rows run inside the same `toolpact serve` as the tRPC rows, authenticate every request with the plugin key and actor token, and run the whole pipeline; " +
       "stateless, the SDK client never sees a session id, so each call gets a server and transport of its own (as the SDK's stateless server does). " +
