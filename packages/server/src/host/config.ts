@@ -31,7 +31,7 @@ const databaseOptionsSchema = z.strictObject({
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
   poolSize: z.number().int().min(1).max(1000).optional().describe("Connections each instance keeps at most (default 10)."),
   connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe("Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default 2000)."),
-  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe("How long one statement may run, ms (default 5000)."),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe("How long one statement may run, ms (default 1500)."),
 });
 
 const retentionSchema = z.strictObject({
@@ -76,7 +76,7 @@ export const configSchema = z.strictObject({
         .max(CONFIRMATION_TTL_MAX_SECONDS)
         .optional()
         .describe("How long a confirmation token or request lives (default 300)."),
-      drainTimeoutMs: z.number().int().min(0).max(600_000).optional().describe("How long shutdown waits for calls in flight (default 15000)."),
+      drainTimeoutMs: z.number().int().min(0).max(600_000).optional().describe("How long shutdown waits for requests and calls in flight, ms (default 15000)."),
       sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
       leaseMs: z.number().int().min(1000).max(600_000).optional().describe("How long an operation's lease lasts without renewal, ms."),
       recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional().describe("How often this instance settles expired leases, ms."),
@@ -103,7 +103,7 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   /** Opening a connection, or waiting for a free one, before STORE_UNAVAILABLE, ms (store default 2000). */
   readonly connectionTimeoutMs?: number;
-  /** How long one statement may run on the server, ms (store default 5000). */
+  /** How long one statement may run on the server, ms (store default 1500). */
   readonly statementTimeoutMs?: number;
 }
 

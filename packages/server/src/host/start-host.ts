@@ -88,6 +88,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       publicUrl,
       confirmationTtlSeconds: config.limits.confirmationTtlSeconds,
       leaseMs: config.limits.leaseMs,
+      drainTimeoutMs: config.limits.drainTimeoutMs,
       recoveryIntervalMs: config.limits.recoveryIntervalMs,
       rateLimits: config.limits.rateLimits,
     }),
