@@ -110,7 +110,7 @@ function raw(options: { method: string; path: string; headers?: Record<string, s
 
 /**
  * What a response shows: its status and toolpactCode when the body is a JSON error (whatever its
- * content type says: tRPC sends its 415 as text/plain), else `HTML page` or `plain text`.
+ * content type says), else `HTML page` or `plain text`.
  */
 function seen(response: { status: number; type: string; text: string }): Seen {
   if (response.type.startsWith("text/html")) return { status: response.status, code: "HTML page" };

@@ -95,6 +95,31 @@ describe("createToolpactServer", () => {
     expect(body.error.data).toMatchObject({ code: "PAYLOAD_TOO_LARGE", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
   });
 
+  it("refuses a call whose body is not JSON with a JSON 415 that names the procedure, before authentication", async () => {
+    const rt = await runtime();
+    const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });
+    opened.push({ server: created });
+    const url = await created.listen();
+    const body = JSON.stringify({ ref: { providerId: "a.b", tool: "c" }, input: {} });
+    const headers = { authorization: "Bearer tpk_nope", "x-toolpact-actor": "nope" };
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/jsonx", undefined]) {
+      const response = await fetch(`${url}/trpc/tools.execute`, {
+        method: "POST",
+        headers: type === undefined ? headers : { ...headers, "content-type": type },
+        body: type === undefined ? new Blob([body]) : body,
+      });
+      expect(response.status, String(type)).toBe(415);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      const answer = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
+      expect(answer.error.data).toMatchObject({ code: "UNSUPPORTED_MEDIA_TYPE", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
+      expect(answer.error.message).toMatch(/^calls take a JSON body: send "content-type: application\/json"/);
+    }
+    expect(rt.metrics.authFailures).toBe(0);
+    // JSON with parameters is JSON.
+    const json = await fetch(`${url}/trpc/tools.execute`, { method: "POST", headers: { ...headers, "content-type": "application/json; charset=utf-8" }, body });
+    expect(json.status).toBe(401);
+  });
+
   it("refuses a batched request before any of its calls runs", async () => {
     const rt = await runtime();
     const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });

@@ -164,6 +164,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
         if (search.length > 1 && new URLSearchParams(search.slice(1)).has("batch")) return refuseBatch(res, procedures), true;
         const declared = Number(req.headers["content-length"] ?? 0);
         if (declared > maxBodyBytes) return refuseLargeBody(req, res, procedures), true;
+        if (req.method === "POST" && !isJson(req.headers["content-type"])) return refuseMediaType(req, res, procedures), true;
         // The tRPC handler reads the procedure from the URL: hand it the path without any mount prefix.
         req.url = `${TRPC_PREFIX}${procedures}${search}`;
         void trpc(req, res);
@@ -231,9 +232,29 @@ export function plain(req: IncomingMessage, res: ServerResponse, status: number,
 
 /** Answers 400 to a batched request (`?batch=...`) before reading its body or running any of its calls. */
 function refuseBatch(res: ServerResponse, procedures: string): void {
-  const message = "batched requests are not accepted: send one call per request (tRPC's httpLink, not httpBatchLink)";
+  refuseInput(res, "BAD_REQUEST", "batched requests are not accepted: send one call per request (tRPC's httpLink, not httpBatchLink)", procedures);
+}
+
+/** True for `application/json`, with or without parameters (`; charset=utf-8`). */
+function isJson(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType);
+}
+
+/**
+ * Answers 415 to a call whose body is not declared JSON, as a JSON error like every other refusal
+ * (tRPC's own answer is text/plain and names no procedure); the body is read and dropped.
+ */
+function refuseMediaType(req: IncomingMessage, res: ServerResponse, procedures: string): void {
+  const type = req.headers["content-type"];
+  const given = type === undefined ? "no content-type" : `content-type "${type.slice(0, 100)}"`;
+  refuseInput(res, "UNSUPPORTED_MEDIA_TYPE", `calls take a JSON body: send "content-type: application/json" (this request has ${given})`, procedures);
+  req.resume();
+}
+
+/** A refusal of the request itself (INPUT_INVALID with one issue), closing the connection after it. */
+function refuseInput(res: ServerResponse, trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE", message: string, procedures: string): void {
   const shape = toErrorShape(
-    { trpcCode: "BAD_REQUEST", message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
+    { trpcCode, message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
     procedures.slice(0, 200),
   );
   res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
