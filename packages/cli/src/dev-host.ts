@@ -1,0 +1,74 @@
+/**
+ * The host process `toolpact dev` runs (and restarts when a plugin's code changes): `startHost` on the
+ * dev config, which prints each confirmation link, and with `--setup`, once per dev session, installs the
+ * plugins for the dev tenant, sets the dev policy, issues keys and mints an actor token.
+ * `node dev-host.js <config file> [--setup] [--user <id>]`; stops on SIGINT, SIGTERM or the end of stdin (exit 0).
+ */
+import path from "node:path";
+import { parseArgs } from "node:util";
+import type { Manifest } from "@toolpact/contract";
+import { HostError, loadHostConfig, startHost, type RunningHost } from "@toolpact/server";
+import { findActorSigning, DEV_TENANT } from "./actor-signing.js";
+import { mintActorToken } from "./commands/token.js";
+import { DEV_POLICY, DEV_READY_LINE } from "./dev-session.js";
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { setup: { type: "boolean" }, user: { type: "string", default: "dev" } } });
+const configFile = positionals[0]!;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+let host: RunningHost;
+try {
+  const config = await loadHostConfig({ cwd: path.dirname(configFile), file: configFile, env: {} });
+  host = await startHost({
+    config,
+    env: {},
+    onConfirmationRequested: ({ tool, confirmUrl }) => say(`confirm ${tool}: open ${confirmUrl}`),
+    logger: {
+      info: () => {},
+      warn: (entry) => say(`warning: ${JSON.stringify(entry)}`),
+      error: (entry) => process.stderr.write(`error: ${JSON.stringify(entry)}\n`),
+    },
+  });
+} catch (error) {
+  process.stderr.write(`toolpact dev: the host did not start: ${(error as Error).message}\n`);
+  if (error instanceof HostError) for (const detail of error.details) process.stderr.write(`  ${detail}\n`);
+  process.exit(1);
+}
+
+if (values.setup) await setUpDevTenant(host, configFile, values.user);
+say(`${DEV_READY_LINE} ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}`);
+
+// Stops on a signal, or when the supervisor's end of stdin closes (it is gone: no host outlives it).
+await new Promise<void>((resolve) => {
+  process.once("SIGINT", () => resolve());
+  process.once("SIGTERM", () => resolve());
+  process.stdin.on("end", () => resolve()).resume();
+});
+process.on("SIGINT", () => {}).on("SIGTERM", () => {}); // while draining, a second signal is the supervisor's to act on
+await host.close();
+process.exit(0);
+
+/** Installs every plugin for the dev tenant, sets the dev policy, and prints a key per plugin and an actor token. */
+async function setUpDevTenant(running: RunningHost, config: string, userId: string): Promise<void> {
+  const admin = running.runtime.admin;
+  for (const plugin of running.plugins) await admin.installPlugin(DEV_TENANT, plugin.id);
+  await admin.setPolicy(DEV_TENANT, DEV_POLICY);
+  const signing = findActorSigning({ cwd: path.dirname(config), env: {}, config });
+  const actorToken = await mintActorToken(
+    { issuer: signing.issuer, secret: signing.secret, tenantId: DEV_TENANT, userId, ttl: 12 * 60 * 60 },
+    { level: 1 },
+  );
+  say(`tenant "${DEV_TENANT}": plugins installed; policy: read allowed, write and external confirmed by the user on the confirmation page`);
+  say(`actor token for user "${userId}" (level 1, 12 hours; more with \`toolpact token --user <id>\`):`);
+  say(`  ACTOR_TOKEN=${actorToken}`);
+  for (const plugin of running.plugins) {
+    const { key } = await admin.issuePluginKey(DEV_TENANT, plugin.id);
+    say(`plugin key of ${plugin.id}${callsTools(plugin) ? "" : " (it may call tools once it declares tools:call)"}:`);
+    say(`  PLUGIN_KEY=${key}`);
+  }
+  say(`as a caller: export TOOLPACT_URL=${running.url} PLUGIN_KEY=<its key> ACTOR_TOKEN=<the token>`);
+}
+
+function callsTools(manifest: Manifest): boolean {
+  return manifest.permissions.includes("tools:call");
+}
