@@ -47,6 +47,15 @@ export type {
 export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {
+  readPluginFolder,
+  importActivate,
+  runActivate,
+  providesCode,
+  PluginLoadError,
+  type PluginFolder,
+  type ActivatePlugin,
+} from "./plugin-code/plugin-folder.js";
+export {
   DEFAULT_SEAM_TIMEOUT_MS,
   type GateCall,
   type GateDecision,
