@@ -58,15 +58,18 @@ async function setUpDevTenant(running: RunningHost, config: string, userId: stri
     { issuer: signing.issuer, secret: signing.secret, tenantId: DEV_TENANT, userId, ttl: 12 * 60 * 60 },
     { level: 1 },
   );
-  say(`tenant "${DEV_TENANT}": plugins installed; policy: read allowed, write and external confirmed by the user on the confirmation page`);
-  say(`actor token for user "${userId}" (level 1, 12 hours; more with \`toolpact token --user <id>\`):`);
+  say(`tenant "${DEV_TENANT}": every plugin installed; reads allowed, writes and external effects confirmed by the user on the confirmation page`);
+  say(`actor token of user "${userId}" (12 hours; \`toolpact token --user <id>\` mints more):`);
   say(`  ACTOR_TOKEN=${actorToken}`);
-  for (const plugin of running.plugins) {
-    const { key } = await admin.issuePluginKey(DEV_TENANT, plugin.id);
-    say(`plugin key of ${plugin.id}${callsTools(plugin) ? "" : " (it may call tools once it declares tools:call)"}:`);
-    say(`  PLUGIN_KEY=${key}`);
+  const keys = new Map<string, string>();
+  for (const plugin of running.plugins) keys.set(plugin.id, (await admin.issuePluginKey(DEV_TENANT, plugin.id)).key);
+  const width = Math.max(...running.plugins.map((plugin) => plugin.id.length));
+  say("plugin keys:");
+  for (const [pluginId, key] of keys) say(`  ${pluginId.padEnd(width)}  PLUGIN_KEY=${key}`);
+  for (const plugin of running.plugins.filter(callsTools)) {
+    say(`to call as ${plugin.id}:`);
+    say(`  export TOOLPACT_URL=${running.url} PLUGIN_KEY=${keys.get(plugin.id)} ACTOR_TOKEN=${actorToken}`);
   }
-  say(`as a caller: export TOOLPACT_URL=${running.url} PLUGIN_KEY=<its key> ACTOR_TOKEN=<the token>`);
 }
 
 function callsTools(manifest: Manifest): boolean {
