@@ -7,9 +7,9 @@
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Manifest } from "@toolpact/contract";
-import { HostError, loadHostConfig, startHost, type RunningHost } from "@toolpact/server";
+import { HostError, loadHostConfig, startHost, type ConfirmationRequested, type RunningHost } from "@toolpact/server";
 import { findActorSigning, DEV_TENANT } from "./actor-signing.js";
-import { mintActorToken } from "./commands/token.js";
+import { mintActorToken, mintPresenceToken } from "./commands/token.js";
 import { DEV_POLICY, DEV_READY_LINE } from "./dev-session.js";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { setup: { type: "boolean" }, user: { type: "string", default: "dev" } } });
@@ -22,7 +22,7 @@ try {
   host = await startHost({
     config,
     env: {},
-    onConfirmationRequested: ({ tool, confirmUrl }) => say(`confirm ${tool}: open ${confirmUrl}`),
+    onConfirmationRequested: (request) => void announceConfirmation(request),
     logger: {
       info: () => {},
       warn: (entry) => say(`warning: ${JSON.stringify(entry)}`),
@@ -47,6 +47,19 @@ await new Promise<void>((resolve) => {
 process.on("SIGINT", () => {}).on("SIGTERM", () => {}); // while draining, a second signal is the supervisor's to act on
 await host.close();
 process.exit(0);
+
+/**
+ * Prints a confirmation's link, signed in: toolpact dev stands in for the platform's identity service,
+ * so the link carries a presence token for the user the request waits for (single-use, 10 minutes).
+ */
+async function announceConfirmation(request: ConfirmationRequested): Promise<void> {
+  const signing = findActorSigning({ cwd: path.dirname(configFile), env: {}, config: configFile });
+  const presence = await mintPresenceToken({ issuer: signing.issuer, secret: signing.secret, tenantId: request.tenantId, userId: request.userId, ttl: 600 });
+  const { origin, pathname } = new URL(request.confirmUrl);
+  const signIn = `${origin}/confirm/session?token=${presence}&next=${encodeURIComponent(pathname)}`;
+  say(`confirm ${request.tool} for user "${request.userId}": open ${signIn}`);
+  say(`  (signs you in for 10 minutes, then shows ${request.confirmUrl}; later: toolpact token --presence --user ${request.userId})`);
+}
 
 /** Installs every plugin for the dev tenant, sets the dev policy, and prints a key per plugin and an actor token. */
 async function setUpDevTenant(running: RunningHost, config: string, userId: string): Promise<void> {

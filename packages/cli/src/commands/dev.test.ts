@@ -89,22 +89,28 @@ describe("toolpact dev (the real binary)", () => {
       const confirmation = (preview.data as { confirmation: { required: boolean; mode: string; requestId: string; confirmUrl: string } }).confirmation;
       expect(confirmation).toMatchObject({ required: true, mode: "platform" });
       expect(confirmation.confirmUrl).toBe(`${url}/confirm/${confirmation.requestId}`);
-      await dev.waitFor(new RegExp(`^confirm ${PROVIDER}:add-item: open ${confirmation.confirmUrl.replace(/[.:/]/g, "\\$&")}$`, "m"), { from: before });
+      const [, signInLink] = (await dev.waitFor(/^confirm com\.example\.todo:add-item for user "ada": open (\S+)$/m, { from: before }))!;
+      const signIn = new URL(signInLink!);
+      expect(`${signIn.origin}${signIn.pathname}`).toBe(`${url}/confirm/session`);
+      expect(signIn.searchParams.get("next")).toBe(`/confirm/${confirmation.requestId}`);
       expect(await trpc(url, "tools.execute", { ref, input: { text: "Buy milk" } }, { headers: caller })).toMatchObject({
         error: { data: { toolpactCode: "CONFIRMATION_REQUIRED" } },
       });
 
-      // The user approves on the page, signed in with a presence token `toolpact token` mints from the dev secret.
-      const presence = await runCli(["token", "--presence", "--user", "ada"], { cwd: root, env });
-      expect(presence.stderr).toBe("");
-      expect(await approveOnPage(confirmation.confirmUrl, presence.stdout.trim())).toBeLessThan(400);
+      // The user opens the printed link (it signs them in) and approves on the page.
+      expect(await approveOnPage(confirmation.confirmUrl, signIn.searchParams.get("token")!)).toBeLessThan(400);
       const waited = await trpc(url, "confirmations.wait", { requestId: confirmation.requestId }, { headers: caller, query: true });
       const { status, token } = waited.data as { status: string; token: string };
       expect(status).toBe("approved");
       const executed = await trpc(url, "tools.execute", { ref, input: { text: "Buy milk" }, confirmationToken: token }, { headers: caller });
       expect(executed).toMatchObject({ status: 200, data: { operationId: expect.any(String) } });
 
-      // A token `toolpact token` mints for another user is verified by the server too.
+      // Tokens `toolpact token` mints from the dev secret are verified by the server: presence (sign-in) and actor.
+      const presence = await runCli(["token", "--presence", "--user", "ada"], { cwd: root, env });
+      expect(presence.stderr).toBe("");
+      const signedIn = await fetch(`${url}/confirm/session?token=${presence.stdout.trim()}`, { redirect: "manual" });
+      expect(signedIn.status).toBe(200);
+      expect(signedIn.headers.get("set-cookie")).toMatch(/HttpOnly/);
       const grace = await runCli(["token", "--user", "grace"], { cwd: root, env });
       const asGrace = { ...caller, "x-toolpact-actor": grace.stdout.trim() };
       expect(await trpc(url, "tools.execute", { ref: { providerId: PROVIDER, tool: "list-items" }, input: {} }, { headers: asGrace })).toMatchObject({

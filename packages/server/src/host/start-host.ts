@@ -35,6 +35,9 @@ export interface ConfirmationRequested {
   /** The tool as the preview named it: `<pluginId>:<name>`, with `@<version>` when the caller gave one. */
   readonly tool: string;
   readonly requestId: string;
+  /** The tenant and user the request waits for. */
+  readonly tenantId: string;
+  readonly userId: string;
   /** The confirmation page the user approves or denies on. */
   readonly confirmUrl: string;
 }
@@ -174,8 +177,14 @@ function announcingConfirmations(runtime: ToolpactRuntime, announce: (request: C
     const result = await runtime.preview(...args);
     const { confirmation } = result;
     if (confirmation.required && confirmation.mode === "platform") {
-      const { providerId, tool, version } = args[1];
-      announce({ tool: `${providerId}:${tool}${version === undefined ? "" : `@${version}`}`, requestId: confirmation.requestId, confirmUrl: confirmation.confirmUrl });
+      const [principal, { providerId, tool, version }] = args;
+      announce({
+        tool: `${providerId}:${tool}${version === undefined ? "" : `@${version}`}`,
+        requestId: confirmation.requestId,
+        tenantId: principal.tenantId,
+        userId: principal.actor.userId,
+        confirmUrl: confirmation.confirmUrl,
+      });
     }
     return result;
   };
