@@ -4,21 +4,24 @@
  * plugins for the dev tenant, sets the dev policy, issues keys and mints an actor token.
  * `node dev-host.js <config file> [--setup] [--user <id>]`; stops on SIGINT, SIGTERM or the end of stdin (exit 0).
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Manifest } from "@toolpact/contract";
 import { HostError, loadHostConfig, startHost, type ConfirmationRequested, type RunningHost } from "@toolpact/server";
 import { findActorSigning, DEV_TENANT } from "./actor-signing.js";
 import { mintActorToken, mintPresenceToken } from "./commands/token.js";
-import { DEV_POLICY, DEV_READY_LINE } from "./dev-session.js";
+import { DEV_ENV_FILE, DEV_POLICY, DEV_READY_LINE } from "./dev-session.js";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { setup: { type: "boolean" }, user: { type: "string", default: "dev" } } });
 const configFile = positionals[0]!;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 let host: RunningHost;
+let pluginDirs: readonly string[];
 try {
   const config = await loadHostConfig({ cwd: path.dirname(configFile), file: configFile, env: {} });
+  pluginDirs = config.plugins;
   host = await startHost({
     config,
     env: {},
@@ -35,7 +38,7 @@ try {
   process.exit(1);
 }
 
-if (values.setup) await setUpDevTenant(host, configFile, values.user);
+if (values.setup) await setUpDevTenant(host, configFile, values.user, pluginDirs);
 say(`${DEV_READY_LINE} ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}`);
 
 // Stops on a signal, or when the supervisor's end of stdin closes (it is gone: no host outlives it).
@@ -62,7 +65,7 @@ async function announceConfirmation(request: ConfirmationRequested): Promise<voi
 }
 
 /** Installs every plugin for the dev tenant, sets the dev policy, and prints a key per plugin and an actor token. */
-async function setUpDevTenant(running: RunningHost, config: string, userId: string): Promise<void> {
+async function setUpDevTenant(running: RunningHost, config: string, userId: string, pluginDirs: readonly string[]): Promise<void> {
   const admin = running.runtime.admin;
   for (const plugin of running.plugins) await admin.installPlugin(DEV_TENANT, plugin.id);
   await admin.setPolicy(DEV_TENANT, DEV_POLICY);
@@ -79,9 +82,14 @@ async function setUpDevTenant(running: RunningHost, config: string, userId: stri
   const width = Math.max(...running.plugins.map((plugin) => plugin.id.length));
   say("plugin keys:");
   for (const [pluginId, key] of keys) say(`  ${pluginId.padEnd(width)}  PLUGIN_KEY=${key}`);
-  for (const plugin of running.plugins.filter(callsTools)) {
-    say(`to call as ${plugin.id}:`);
-    say(`  export TOOLPACT_URL=${running.url} PLUGIN_KEY=${keys.get(plugin.id)} ACTOR_TOKEN=${actorToken}`);
+  for (const [index, plugin] of running.plugins.entries()) {
+    if (!callsTools(plugin)) continue;
+    const variables = { TOOLPACT_URL: running.url, PLUGIN_KEY: keys.get(plugin.id)!, ACTOR_TOKEN: actorToken };
+    const envFile = path.join(pluginDirs[index]!, DEV_ENV_FILE);
+    mkdirSync(path.dirname(envFile), { recursive: true });
+    writeFileSync(envFile, Object.entries(variables).map(([name, value]) => `${name}=${value}\n`).join(""), { mode: 0o600 });
+    say(`to call as ${plugin.id} (also written to ${path.relative(process.cwd(), envFile)}):`);
+    say(`  export ${Object.entries(variables).map(([name, value]) => `${name}=${value}`).join(" ")}`);
   }
 }
 

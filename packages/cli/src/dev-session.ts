@@ -6,6 +6,9 @@ import { DEV_ACTOR_ISSUER, DEV_CONFIG_FILE, DEV_STATE_DIR } from "./actor-signin
 /** The line the dev host prints once it serves, after the keys and token (the supervisor waits for it). */
 export const DEV_READY_LINE = "toolpact dev: serving";
 
+/** Where each caller folder gets its URL, key and actor token for the dev session, as `NAME=value` lines. */
+export const DEV_ENV_FILE = ".toolpact/dev.env";
+
 /** The dev tenant's policy: reads run, writes and external effects wait for the user on the confirmation page. */
 export const DEV_POLICY = {
   rules: [

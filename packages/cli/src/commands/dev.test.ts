@@ -69,7 +69,10 @@ describe("toolpact dev (the real binary)", () => {
       const url = ready[1]!;
       const [, exportedUrl, pluginKey, actorToken] = (await dev.waitFor(/^ {2}export TOOLPACT_URL=(\S+) PLUGIN_KEY=(\S+) ACTOR_TOKEN=(\S+)$/m))!;
       expect(exportedUrl).toBe(url);
-      expect(dev.output()).toContain(`to call as ${CALLER}:`);
+      expect(dev.output()).toContain(`to call as ${CALLER} (also written to assistant/.toolpact/dev.env):`);
+      const envFile = path.join(root, "assistant/.toolpact/dev.env");
+      expect(readFileSync(envFile, "utf8")).toBe(`TOOLPACT_URL=${url}\nPLUGIN_KEY=${pluginKey}\nACTOR_TOKEN=${actorToken}\n`);
+      expect(statSync(envFile).mode & 0o077).toBe(0);
       expect(dev.output()).toMatch(new RegExp(`^ {2}${PROVIDER.replace(/\./g, "\\.")} +PLUGIN_KEY=tpk_\\S+$`, "m"));
       expect(existsSync(path.join(provider, "src/generated/index.ts")), "the build ran before the host started").toBe(true);
       const configFile = path.join(root, ".toolpact/dev/toolpact.config.json");

@@ -1,6 +1,10 @@
+import { existsSync } from "node:fs";
 import { createHttpTransport } from "@toolpact/client";
 import { createToolClients } from "./generated/index.js";
 import { addAndList } from "./add-and-list.js";
+
+// `toolpact dev` writes this caller's URL, plugin key and a user's actor token here; elsewhere, set them yourself.
+if (process.env.PLUGIN_KEY === undefined && existsSync(".toolpact/dev.env")) process.loadEnvFile(".toolpact/dev.env");
 
 /** A variable this script needs; `toolpact dev` prints each of them. */
 function required(name: string): string {
