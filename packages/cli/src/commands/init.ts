@@ -105,7 +105,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (shownDir !== ".") io.stdout(`  cd ${shownDir}`);
   io.stdout("  npm install");
   io.stdout("  npm test          # generates the typed clients, compiles, runs the test");
-  io.stdout(caller ? "  npm start         # with TOOLPACT_URL, PLUGIN_KEY and ACTOR_TOKEN from `toolpact dev`" : "  npx toolpact dev  # serves it with throwaway secrets, keys and a token");
+  io.stdout(caller ? "  npm start         # calls the provider, with the URL, key and token `toolpact dev` gives it" : "  npx toolpact dev  # serves it with throwaway secrets, keys and a token");
   return 0;
 }
 
