@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks, where } from "../../examples/docs-check/src/markdown-blocks.js";
 import { outputMatches, sessionCommands, type SessionCommand } from "../../examples/docs-check/src/shell-session.js";
-import { CHROMIUM, launchChromium } from "../integration/support/deps.js";
+import { CHROMIUM, launchChromium } from "./support/chromium.js";
 import { shellEnv } from "./support/consumer-project.js";
 import { localSqlitePrebuild, startLocalRegistry, writeNpmUserConfig, type LocalRegistry } from "./support/local-registry.js";
 import { packWorkspace, unpack, type PackedPackage } from "./support/workspace-packs.js";
@@ -137,7 +137,7 @@ function check(problems: string[], command: SessionCommand, output: string, port
 
 /** Opens the link `toolpact dev` printed, as the reader does, and clicks Approve. */
 async function approveInChromium(link: string): Promise<void> {
-  const browser = await launchChromium();
+  const browser = await launchChromium(repoRoot);
   try {
     const page = await browser.newPage();
     await page.goto(link);
