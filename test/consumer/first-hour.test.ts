@@ -48,7 +48,8 @@ beforeAll(async () => {
     NO_COLOR: "1",
     npm_config_userconfig: npmrc,
     npm_config_update_notifier: "false",
-    npm_config_better_sqlite3_local_prebuilds: prebuild.dir,
+    // prebuild-install's own setting (read by rc from the environment), which npm does not warn about.
+    "prebuild-install_local-prebuilds": prebuild.dir,
   };
   mkdirSync(path.join(work, "reader"));
 }, 3 * MINUTE);

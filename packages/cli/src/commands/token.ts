@@ -20,8 +20,9 @@ Prints a token signed as the platform's identity service signs it (HS256 with th
   --ttl <seconds>    lifetime; default 900 (actor), 120 (presence)
 
 The secret is the one \`toolpact serve\` reads: TOOLPACT_ACTOR_SECRET, the file TOOLPACT_ACTOR_SECRET_FILE
-names, or "secrets.actorSecret" in the config; the issuer is the config's "actorIssuer". Without any,
-the throwaway secret of the \`toolpact dev\` running in this folder (.toolpact/dev) is used.
+names, or "secrets.actorSecret" in the config; the issuer is the config's "actorIssuer", else
+"toolpact-dev" (what \`serve --dev\` accepts). Without any secret, the throwaway one of the
+\`toolpact dev\` running in this folder (.toolpact/dev) is used, with its issuer and tenant.
 Exit 0 with the token on stdout, 1 when no secret is found, 2 on usage errors.`;
 
 const PRESENCE_MAX_TTL_SECONDS = 600;
