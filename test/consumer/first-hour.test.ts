@@ -9,7 +9,7 @@
  * as the reader's commands left it. Prints each step's time.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -42,14 +42,14 @@ beforeAll(async () => {
   registry = await startLocalRegistry(packed, unpacked);
   const npmrc = path.join(work, "npmrc");
   writeNpmUserConfig(npmrc, registry.url, existsSync(path.join(repoRoot, ".npmrc")) ? readFileSync(path.join(repoRoot, ".npmrc"), "utf8") : "");
+  // prebuild-install finds its settings in a .prebuild-installrc of any folder above the one it installs in.
   const prebuild = localSqlitePrebuild(repoRoot, path.join(work, "prebuilds"));
+  writeFileSync(path.join(work, ".prebuild-installrc"), `local-prebuilds=${prebuild.dir}\n`);
   env = {
     ...shellEnv(),
     NO_COLOR: "1",
     npm_config_userconfig: npmrc,
     npm_config_update_notifier: "false",
-    // prebuild-install's own setting (read by rc from the environment), which npm does not warn about.
-    "prebuild-install_local-prebuilds": prebuild.dir,
   };
   mkdirSync(path.join(work, "reader"));
 }, 3 * MINUTE);

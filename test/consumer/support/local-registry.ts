@@ -62,7 +62,7 @@ export async function startLocalRegistry(packed: readonly PackedPackage[], unpac
 
 /**
  * A folder holding better-sqlite3's "prebuilt" binary for this Node, named as prebuild-install looks
- * for it; point `prebuild-install_local-prebuilds` (an environment variable) at it and `npm install`
+ * for it; name it as `local-prebuilds` in a `.prebuild-installrc` above the project and `npm install`
  * unpacks it instead of compiling SQLite. Built from the workspace's better-sqlite3, which must be the version npm picks.
  */
 export function localSqlitePrebuild(repoRoot: string, destination: string): { dir: string; version: string } {
