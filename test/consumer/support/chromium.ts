@@ -40,6 +40,12 @@ export async function launchChromium(repoRoot: string): Promise<Browser> {
     headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
-  browser.once("close", () => rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }));
+  browser.once("close", () => {
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    } catch {
+      // Chromium's helpers may still be writing there for a moment: a leftover profile in the temp dir is harmless
+    }
+  });
   return browser;
 }
