@@ -43,17 +43,25 @@ const blocks = docFiles.flatMap((file) => codeBlocks(file, docs.get(file)!));
 const firstHour = (block: CodeBlock) => "first-hour" in block.attributes || "first-hour-file" in block.attributes;
 const ofLang = (...langs: string[]) => blocks.filter((block) => langs.includes(block.lang));
 
+/** Plugins the docs' host loads besides the examples: docs/plugin-sdk.md's plain-JavaScript provider and a caller of it. */
+const DOCS_PLUGIN_DIRS = ["docs/examples/reminders", "examples/docs-check/plugins/caller"].map((dir) => path.join(repoRoot, dir));
+/** The tenant docs/plugin-sdk.md's session sets up (the demo tenant stays as the other pages show it). */
+const SDK_TENANT = "sdk";
+
 let workDir: string;
 let host: RunningHost;
 let secrets: DemoSecrets;
 let sessionEnv: NodeJS.ProcessEnv;
+/** Variables a page's sessions see instead of the shared ones. */
+const pageEnv = new Map<string, NodeJS.ProcessEnv>();
 
 beforeAll(async () => {
   workDir = mkdtempSync(path.join(tmpdir(), "toolpact-docs-"));
   secrets = generateSecrets();
   const env = hostEnvironment(secrets, workDir);
   const configFile = path.join(workDir, "toolpact.config.json");
-  writeFileSync(configFile, JSON.stringify(examplesConfig(workDir, await freePort())));
+  const config = examplesConfig(workDir, await freePort());
+  writeFileSync(configFile, JSON.stringify({ ...config, plugins: [...(config.plugins as string[]), ...DOCS_PLUGIN_DIRS] }));
   process.env.NOTES_DB_PATH = env.NOTES_DB_PATH;
   process.env.MAILER_OUTBOX_PATH = env.MAILER_OUTBOX_PATH;
   try {
@@ -81,6 +89,12 @@ beforeAll(async () => {
     ACTOR_TOKEN: await mintActorToken(identity, ada, { level: 1, issuedTo: ASSISTANT_ID, ttlSeconds: 600 }),
     PRESENCE_TOKEN: await mintPresenceToken(identity, ada, 600),
   };
+  // docs/plugin-sdk.md: ada in a tenant of her own, for whichever caller the session issues a key to.
+  const adaInSdk = { tenantId: SDK_TENANT, userId: "ada" };
+  pageEnv.set("docs/plugin-sdk.md", {
+    ACTOR_TOKEN: await mintActorToken(identity, adaInSdk, { level: 1, ttlSeconds: 600 }),
+    GUEST_ACTOR_TOKEN: await mintActorToken(identity, { tenantId: SDK_TENANT, userId: "gus" }, { level: 1, roles: ["guest"], ttlSeconds: 600 }),
+  });
 });
 
 afterAll(async () => {
@@ -93,13 +107,14 @@ describe("every code block in README.md and docs/", () => {
     const unchecked = blocks
       .filter((block) => {
         if (block.lang === "ts" || block.lang === "sh") return false;
+        if (block.lang === "js") return typeof block.attributes.file !== "string";
         if (block.lang === "json" || block.lang === "jsonc") {
           return !["manifest", "config", "policy", "file", "first-hour-file"].some((role) => role in block.attributes) && block.lang === "jsonc";
         }
         return true;
       })
       .map((block) => `${where(block)}: \`\`\`${block.lang} ${Object.keys(block.attributes).join(" ")}`);
-    expect(unchecked, "use ts, sh, json, or jsonc with manifest|config|policy|file=...|first-hour-file=...").toEqual([]);
+    expect(unchecked, "use ts, sh, js with file=..., json, or jsonc with manifest|config|policy|file=...|first-hour-file=...").toEqual([]);
     expect(blocks.length).toBeGreaterThan(20);
   });
 
@@ -115,6 +130,15 @@ describe("every code block in README.md and docs/", () => {
       .filter((block) => readFileSync(path.join(repoRoot, block.attributes.file as string), "utf8") !== block.content)
       .map((block) => `${where(block)}: differs from ${block.attributes.file as string}`);
     expect(differing).toEqual([]);
+  });
+
+  it("js: is the module of a plugin the docs' host loaded and activated (so its sessions run it)", () => {
+    const loaded = new Set(DOCS_PLUGIN_DIRS.map((dir) => path.join(dir, "index.js")));
+    const notRun = ofLang("js")
+      .filter((block) => !loaded.has(path.join(repoRoot, block.attributes.file as string)))
+      .map((block) => `${where(block)}: ${block.attributes.file as string} is not a plugin module the docs' host loads`);
+    expect(notRun).toEqual([]);
+    expect(host.plugins.map((manifest) => manifest.id)).toContain("com.example.reminders");
   });
 
   it("json: parses; manifest blocks load (or fail, when marked invalid) as toolpact loads them", () => {
@@ -169,7 +193,7 @@ describe("every code block in README.md and docs/", () => {
     if (sessions.length === 0) continue;
     it(`sh sessions in ${file}: print what the doc shows`, async () => {
       const commands = sessions.flatMap(sessionCommands);
-      const runs = await runCommands(commands, { cwd: repoRoot, env: sessionEnv, timeoutMs: 90_000 });
+      const runs = await runCommands(commands, { cwd: repoRoot, env: { ...sessionEnv, ...pageEnv.get(file) }, timeoutMs: 90_000 });
       expect(sessionProblems(commands, runs).join("\n\n")).toBe("");
     }, 120_000);
   }

@@ -1,6 +1,7 @@
 /**
  * The runtime's shape, kept by a test: each step of the call path stands alone (steps never import
- * each other), stores know nothing of the call path, and production code never imports test support.
+ * each other), stores know nothing of the call path, production code never imports test support, and
+ * no source file grows past what one reading holds.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
@@ -8,6 +9,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const SRC = dirname(fileURLToPath(import.meta.url));
+/** The most lines a source file (tests aside) may have; past it, a file holds more than one idea. */
+const MAX_SOURCE_LINES = 400;
 const PACKAGES = resolve(SRC, "../..");
 
 /** Every .ts file under `dir`, as absolute paths. */
@@ -83,5 +86,14 @@ describe("import boundaries", () => {
           .map(() => `${relative(PACKAGES, file)} imports @toolpact/runtime/testing`),
       );
     expect([...crossings, ...otherPackages]).toEqual([]);
+  });
+
+  it(`no source file is over ${MAX_SOURCE_LINES} lines`, () => {
+    const long = runtimeFiles
+      .filter((file) => !isTest(file))
+      .map((file) => ({ file: name(file), lines: readFileSync(file, "utf8").split("\n").length - 1 }))
+      .filter(({ lines }) => lines > MAX_SOURCE_LINES)
+      .map(({ file, lines }) => `${file}: ${lines} lines`);
+    expect(long).toEqual([]);
   });
 });

@@ -51,16 +51,17 @@ import type {
 } from "../store.js";
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import { PostgresChangeListener } from "./change-listener.js";
-import { PostgresConnection, migrationClient, ignore } from "./connection.js";
+import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
 import { RecordBatcher } from "./record-batch.js";
 import { prunePostgres } from "./retention.js";
 import { usePresenceToken } from "./presence-tokens.js";
-import { unavailable } from "./errors.js";
 import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
-import { applyPostgresMigrations } from "./migrations.js";
-import { MAX_LIMIT, MIGRATION_QUERY_TIMEOUT_MS, resolveSettings, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
+import { migrateWith } from "./migrate.js";
+import { MAX_LIMIT, resolveSettings, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
 import { S } from "./statements.js";
+
+export { migratePostgres } from "./migrate.js";
 
 /**
  * The distributed store: PostgreSQL through a `pg` pool shared by this instance. Several instances may
@@ -77,32 +78,6 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
   const store = new PostgresStore(connection, settings);
   await store.listen();
   return store;
-}
-
-/**
- * Applies pending migrations to the database at `url` (in `schema` when given) and returns how many it
- * applied; `toolpact migrate` calls it. Safe while other instances start: each step is applied once.
- */
-export async function migratePostgres(url: string, schema?: string): Promise<number> {
-  return migrateWith(resolveSettings(schema === undefined ? { url } : { url, schema }));
-}
-
-async function migrateWith(settings: PostgresSettings): Promise<number> {
-  const client = migrationClient(settings, MIGRATION_QUERY_TIMEOUT_MS);
-  try {
-    await client.connect();
-  } catch (error) {
-    await client.end().catch(ignore);
-    throw unavailable(settings, "could not connect to migrate", error);
-  }
-  try {
-    return await applyPostgresMigrations(client, settings.schema);
-  } catch (error) {
-    if (error instanceof TypeError) throw error;
-    throw unavailable(settings, "could not apply migrations", error);
-  } finally {
-    await client.end().catch(ignore);
-  }
 }
 
 class PostgresStore implements Store {

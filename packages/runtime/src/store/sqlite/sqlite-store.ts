@@ -2,7 +2,6 @@ import type Database from "better-sqlite3";
 import {
   buffer,
   confirmationFromRow,
-  confirmationValues,
   idempotencyFromRow,
   list,
   openConfirmationValues,
@@ -50,6 +49,7 @@ import type {
   TenantConfigRecord,
 } from "../store.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
+import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
@@ -274,13 +274,7 @@ class SqliteStore implements Store {
   }
 
   createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
-    return this.#queue.write((): ConfirmationCreateResult => {
-      const owner = [record.tenantId, record.callerPluginId, record.actorUserId, record.createdAt] as const;
-      const pending = Number(this.#s.countPending.get(...owner));
-      if (pending >= maxPending) return { status: "rate-limited", retryAt: Number(this.#s.oldestPending.get(...owner)) };
-      this.#s.insertConfirmation.run(...confirmationValues(record));
-      return { status: "created" };
-    });
+    return this.#queue.write(() => createConfirmation(this.#s, record, maxPending));
   }
 
   getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
@@ -299,20 +293,7 @@ class SqliteStore implements Store {
   }
 
   transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
-    const moved = this.#queue.write(() => {
-      const statement = transition.when === "live" ? this.#s.transitionLive : this.#s.transitionExpired;
-      const changes = statement.run(
-        transition.to,
-        transition.at,
-        transition.tokenExpiresAt ?? null,
-        transition.tenantId,
-        transition.requestId,
-        transition.at,
-      ).changes;
-      if (changes === 0) return undefined;
-      if (transition.activity !== undefined) insertActivity(this.#s, transition.activity);
-      return confirmationFromRow(this.#s.getConfirmation.get(transition.tenantId, transition.requestId) as Row);
-    });
+    const moved = this.#queue.write(() => transitionConfirmation(this.#s, transition));
     return this.#announce.after(moved, (record) =>
       record === undefined ? undefined : { kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId },
     );
