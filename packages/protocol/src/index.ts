@@ -51,3 +51,21 @@ export {
   CONFIRMATION_TTL_MIN_SECONDS,
   CONFIRMATION_TTL_MAX_SECONDS,
 } from "./limits.js";
+export type {
+  PluginSdk,
+  PluginTools,
+  ToolCaller,
+  ActorBoundSdk,
+  SeamProvider,
+  ToolListing,
+  GateCall,
+  GateDecision,
+  GateHandler,
+  HookCall,
+  HookHandler,
+  StagedReaction,
+  GuardCall,
+  GuardDecision,
+  GuardHandler,
+  SeamContext,
+} from "./plugin-sdk.js";

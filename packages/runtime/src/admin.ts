@@ -6,6 +6,8 @@ import {
   ID_MAX_LENGTH,
   OUTBOX_BATCH_MAX,
   OUTBOX_LEASE_MAX_SECONDS,
+  PLUGIN_ID_MAX_LENGTH,
+  PLUGIN_ID_PATTERN,
   TENANT_ID_MAX_LENGTH,
   ToolpactError,
 } from "@toolpact/contract";
@@ -15,6 +17,7 @@ import { uuidv7 } from "./ids.js";
 import { issuePluginKey } from "./identity/plugin-keys.js";
 import type { RuntimeContext } from "./options.js";
 import { normalizePolicy } from "./permission-policy.js";
+import { pluginIdHint } from "./plugin-id-hint.js";
 import { normalizeRecoveryPolicy } from "./recovery-policy.js";
 import type { PluginRegistry } from "./registry.js";
 import type { SealedPayloads } from "./sealed/sealed-payloads.js";
@@ -37,10 +40,19 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
   const { context, registry, sealed, track } = parts;
   const { store } = context;
   const known = (pluginId: string): void => {
-    if (typeof pluginId !== "string" || registry.get(pluginId) === undefined) {
+    if (typeof pluginId !== "string" || pluginId.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(pluginId)) {
+      throw invalidArgument(
+        "/pluginId",
+        `pluginId ${JSON.stringify(String(pluginId).slice(0, PLUGIN_ID_MAX_LENGTH))} is not a plugin id: ` +
+          `plugin ids are lowercase dot-separated names like "com.example.notes", as the plugin's manifest declares them`,
+      );
+    }
+    if (registry.get(pluginId) === undefined) {
       throw new ToolpactError(
         "PROVIDER_NOT_FOUND",
-        `no plugin "${String(pluginId).slice(0, 128)}" is registered in this host: load it (registerPlugin) first`,
+        `no plugin "${pluginId}" is loaded in this host${pluginIdHint(pluginId, registry.manifests.keys())}: ` +
+          `with toolpact serve, add the plugin's folder (the one holding its plugin.json, and its module unless it only calls tools) ` +
+          `to "plugins" in toolpact.config.json and restart; a host embedding the runtime calls runtime.registerPlugin(manifest) first`,
       );
     }
   };
@@ -177,9 +189,21 @@ function policyEvent(tenantId: string, at: number, pluginId?: string): ActivityR
   };
 }
 
+/** Control and format characters (NUL, newlines, bidirectional marks...): never part of a tenant id. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
+ * A tenant id as actor tokens carry it (`tid`): 1 to TENANT_ID_MAX_LENGTH characters, no control or
+ * invisible characters, no surrounding whitespace (a pasted id with a trailing newline is refused, not
+ * made a tenant of its own).
+ */
 function checkTenant(tenantId: string): void {
+  const shape = `a tenant id is 1 to ${TENANT_ID_MAX_LENGTH} characters with no control or invisible characters and no surrounding spaces, as actor tokens carry it in "tid"`;
   if (typeof tenantId !== "string" || tenantId.length === 0 || tenantId.length > TENANT_ID_MAX_LENGTH) {
-    throw invalidArgument("/tenantId", `a tenant id is a non-empty string of at most ${TENANT_ID_MAX_LENGTH} characters`);
+    throw invalidArgument("/tenantId", shape);
+  }
+  if (INVISIBLE.test(tenantId) || tenantId.trim() !== tenantId) {
+    throw invalidArgument("/tenantId", `tenantId ${JSON.stringify(tenantId.slice(0, TENANT_ID_MAX_LENGTH))} is malformed: ${shape}`);
   }
 }
 

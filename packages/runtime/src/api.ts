@@ -13,6 +13,7 @@ import type {
   PreviewResult,
   ToolRef,
 } from "@toolpact/contract";
+import type { ToolListing } from "@toolpact/protocol";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -45,22 +46,8 @@ export interface CallerCredentials {
   readonly via?: CallerTransport;
 }
 
-/** A tool as `tools.list` shows it to a caller. */
-export interface ToolListing {
-  readonly providerId: string;
-  /** The provider's client name: its manifest's `alias`, else the last id segment camelCased (`notes`). */
-  readonly alias: string;
-  readonly name: string;
-  readonly version: number;
-  readonly fullName: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly effect: Effect;
-  readonly requiresConfirmation: boolean;
-  readonly minVerificationLevel: number;
-  readonly inputSchema: unknown;
-  readonly outputSchema?: unknown;
-}
+// What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.
+export type { ToolListing } from "@toolpact/protocol";
 
 /** An operation goes `running -> succeeded | failed | unknown`, once. */
 export type OperationState = "running" | "succeeded" | "failed" | "unknown";

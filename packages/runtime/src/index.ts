@@ -47,12 +47,14 @@ export type {
 export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {
+  loadPluginFolders,
   readPluginFolder,
   importActivate,
   runActivate,
   providesCode,
   PluginLoadError,
   type PluginFolder,
+  type PluginHost,
   type ActivatePlugin,
 } from "./plugin-code/plugin-folder.js";
 export {

@@ -1,72 +1,14 @@
 import type { AsyncLocalStorage } from "node:async_hooks";
-import {
-  ToolpactError,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type PreviewOptions,
-  type PreviewResult,
-  type ProviderDefinition,
-  type ToolHandler,
-  type ToolRef,
-} from "@toolpact/contract";
-import type { Principal, Runtime, ToolListing } from "./api.js";
+import { ToolpactError, type ProviderDefinition, type ToolHandler } from "@toolpact/contract";
+import type { ActorBoundSdk, PluginSdk, PluginTools, SeamProvider, ToolCaller } from "@toolpact/protocol";
+import type { Principal, Runtime } from "./api.js";
 import type { VerifiedActor } from "./identity/actor-token.js";
 import type { PluginRegistry } from "./registry.js";
 import type { GateHandler, GuardHandler, HookHandler, SeamKind } from "./seams.js";
 import type { CallScope } from "./plugin-code/call-scope.js";
 
-/** The caller half of the SDK: list, preview and execute tools as this plugin, for one actor. */
-export interface ToolCaller {
-  /** The tools this plugin may call for the actor, with schemas. */
-  list(): Promise<readonly ToolListing[]>;
-  preview(ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;
-  execute(ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
-}
-
-/** `sdk.tools`: provide this plugin's declared tools, and call tools (inside a provider call). */
-export interface PluginTools extends ToolCaller {
-  /**
-   * Registers the handler of a declared tool: `"name"` when one version is declared, else `"name@version"`.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for a tool this plugin's manifest does not declare.
-   */
-  provide<TInput = unknown, TOutput = unknown>(name: string, handler: ToolHandler<TInput, TOutput>): void;
-  /** Registers every handler of a provider definition (generated `define<Alias>Provider`) made for this plugin. */
-  provideAll(definition: ProviderDefinition): void;
-}
-
-/** `sdk.gates`, `sdk.hooks`, `sdk.guards`: provide the functions of this plugin's declared seams. */
-export interface SeamProvider<THandler> {
-  /**
-   * Registers the function of a gate, hook or guard this plugin's manifest declares. It acts only where
-   * a tenant activated it (`admin.setActivation`) and within its `appliesTo`.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for an undeclared name or a second function for one name.
-   */
-  provide(name: string, handler: THandler): void;
-}
-
-/** The caller surface bound to one actor (`sdk.withActor(actorToken)`). */
-export interface ActorBoundSdk {
-  readonly pluginId: string;
-  readonly tools: ToolCaller;
-}
-
-/**
- * What a plugin's `activate(sdk)` receives. Caller methods act for the current operation's actor while a
- * provider, gate, hook or guard call of this plugin runs (not once it ended: a timer or loop it started
- * acts for nobody), or for the actor of `withActor(actorToken)`; anywhere else they refuse.
- */
-export interface PluginSdk {
-  readonly pluginId: string;
-  readonly tools: PluginTools;
-  /** Gates (step 7): allow, block, require confirmation, or answer with a result. Needs `tools:gate`. */
-  readonly gates: SeamProvider<GateHandler>;
-  /** AfterTool hooks (step 11): stage reactions committed with the operation. Needs `tools:observe`. */
-  readonly hooks: SeamProvider<HookHandler>;
-  /** Output guards (step 10): pass, replace or withhold the output. Needs `tools:guard`. */
-  readonly guards: SeamProvider<GuardHandler>;
-  /** The caller surface acting for the actor of a verified actor token (its `azp`, if any, must be this plugin). */
-  withActor(actorToken: string): ActorBoundSdk;
-}
+// What `activate(sdk)` receives is typed in @toolpact/protocol, so a provider needs no runtime to write one.
+export type { ActorBoundSdk, PluginSdk, PluginTools, SeamProvider, ToolCaller } from "@toolpact/protocol";
 
 /** What the SDK needs from its runtime. */
 export interface SdkHost {

@@ -2,99 +2,23 @@
  * Gates, AfterTool hooks and guards: what plugins provide for them (`sdk.gates/hooks/guards.provide`)
  * and how the runtime resolves which of them act on a call.
  */
-import { matchesToolPattern, type ActorInfo, type Effect } from "@toolpact/contract";
+import { matchesToolPattern } from "@toolpact/contract";
+import type { GateDecision, GateHandler, GuardHandler, HookHandler } from "@toolpact/protocol";
 
-/** A call as a gate sees it (step 7): after permission and the provider's `authorize`. */
-export interface GateCall {
-  readonly tenantId: string;
-  /** The tool's full name, `<pluginId>:<name>@<version>`. */
-  readonly tool: string;
-  readonly providerId: string;
-  readonly name: string;
-  readonly version: number;
-  readonly effect: Effect;
-  /** The validated, frozen input. */
-  readonly input: unknown;
-  readonly phase: "preview" | "execute";
-  readonly callerPluginId: string;
-  readonly actor: ActorInfo;
-  readonly runId?: string;
-}
+// The functions plugins provide are part of the SDK's types, in @toolpact/protocol (no runtime needed to write one).
+export type {
+  GateCall,
+  GateDecision,
+  GateHandler,
+  HookCall,
+  HookHandler,
+  StagedReaction,
+  GuardCall,
+  GuardDecision,
+  GuardHandler,
+  SeamContext,
+} from "@toolpact/protocol";
 
-/**
- * A gate's answer. Most restrictive wins across gates: block > requireConfirmation > result > allow.
- * `result` answers the call with `value` instead of invoking the provider (validated against outputSchema).
- */
-export type GateDecision =
-  | { readonly decision: "allow" }
-  | { readonly decision: "block"; readonly reason: string }
-  | { readonly decision: "requireConfirmation"; readonly reason?: string }
-  | { readonly decision: "result"; readonly value: unknown };
-
-/** A call's outcome as an AfterTool hook sees it (step 11). */
-export interface HookCall {
-  readonly tenantId: string;
-  readonly tool: string;
-  readonly providerId: string;
-  readonly effect: Effect;
-  readonly input: unknown;
-  /** The output the caller receives (after guards); undefined when the call failed or a guard withheld it. */
-  readonly output: unknown;
-  readonly outcome: "succeeded" | "failed" | "unknown";
-  /** Set when the caller gets an error: PROVIDER_FAILED, OUTCOME_UNKNOWN, OUTPUT_INVALID, GUARD_REJECTED. */
-  readonly errorCode?: string;
-  readonly operationId: string;
-  readonly callerPluginId: string;
-  readonly actor: ActorInfo;
-}
-
-/** A reaction a hook stages; it is committed with the operation into the outbox (`admin.claimOutbox`). */
-export interface StagedReaction {
-  /** What kind of reaction, e.g. "notify-owner"; 1..64 characters. */
-  readonly kind: string;
-  /** JSON; kept sealed until delivered. */
-  readonly payload: unknown;
-}
-
-/** An output as a guard sees it (step 10, after outputSchema validation). */
-export interface GuardCall {
-  readonly tenantId: string;
-  readonly tool: string;
-  readonly providerId: string;
-  readonly effect: Effect;
-  readonly input: unknown;
-  readonly output: unknown;
-  readonly operationId: string;
-  readonly callerPluginId: string;
-  readonly actor: ActorInfo;
-}
-
-/** A guard's answer: let the output pass, replace it (validated again), or withhold it (GUARD_REJECTED). */
-export type GuardDecision =
-  | { readonly decision: "pass" }
-  | { readonly decision: "replace"; readonly output: unknown }
-  | { readonly decision: "withhold"; readonly reason: string };
-
-/** Runtime-made, frozen context of a gate, hook or guard call. */
-export interface SeamContext {
-  readonly tenantId: string;
-  readonly actor: ActorInfo;
-  readonly callerPluginId: string;
-  /** The tool's full name. */
-  readonly tool: string;
-  readonly phase: "preview" | "execute";
-  /** The operation, for hooks and guards (gates run before it exists). */
-  readonly operationId?: string;
-  /** Aborts when the seam's timeout fires. */
-  readonly signal: AbortSignal;
-}
-
-/** A gate's function. */
-export type GateHandler = (call: GateCall, ctx: SeamContext) => GateDecision | Promise<GateDecision>;
-/** An AfterTool hook's function. */
-export type HookHandler = (call: HookCall, ctx: SeamContext) => readonly StagedReaction[] | Promise<readonly StagedReaction[]>;
-/** A guard's function. */
-export type GuardHandler = (call: GuardCall, ctx: SeamContext) => GuardDecision | Promise<GuardDecision>;
 
 /** The three kinds of seam a plugin may declare. */
 export type SeamKind = "gate" | "hook" | "guard";

@@ -8,6 +8,14 @@ export {
   type ToolpactServer,
   type ToolpactServerOptions,
 } from "./http-server.js";
+export {
+  createNodeHandler,
+  createFetchHandler,
+  type ToolpactHandlerOptions,
+  type ToolpactNodeHandler,
+  type ToolpactFetchHandler,
+} from "./mount.js";
+export type { ToolpactRoutesOptions } from "./request-listener.js";
 export { CONFIRMATION_PAGE_HEADERS, CSRF_HEADER } from "./confirmation-page.js";
 export { derivePresenceSessionSecret, type PresenceSession } from "./presence-session.js";
 export { serveStdio, readKeysFile, CALLER_KEY_ENV_VARS, type CallerKeySource, type StdioBridge } from "@toolpact/mcp";
@@ -15,6 +23,7 @@ export { createInProcessTransport, type InProcessTransportOptions } from "./in-p
 export { toPublicError, toErrorShape, type PublicError, type ErrorShape, type ErrorShapeData } from "./errors.js";
 export { jsonLineLogger, silentLogger, type Logger } from "./logger.js";
 export { HostError } from "./host/host-error.js";
+export { hostConfigJsonSchema, CONFIG_SCHEMA_ID } from "./host/config-json-schema.js";
 export {
   loadHostConfig,
   CONFIG_FILE,

@@ -5,6 +5,12 @@ import { pathToFileURL } from "node:url";
 import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
 import type { PluginSdk } from "../plugin-sdk.js";
 
+/** What loading plugin folders needs of a runtime. */
+export interface PluginHost {
+  registerPlugin(manifest: Manifest): void;
+  sdkFor(pluginId: string): PluginSdk;
+}
+
 /** A plugin folder as a host loads it: its manifest, and its module when it has code to run. */
 export interface PluginFolder {
   readonly dir: string;
@@ -72,6 +78,36 @@ export async function runActivate(pluginId: string, activate: ActivatePlugin, sd
   } catch (error) {
     throw new PluginLoadError(`plugin "${pluginId}": activate(sdk) failed: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * Loads plugin folders into a runtime the way `toolpact serve` does: checks every folder first (listing
+ * every problem, loading none), registers each manifest in order, then imports each module and runs its
+ * `activate(sdk)`. For an app that embeds the runtime (`createNodeHandler`, `createFetchHandler`).
+ * @throws PluginLoadError naming each folder's problems, or the plugin whose module failed
+ */
+export async function loadPluginFolders(runtime: PluginHost, dirs: readonly string[]): Promise<Manifest[]> {
+  const folders: PluginFolder[] = [];
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const dir of dirs) {
+    const folder = await readPluginFolder(dir);
+    if (Array.isArray(folder)) {
+      problems.push(...folder);
+      continue;
+    }
+    const earlier = seen.get(folder.manifest.id);
+    if (earlier !== undefined) problems.push(`${folder.manifestFile}: plugin id "${folder.manifest.id}" is already loaded from ${earlier}: list each plugin once`);
+    seen.set(folder.manifest.id, dir);
+    folders.push(folder);
+  }
+  if (problems.length > 0) throw new PluginLoadError(`plugin folders cannot be loaded; nothing was loaded:\n${problems.join("\n")}`);
+  for (const folder of folders) runtime.registerPlugin(folder.manifest);
+  for (const folder of folders) {
+    const activate = await importActivate(folder);
+    if (activate !== undefined) await runActivate(folder.manifest.id, activate, runtime.sdkFor(folder.manifest.id));
+  }
+  return folders.map((folder) => folder.manifest);
 }
 
 function declaredKinds(manifest: Manifest): string {

@@ -14,10 +14,10 @@ export const CONFIG_FILE = "toolpact.config.json";
 export const DEFAULT_DATABASE = "./.toolpact/toolpact.db";
 
 const secretsSchema = z.strictObject({
-  adminKey: z.string().min(1).optional(),
-  actorSecret: z.string().min(1).optional(),
-  signingKeys: z.string().min(1).optional(),
-  storageKey: z.string().min(1).optional(),
+  adminKey: z.string().min(1).optional().describe("The admin credential (Authorization: Bearer <admin key>); TOOLPACT_ADMIN_KEY takes precedence."),
+  actorSecret: z.string().min(1).optional().describe("Base64 HS256 secret of actor tokens; TOOLPACT_ACTOR_SECRET takes precedence."),
+  signingKeys: z.string().min(1).optional().describe('Confirmation signing keys, "kid1:base64,kid2:base64" (the first signs); TOOLPACT_SIGNING_KEYS takes precedence.'),
+  storageKey: z.string().min(1).optional().describe("Base64 key that seals stored inputs and results; TOOLPACT_STORAGE_KEY takes precedence."),
 });
 
 /** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
@@ -27,57 +27,72 @@ const databaseOptionsSchema = z.strictObject({
   schema: z
     .string()
     .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
-    .optional(),
-  poolSize: z.number().int().min(1).max(1000).optional(),
-  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional(),
-  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+    .optional()
+    .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
+  poolSize: z.number().int().min(1).max(1000).optional().describe("Connections each instance keeps at most (default 10)."),
+  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe("Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default 2000)."),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe("How long one statement may run, ms (default 5000)."),
 });
 
 const retentionSchema = z.strictObject({
-  activityDays: z.number().positive().max(36_500).optional(),
-  confirmationHours: z.number().min(0).max(87_600).optional(),
-  outboxDays: z.number().positive().max(36_500).optional(),
-  operationDays: z.number().positive().max(36_500).optional(),
-  idempotencyHours: z.number().positive().max(87_600).optional(),
+  activityDays: z.number().positive().max(36_500).optional().describe("Activity events older than this are deleted (default 90)."),
+  confirmationHours: z.number().min(0).max(87_600).optional().describe("Confirmation requests and runs are deleted this long after they expired (default 24)."),
+  outboxDays: z.number().positive().max(36_500).optional().describe("Outbox rows not acknowledged after this are deleted (default 7)."),
+  operationDays: z.number().positive().max(36_500).optional().describe("Settled operations are deleted this long after they began (default 90)."),
+  idempotencyHours: z.number().positive().max(87_600).optional().describe("How long an idempotency key is remembered (default 24)."),
   pruneIntervalMs: z
     .number()
     .int()
     .min(0)
     .max(7 * 24 * 60 * 60 * 1000)
     .refine((ms) => ms === 0 || ms >= 100, "must be 0 (pruning off) or at least 100")
-    .optional(),
+    .optional()
+    .describe("How often this instance prunes, ms: 0 (off) or at least 100 (default one hour)."),
 });
 
-const configSchema = z.strictObject({
-  $schema: z.string().optional(),
-  plugins: z.array(z.string().min(1)).default([]),
-  database: z.string().min(1).optional(),
-  databaseOptions: databaseOptionsSchema.default({}),
-  host: z.string().min(1).optional(),
-  port: z.number().int().min(0).max(65_535).optional(),
-  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
-  actorIssuer: z.string().min(1).optional(),
-  actorJwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+/** The zod schema of `toolpact.config.json`: the loader parses with it, and the shipped JSON Schema is generated from it. */
+export const configSchema = z.strictObject({
+  $schema: z.string().optional().describe("The JSON Schema editors check this file against: @toolpact/server/toolpact.config.schema.json."),
+  plugins: z
+    .array(z.string().min(1))
+    .default([])
+    .describe("Plugin folders, relative to this file: each holds a plugin.json and, unless it only calls tools, a module exporting activate(sdk)."),
+  database: z.string().min(1).optional().describe("A SQLite file path (relative to this file) or a postgres:// URL; default ./.toolpact/toolpact.db. TOOLPACT_DATABASE_URL takes precedence."),
+  databaseOptions: databaseOptionsSchema.default({}).describe("PostgreSQL settings; only when database is a postgres:// URL."),
+  host: z.string().min(1).optional().describe("The address to listen on (default 127.0.0.1)."),
+  port: z.number().int().min(0).max(65_535).optional().describe("The port to listen on (default 4400; 0 picks a free one)."),
+  publicUrl: z.url({ protocol: /^https?$/ }).optional().describe("The address people's browsers reach this server at: confirmation links use it."),
+  actorIssuer: z.string().min(1).optional().describe('The "iss" claim of your identity service\'s actor tokens.'),
+  actorJwksUrl: z.url({ protocol: /^https?$/ }).optional().describe("A JWKS URL to verify actor tokens with, instead of the HS256 actor secret."),
   limits: z
     .strictObject({
-      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional(),
-      maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional(),
-      maxInputDepth: z.number().int().min(1).max(1000).optional(),
-      confirmationTtlSeconds: z.number().int().min(CONFIRMATION_TTL_MIN_SECONDS).max(CONFIRMATION_TTL_MAX_SECONDS).optional(),
-      drainTimeoutMs: z.number().int().min(0).max(600_000).optional(),
-      sessionTtlSeconds: z.number().int().min(60).max(3600).optional(),
-      leaseMs: z.number().int().min(1000).max(600_000).optional(),
-      recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional(),
+      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
+      maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional().describe("Largest tool input, as JSON bytes."),
+      maxInputDepth: z.number().int().min(1).max(1000).optional().describe("Deepest nesting of a tool input."),
+      confirmationTtlSeconds: z
+        .number()
+        .int()
+        .min(CONFIRMATION_TTL_MIN_SECONDS)
+        .max(CONFIRMATION_TTL_MAX_SECONDS)
+        .optional()
+        .describe("How long a confirmation token or request lives (default 300)."),
+      drainTimeoutMs: z.number().int().min(0).max(600_000).optional().describe("How long shutdown waits for calls in flight (default 15000)."),
+      sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
+      leaseMs: z.number().int().min(1000).max(600_000).optional().describe("How long an operation's lease lasts without renewal, ms."),
+      recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional().describe("How often this instance settles expired leases, ms."),
       rateLimits: z
         .strictObject({
-          previewsPerMinute: z.number().int().min(1).max(1_000_000).optional(),
-          pendingConfirmations: z.number().int().min(1).max(100_000).optional(),
+          previewsPerMinute: z.number().int().min(1).max(1_000_000).optional().describe("Previews per caller and actor per minute."),
+          pendingConfirmations: z.number().int().min(1).max(100_000).optional().describe("Platform confirmation requests pending at once per caller and actor."),
         })
         .optional(),
     })
-    .default({}),
-  retention: retentionSchema.default({}),
-  secrets: secretsSchema.default({}),
+    .default({})
+    .describe("Request, input, confirmation and timing limits."),
+  retention: retentionSchema.default({}).describe("How long kept rows live, and how often the pruning job runs."),
+  secrets: secretsSchema
+    .default({})
+    .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
 });
 
 /** PostgreSQL settings (`databaseOptions` in the config); they apply only when `database` is a `postgres://` URL. */

@@ -1,4 +1,5 @@
-import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, TOOL_NAME_MAX_LENGTH, TOOL_NAME_PATTERN, ToolpactError } from "@toolpact/contract";
+import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, TOOL_NAME_MAX_LENGTH, TOOL_NAME_PATTERN, ToolpactError, didYouMean } from "@toolpact/contract";
+import { pluginIdHint } from "../../plugin-id-hint.js";
 import type { RegisteredTool } from "../../registry.js";
 import type { TenantState } from "../../tenant-config.js";
 import type { Call } from "../call.js";
@@ -25,11 +26,13 @@ function resolveIn<T>(call: Call, tenant: TenantState, next: Next<T>): Promise<T
   const provider = call.parts.registry.get(providerId);
   const install = tenant.installs.get(providerId);
   if (provider === undefined || install === undefined) {
+    // Suggestions come from what this tenant has installed: a caller learns nothing of other tenants' plugins.
+    const hint = pluginIdHint(providerId, installedProviders(call, tenant));
     throw new ToolpactError(
       "PROVIDER_NOT_FOUND",
       provider === undefined
-        ? `no plugin "${providerId}" is loaded in this host`
-        : `plugin "${providerId}" is not installed for this tenant: the tenant admin installs it with admin.installPlugin`,
+        ? `no plugin "${providerId}" is loaded in this host${hint}`
+        : `plugin "${providerId}" is not installed for this tenant: the tenant admin installs it with admin.installPlugin${hint}`,
     );
   }
   if (!install.enabled) {
@@ -42,7 +45,7 @@ function resolveIn<T>(call: Call, tenant: TenantState, next: Next<T>): Promise<T
   trace.namedTool(name);
   const versions = provider.tools.get(name);
   if (versions === undefined) {
-    throw new ToolpactError("TOOL_NOT_FOUND", `plugin "${providerId}" declares no tool "${name}"`);
+    throw new ToolpactError("TOOL_NOT_FOUND", `plugin "${providerId}" declares no tool "${name}"${didYouMean(name, provider.tools.keys())}`);
   }
   const version = ref.version;
   let tool: RegisteredTool | undefined;
@@ -69,4 +72,9 @@ function resolveIn<T>(call: Call, tenant: TenantState, next: Next<T>): Promise<T
   }
   call.resolved(provider, tool, handler);
   return next();
+}
+
+/** The providers installed for the tenant and loaded in this host: what a mistyped provider id may have meant. */
+function* installedProviders(call: Call, tenant: TenantState): Iterable<string> {
+  for (const id of tenant.installs.keys()) if ((call.parts.registry.get(id)?.tools.size ?? 0) > 0) yield id;
 }

@@ -1,0 +1,266 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { TRPCError } from "@trpc/server";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
+import type { Principal, Runtime } from "@toolpact/runtime";
+import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
+import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
+import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
+import { silentLogger, type Logger } from "./logger.js";
+import { createPresenceSessions } from "./presence-session.js";
+import { appRouter, type ServerContext } from "./router.js";
+
+/** What serving toolpact's routes takes, standalone or mounted in an app; every omitted option has a default. */
+export interface ToolpactRoutesOptions {
+  readonly runtime: Runtime;
+  /** The admin credential; undefined disables the admin procedures. */
+  readonly adminKey: string | undefined;
+  /** Largest request body; default 1 MiB. Larger bodies are refused while streaming, before any parse. */
+  readonly maxBodyBytes?: number;
+  /** How long closing waits for in-flight requests; default 15 s. */
+  readonly drainTimeoutMs?: number;
+  readonly logger?: Logger;
+  /**
+   * The base URL people reach these routes at (the runtime's `publicUrl`): an https URL makes the
+   * confirmation session cookie `Secure`, and its path prefix goes into the cookie's `Path`.
+   */
+  readonly publicUrl?: string;
+  /**
+   * At least 32 bytes; confirmation-page sessions and CSRF tokens are signed with keys derived from
+   * it (`derivePresenceSessionSecret(firstSigningKey)` in the host, so every instance accepts every
+   * session). Default: a random per-process secret: sessions then end with the process and work
+   * only on the instance that started them.
+   */
+  readonly sessionSecret?: Uint8Array;
+  /** How long a confirmation-page session lasts, seconds; default 600. */
+  readonly sessionTtlSeconds?: number;
+  /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
+  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
+}
+
+/** toolpact's routes as one Node request listener, with the state a server or a mount needs to close it. */
+export interface ToolpactRoutes {
+  /** Serves `path` (the request's path with any mount prefix removed); false when it is none of toolpact's routes. */
+  serve(req: IncomingMessage, res: ServerResponse, path: string, search: string): boolean;
+  /** Ends long polls and MCP streams, marks `/readyz` not ready, and waits (bounded by `drainTimeoutMs`) for requests in flight. */
+  drain(): Promise<void>;
+  /** Admin requests refused for a missing or wrong admin key since start. */
+  readonly adminAuthFailures: number;
+}
+
+/** 1 MiB: the largest request body accepted unless configured otherwise. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Ten minutes: how long a confirmation-page session lasts unless configured otherwise. */
+export const DEFAULT_SESSION_TTL_SECONDS = 600;
+const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
+const TRPC_PREFIX = "/trpc/";
+const MCP_PATH = "/mcp";
+/** Where each route lives, for a 404 that says so. */
+export const ROUTES_HINT = "the API is at /trpc, MCP at /mcp, the confirmation page at /confirm/, health at /healthz and /readyz";
+
+/**
+ * toolpact's routes: tRPC under `/trpc/`, MCP at `/mcp`, the confirmation page under `/confirm/`,
+ * `GET /healthz` and `/readyz`, with the body limit, one call per request, and each route's own
+ * content-type and cross-site checks. The standalone server and the handlers an app mounts all serve these.
+ */
+export function createToolpactRoutes(options: ToolpactRoutesOptions): ToolpactRoutes {
+  const runtime = options.runtime;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
+  const logger = options.logger ?? silentLogger;
+  const isAdminKey = createAdminKeyCheck(options.adminKey);
+  const publicUrl = options.publicUrl === undefined ? undefined : new URL(options.publicUrl);
+  const sessions = createPresenceSessions({
+    secret: options.sessionSecret ?? new Uint8Array(randomBytes(32)),
+    ttlSeconds: options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
+    secure: publicUrl?.protocol === "https:",
+    path: `${publicUrl === undefined ? "" : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
+    clock: Date.now,
+  });
+  const shutdownController = new AbortController();
+  const shutdownSignal = shutdownController.signal;
+  const presencePage = { sessions, publicHost: publicUrl?.host };
+  const confirmationPage = createConfirmationPage({ ...presencePage, runtime, logger, shutdown: shutdownSignal });
+  const mcp = createMcpHttpHandler({
+    ...options.mcp,
+    runtime,
+    authenticate: (req) => runtime.authenticate(credentialsOf(req.headers)),
+    maxBodyBytes,
+    ...(publicUrl === undefined ? {} : { publicUrl }),
+    shutdown: shutdownSignal,
+    logger,
+  });
+
+  let closing = false;
+  let adminAuthFailures = 0;
+  let inFlight = 0;
+  let onDrained: (() => void) | undefined;
+
+  const createContext = ({ req }: { req: IncomingMessage }): ServerContext => {
+    const credentials = credentialsOf(req.headers);
+    let principal: Promise<Principal> | undefined;
+    return {
+      runtime,
+      // Step 1 failures are counted and logged by the runtime (runtime.metrics.authFailures).
+      authenticate: () => (principal ??= runtime.authenticate(credentials)),
+      authorizeAdmin: () => {
+        if (isAdminKey(credentials.pluginKey)) return true;
+        adminAuthFailures += 1;
+        logger.warn({
+          event: "admin_authentication_failed",
+          reason: credentials.pluginKey === undefined ? "no admin key presented" : "wrong admin key",
+          adminAuthFailures,
+        });
+        return false;
+      },
+      presence: async () => {
+        const csrf = req.headers[CSRF_HEADER];
+        return requirePresence(presencePage, req.headers, typeof csrf === "string" ? csrf : undefined);
+      },
+      shutdown: shutdownSignal,
+    };
+  };
+
+  const trpc = createHTTPHandler({
+    router: appRouter,
+    basePath: TRPC_PREFIX,
+    maxBodySize: maxBodyBytes,
+    // One call per request: a batch would hold many 25 s long polls, or bundle calls past per-request limits.
+    allowBatching: false,
+    createContext,
+    onError: ({ error, path }) => {
+      if (toPublicError(error).internal) logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
+    },
+  });
+
+  const release = () => {
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  };
+
+  const isReady = async (): Promise<boolean> => {
+    if (closing) return false;
+    try {
+      return await runtime.ready();
+    } catch {
+      return false;
+    }
+  };
+
+  const serve = (req: IncomingMessage, res: ServerResponse, path: string, search: string): boolean => {
+    const route = routeOf(path);
+    if (route === undefined) return false;
+    inFlight += 1;
+    res.once("close", release);
+    res.setHeader("x-content-type-options", "nosniff");
+    res.setHeader("cache-control", "no-store");
+    if (closing) res.setHeader("connection", "close");
+    switch (route) {
+      case "trpc": {
+        const procedures = path.slice(TRPC_PREFIX.length);
+        if (search.length > 1 && new URLSearchParams(search.slice(1)).has("batch")) return refuseBatch(res, procedures), true;
+        const declared = Number(req.headers["content-length"] ?? 0);
+        if (declared > maxBodyBytes) return refuseLargeBody(req, res, procedures), true;
+        // The tRPC handler reads the procedure from the URL: hand it the path without any mount prefix.
+        req.url = `${TRPC_PREFIX}${procedures}${search}`;
+        void trpc(req, res);
+        return true;
+      }
+      case "mcp":
+        void mcp(req, res);
+        return true;
+      case "confirm":
+        void confirmationPage(req, res, path);
+        return true;
+      case "healthz":
+        plain(req, res, 200, "ok");
+        return true;
+      case "readyz":
+        void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
+        return true;
+    }
+  };
+
+  const drain = (): Promise<void> => {
+    closing = true;
+    shutdownController.abort(new Error("the server is shutting down"));
+    return new Promise((resolve) => {
+      if (inFlight === 0) return resolve();
+      const timer = setTimeout(resolve, drainTimeoutMs);
+      timer.unref();
+      onDrained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  };
+
+  return {
+    serve,
+    drain,
+    get adminAuthFailures() {
+      return adminAuthFailures;
+    },
+  };
+}
+
+type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz";
+
+function routeOf(path: string): Route | undefined {
+  if (path.startsWith(TRPC_PREFIX)) return "trpc";
+  if (path === MCP_PATH) return "mcp";
+  if (path.startsWith(CONFIRM_PREFIX)) return "confirm";
+  if (path === "/healthz") return "healthz";
+  if (path === "/readyz") return "readyz";
+  return undefined;
+}
+
+/** A plain-text answer to GET or HEAD; any other method gets 405. */
+export function plain(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    status = 405;
+    text = "method not allowed: use GET";
+    res.setHeader("allow", "GET, HEAD");
+  }
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
+  res.end(req.method === "HEAD" ? undefined : text);
+}
+
+/** Answers 400 to a batched request (`?batch=...`) before reading its body or running any of its calls. */
+function refuseBatch(res: ServerResponse, procedures: string): void {
+  const message = "batched requests are not accepted: send one call per request (tRPC's httpLink, not httpBatchLink)";
+  const shape = toErrorShape(
+    { trpcCode: "BAD_REQUEST", message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
+    procedures.slice(0, 200),
+  );
+  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ error: shape }));
+}
+
+/** How much of an oversized body is read and dropped (so the client sees the 413), at most. */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Answers 413 from the declared length alone, without keeping the body: the whole answer is written at
+ * once (a client that reads while it sends sees it at once), and the rest of the body is read and
+ * dropped before the connection closes, so a client still sending gets the 413 rather than a reset
+ * connection (EPIPE). A body past DRAIN_MAX_BYTES, or one that stalls past the request timeout, is cut.
+ */
+function refuseLargeBody(req: IncomingMessage, res: ServerResponse, procedure: string): void {
+  const shape = toErrorShape(toPublicError(new TRPCError({ code: "PAYLOAD_TOO_LARGE" })), procedure);
+  const body = JSON.stringify({ error: shape });
+  res.writeHead(shape.data.httpStatus, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+  });
+  res.write(body);
+  let drained = 0;
+  req.on("data", (chunk: Buffer) => {
+    drained += chunk.byteLength;
+    if (drained > DRAIN_MAX_BYTES) req.destroy();
+  });
+  req.once("end", () => res.end());
+  req.once("error", () => res.destroy());
+}
