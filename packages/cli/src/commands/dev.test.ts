@@ -139,6 +139,7 @@ describe("toolpact dev (the real binary)", () => {
       await dev.waitFor(/^toolpact dev: serving 2 plugins at /m, { from: beforeEdit });
       const edited = await trpc(url, "tools.preview", { ref, input: { text: "Tea" } }, { headers: caller });
       expect(edited.data).toMatchObject({ summary: 'Put "Tea"' });
+      await dev.waitFor(/^confirm com\.example\.todo:add-item for user "ada": open /m, { from: beforeEdit });
     } finally {
       dev.child.kill("SIGINT");
     }
