@@ -146,6 +146,8 @@ describe("toolpact dev (the real binary)", () => {
     expect(await dev.exited).toEqual({ code: 0, signal: null });
     expect(dev.output()).toMatch(/toolpact dev: SIGINT: stopping\ntoolpact dev: stopped\n$/);
     expect(processesNaming(path.join(root, ".toolpact")), "no dev host outlives toolpact dev").toEqual([]);
+    expect(existsSync(path.join(root, ".toolpact/dev")), "the throwaway secrets and database are gone").toBe(false);
+    expect(existsSync(path.join(root, "assistant/.toolpact/dev.env"))).toBe(false);
   }, 120_000);
 
   it("refuses a folder without plugin.json, naming it", async () => {

@@ -1,18 +1,19 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, readFileSync, rmSync, watch, type FSWatcher } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 import { DEV_STATE_DIR, DEV_TENANT } from "../actor-signing.js";
-import { createDevSession, DEV_READY_LINE, type DevSession } from "../dev-session.js";
+import { createDevSession, DEV_ENV_FILE, DEV_READY_LINE, type DevSession } from "../dev-session.js";
 
 const HELP = `usage: toolpact dev [folder...] [--port n] [--host h] [--user id]
 
 Serves plugin folders for trying them out: with no folder, the plugins of ./toolpact.config.json,
 else the current folder. Each start is fresh: throwaway secrets and a SQLite database in
-${DEV_STATE_DIR} (its config holds the secrets; \`toolpact token\` mints more tokens from it). It
+${DEV_STATE_DIR}, removed when it stops (its config holds the secrets; \`toolpact token\` mints more
+tokens from it meanwhile). It
   - builds each folder first (\`npm run build\` where its package.json has a build script: the
     scaffold's regenerates the typed clients and compiles),
   - installs every plugin for the tenant "${DEV_TENANT}", with a policy that allows reads and has the user
@@ -80,6 +81,9 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   const signal = await stopped;
   io.stdout(`toolpact dev: ${signal}: stopping`);
   await dev.stop();
+  // Throwaway means gone: the secrets, the database and the callers' copies of keys and token.
+  rmSync(session.dir, { recursive: true, force: true });
+  for (const folder of folders) rmSync(path.join(folder, DEV_ENV_FILE), { force: true });
   io.stdout("toolpact dev: stopped");
   return 0;
 }
