@@ -96,7 +96,8 @@ class DevSupervisor {
   readonly #user: string;
   #host: { child: ChildProcess; exited: Promise<void> } | undefined;
   #build: ChildProcess | undefined;
-  #watchers: FSWatcher[] = [];
+  /** Watchers by the folder they watch; a folder a build creates later (dist/) is added after that build. */
+  readonly #watchers = new Map<string, FSWatcher>();
   #pending: Change[] = [];
   #timer: NodeJS.Timeout | undefined;
   /** The cycle (build, restart) in progress; changes that arrive meanwhile wait for the next. */
@@ -123,7 +124,7 @@ class DevSupervisor {
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#timer);
-    for (const watcher of this.#watchers) watcher.close();
+    for (const watcher of this.#watchers.values()) watcher.close();
     this.#build?.kill("SIGTERM");
     await this.#cycle;
     await this.#stopHost();
@@ -132,13 +133,17 @@ class DevSupervisor {
   /** Watches a folder's manifest and package files, its `src/` and its `dist/`. */
   #watch(folder: string): void {
     const add = (dir: string, recursive: boolean, classify: (file: string) => Change["kind"] | undefined) => {
-      if (!existsSync(dir)) return;
+      if (this.#watchers.has(dir) || !existsSync(dir)) return;
       const watcher = watch(dir, { recursive }, (_event, file) => {
         const kind = file === null ? undefined : classify(file.toString());
         if (kind !== undefined) this.#changed({ kind, folder, file: path.join(dir, file!.toString()) });
       });
-      watcher.on("error", () => watcher.close()); // a watched folder was removed: its files no longer change
-      this.#watchers.push(watcher);
+      // A watched folder was removed: stop watching it; a build that makes it again brings a new watcher.
+      watcher.on("error", () => {
+        watcher.close();
+        this.#watchers.delete(dir);
+      });
+      this.#watchers.set(dir, watcher);
     };
     add(folder, false, (file) => {
       if (file === "plugin.json") return "manifest";
@@ -174,6 +179,8 @@ class DevSupervisor {
     this.#cycle = this.#rebuildAndRestart(toBuild);
     await this.#cycle;
     this.#cycle = undefined;
+    if (this.#stopping) return;
+    for (const folder of toBuild) this.#watch(folder);
     if (this.#pending.length > 0) this.#schedule();
   }
 
