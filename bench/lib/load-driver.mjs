@@ -5,6 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { createHttpTransport } from "@toolpact/client";
+import { httpFetch } from "@toolpact/client/internal";
 import { serveDriver } from "./driver.mjs";
 import { READ_REF, WRITE_REF } from "./tenant.mjs";
 import { checkItem, inputOf } from "./work.mjs";
@@ -22,6 +23,16 @@ const makers = {
   /** One tRPC mutation through httpLink (no batching). */
   trpc: ({ url, name }) => {
     const client = createTRPCUntypedClient({ links: [httpLink({ url: `${url}/trpc` })] });
+    return {
+      call: async (i) => {
+        const input = inputOf(i);
+        checkItem(await client.mutation("items.get", input), input.id, name);
+      },
+    };
+  },
+  /** The same mutation through httpLink on the HTTP client createHttpTransport sends with (undici's pool in Node). */
+  "trpc-undici": ({ url, name }) => {
+    const client = createTRPCUntypedClient({ links: [httpLink({ url: `${url}/trpc`, fetch: httpFetch })] });
     return {
       call: async (i) => {
         const input = inputOf(i);
@@ -57,7 +68,7 @@ const makers = {
     };
   },
   /** tools/call through the MCP SDK client over Streamable HTTP (initialize once, then one POST per call). */
-  mcp: async ({ url, name }) => mcpSystem(name, "get-item", new StreamableHTTPClientTransport(new URL(url))),
+  mcp: async ({ url, name }) => mcpSystem(name, "get-item", new StreamableHTTPClientTransport(new URL(url), { fetch: sdkFetch })),
   /** The same SDK client against toolpact's MCP bridge (`/mcp` of `toolpact serve`) with the caller's credentials. */
   "toolpact-mcp": ({ urls, pluginKey, actorToken, name }) => mcpSystem(name, MCP_READ_TOOL, toolpactMcpTransport(urls[0], { pluginKey, actorToken })),
   /** As above, without a session: the client never sees a session id, so each call is answered on its own. */
@@ -85,8 +96,27 @@ async function mcpSystem(name, tool, transport) {
   };
 }
 
+/**
+ * The global fetch, for the MCP SDK client, noting the signals the SDK hands it. The SDK passes one
+ * long-lived AbortSignal (its transport's) to every fetch, and Node's fetch (undici) adds an abort listener
+ * to it per request that goes away only when the request is garbage-collected: at 32 in flight that is
+ * thousands of listeners, past the limit of 1,500 undici sets itself, and a MaxListenersExceededWarning
+ * with each new listener. Those warnings, and only those, are left out of this process's stderr.
+ */
+const sdkSignals = new WeakSet();
+function sdkFetch(input, init) {
+  if (init?.signal) sdkSignals.add(init.signal);
+  return fetch(input, init);
+}
+const printWarning = process.listeners("warning");
+process.removeAllListeners("warning");
+process.on("warning", (warning) => {
+  if (warning.name === "MaxListenersExceededWarning" && sdkSignals.has(warning.target ?? warning.emitter)) return;
+  for (const print of printWarning) print.call(process, warning);
+});
+
 /** Streamable HTTP to `<url>/mcp` with a caller's plugin key and actor token. */
-function toolpactMcpTransport(url, { pluginKey, actorToken }, fetch = globalThis.fetch) {
+function toolpactMcpTransport(url, { pluginKey, actorToken }, fetch = sdkFetch) {
   const headers = { authorization: `Bearer ${pluginKey}`, "x-toolpact-actor": actorToken };
   return new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers }, fetch });
 }
@@ -95,7 +125,7 @@ function toolpactMcpTransport(url, { pluginKey, actorToken }, fetch = globalThis
 async function withoutSessions(input, init = {}) {
   const headers = new Headers(init.headers);
   headers.delete("mcp-session-id");
-  const response = await fetch(input, { ...init, headers });
+  const response = await sdkFetch(input, { ...init, headers });
   if (!response.headers.has("mcp-session-id")) return response;
   const stripped = new Headers(response.headers);
   stripped.delete("mcp-session-id");

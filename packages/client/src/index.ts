@@ -1,7 +1,7 @@
 export type { ToolTransport } from "./transport.js";
 export { createHttpTransport, type HttpTransportOptions } from "./http-transport.js";
 export type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
-export { confirmPreview, type ConfirmOptions, type ConfirmPreviewOptions } from "./confirm.js";
+export { confirmPreview, type ConfirmOptions, type ConfirmPreviewOptions, type ConfirmationRequired } from "./confirm.js";
 export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
 export {
   createToolMethod,

@@ -119,6 +119,38 @@ describe("tool methods over a transport", () => {
     await expect(tool.execute({ title: "Q3 plan" }, { confirmationToken: token })).rejects.toMatchObject({ code: "CONFIRMATION_MISMATCH" });
   });
 
+  it("platform mode: onConfirmationRequired gets the page once, before the first wait; token mode never calls it", async () => {
+    const transport = new TestTransport("platform");
+    transport.pendingRounds = 2;
+    const tool = createConfirmedToolMethod<typeof createRecord.fullName, { title: string }, unknown>(transport, createRecord);
+    const preview = await tool.preview({ title: "x" });
+    const seen: unknown[] = [];
+    await tool.confirm(preview, {
+      onConfirmationRequired: (request) => {
+        seen.push(request);
+        expect(transport.calls.filter((c) => c.method === "wait")).toHaveLength(0);
+      },
+    });
+    const { requestId, confirmUrl, expiresAt } = preview.confirmation as { requestId: string; confirmUrl: string; expiresAt: string };
+    expect(seen).toEqual([{ confirmUrl, expiresAt, requestId, tool: createRecord.fullName }]);
+    expect(Object.isFrozen(seen[0])).toBe(true);
+
+    const tokenTool = createConfirmedToolMethod<typeof createRecord.fullName, { title: string }, unknown>(new TestTransport("token"), createRecord);
+    let called = false;
+    await tokenTool.confirm(await tokenTool.preview({ title: "x" }), { onConfirmationRequired: () => void (called = true) });
+    expect(called).toBe(false);
+  });
+
+  it("platform mode: an already aborted signal stops confirm before onConfirmationRequired", async () => {
+    const transport = new TestTransport("platform");
+    const tool = createConfirmedToolMethod<typeof createRecord.fullName, { title: string }, unknown>(transport, createRecord);
+    const preview = await tool.preview({ title: "x" });
+    const reason = new Error("gone");
+    let called = false;
+    await expect(tool.confirm(preview, { signal: AbortSignal.abort(reason), onConfirmationRequired: () => void (called = true) })).rejects.toBe(reason);
+    expect(called).toBe(false);
+  });
+
   it("platform mode: confirm waits through pending rounds until the user approves", async () => {
     const transport = new TestTransport("platform");
     transport.pendingRounds = 3;

@@ -1,6 +1,6 @@
 import type { Effect, ExecuteOptions, ExecuteResult, PreviewOptions, ToolRef } from "@toolpact/protocol";
 import { ToolpactError } from "@toolpact/protocol";
-import { confirmPreview, type ConfirmOptions } from "./confirm.js";
+import { confirmPreview, type ConfirmOptions, type ConfirmPreviewOptions } from "./confirm.js";
 import type { ConfirmationToken, ToolPreview } from "./confirmation-token.js";
 import { toToolpactError } from "./error-wire.js";
 import type { ToolTransport } from "./transport.js";
@@ -128,6 +128,6 @@ function executeOptions(options: ExecuteCallOptions<string> | undefined): Execut
   return out;
 }
 
-function confirmOptions(descriptor: ToolDescriptor, options: ConfirmOptions | undefined) {
-  return options?.signal ? { tool: descriptor.fullName, signal: options.signal } : { tool: descriptor.fullName };
+function confirmOptions(descriptor: ToolDescriptor, options: ConfirmOptions | undefined): ConfirmPreviewOptions {
+  return options === undefined ? { tool: descriptor.fullName } : { ...options, tool: descriptor.fullName };
 }

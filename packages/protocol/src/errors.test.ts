@@ -8,13 +8,13 @@ import {
   isToolpactErrorCode,
 } from "./errors.js";
 
-/** DESIGN.md's code table, in its order. */
+/** DESIGN.md's code table, in its order, with REQUEST_NOT_SENT (the client's own: a request that never left it). */
 const DESIGN_CODES = [
   "UNAUTHENTICATED", "PROVIDER_NOT_FOUND", "TOOL_NOT_FOUND", "VERSION_UNSUPPORTED", "PROVIDER_DISABLED",
   "CALLER_DISABLED", "HANDLER_MISSING", "PERMISSION_DENIED", "VERIFICATION_REQUIRED", "GATE_BLOCKED", "RUN_DENIED",
   "INPUT_INVALID", "OUTPUT_INVALID", "CONFIRMATION_REQUIRED", "CONFIRMATION_INVALID", "CONFIRMATION_EXPIRED",
   "CONFIRMATION_MISMATCH", "CONFIRMATION_USED", "CONFIRMATION_DENIED", "CAPABILITY_UNDECLARED", "GUARD_REJECTED",
-  "IDEMPOTENCY_CONFLICT", "OPERATION_IN_PROGRESS", "PROVIDER_FAILED", "OUTCOME_UNKNOWN", "RATE_LIMITED",
+  "IDEMPOTENCY_CONFLICT", "OPERATION_IN_PROGRESS", "PROVIDER_FAILED", "OUTCOME_UNKNOWN", "REQUEST_NOT_SENT", "RATE_LIMITED",
   "STORE_UNAVAILABLE", "MANIFEST_INVALID",
 ];
 
@@ -77,5 +77,25 @@ describe("ToolpactError", () => {
     expect(isToolpactErrorCode("OUTCOME_UNKNOWN")).toBe(true);
     expect(isToolpactErrorCode("toString")).toBe(false);
     expect(isToolpactErrorCode(42)).toBe(false);
+  });
+
+  it("prints short: its stack names the code, the message, what to do and the ids, then a few frames", () => {
+    const cause = Object.assign(new Error("wire"), { meta: { response: "a long answer" } });
+    const error = new ToolpactError("OUTCOME_UNKNOWN", "the provider timed out", { operationId: "op-1", tool: "com.example.notes:create-record@1" }, { cause });
+    const lines = error.stack!.split("\n");
+    expect(lines.slice(0, 4)).toEqual([
+      "ToolpactError [OUTCOME_UNKNOWN]: the provider timed out",
+      "    what to do: look the operation up (tools.operation), or retry with the same idempotencyKey; do not retry blindly",
+      "    tool: com.example.notes:create-record@1",
+      "    operation: op-1",
+    ]);
+    expect(lines.slice(4).length).toBeGreaterThan(0);
+    expect(lines.slice(4).length).toBeLessThanOrEqual(3);
+    expect(lines.slice(4).every((line) => /^\s+at /.test(line))).toBe(true);
+    expect(error.whatToDo).toBe(lines[1]!.slice("    what to do: ".length));
+    expect(error.cause).toBe(cause);
+    // A stack set by someone else (a test runner, a logger) is kept as given.
+    error.stack = "replaced";
+    expect(error.stack).toBe("replaced");
   });
 });

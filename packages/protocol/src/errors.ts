@@ -53,6 +53,8 @@ export const TOOLPACT_ERRORS = {
   PROVIDER_FAILED: "INTERNAL_SERVER_ERROR",
   /** The effect may or may not have happened (timeout, lost commit); recovery settles it. */
   OUTCOME_UNKNOWN: "INTERNAL_SERVER_ERROR",
+  /** The client never sent the request (no connection, unknown host, bad client options); nothing ran. */
+  REQUEST_NOT_SENT: "SERVICE_UNAVAILABLE",
   /** Too many previews or pending confirmations for this caller and actor. */
   RATE_LIMITED: "TOO_MANY_REQUESTS",
   /** The store could not be reached; nothing ran. */
@@ -95,6 +97,42 @@ export function isToolpactErrorCode(code: unknown): code is ToolpactErrorCode {
   return typeof code === "string" && CODES.has(code);
 }
 
+/** What to do about each code, in a few words: the last line a person reads before acting. */
+const WHAT_TO_DO: { readonly [TCode in ToolpactErrorCode]: string } = {
+  UNAUTHENTICATED: "check the plugin key and the actor token (issued for this tenant and plugin, not expired)",
+  PROVIDER_NOT_FOUND: "install the provider plugin for this tenant, or fix the provider id",
+  TOOL_NOT_FOUND: "fix the tool name, or regenerate the client from the provider's current manifest",
+  VERSION_UNSUPPORTED: "call a version the provider declares, or regenerate the client",
+  PROVIDER_DISABLED: "ask the tenant admin to enable the provider plugin",
+  CALLER_DISABLED: "ask the tenant admin to enable this plugin",
+  HANDLER_MISSING: "the provider must register an execute handler for every tool it declares",
+  PERMISSION_DENIED: "the tenant's policy, this plugin's `uses` or the provider refused: change the policy or call something else",
+  VERIFICATION_REQUIRED: "the user must verify to a higher level first",
+  GATE_BLOCKED: "a gate refused the call; its reason is in the message",
+  RUN_DENIED: "call within the run's allow list, or open a new run",
+  INPUT_INVALID: "fix the input: data.issues lists every problem",
+  OUTPUT_INVALID: "the tool ran but its result broke its outputSchema: do not retry; fix the provider",
+  CONFIRMATION_REQUIRED: "preview, confirm, then execute with the confirmation token",
+  CONFIRMATION_INVALID: "pass the token confirm returned, unchanged",
+  CONFIRMATION_EXPIRED: "preview again and have the user decide in time",
+  CONFIRMATION_MISMATCH: "execute exactly what was previewed (same input, tool, version, user, run), or preview again",
+  CONFIRMATION_USED: "a token runs one call: preview again for another",
+  CONFIRMATION_DENIED: "nothing ran; preview again only if the user should decide once more",
+  CAPABILITY_UNDECLARED: "declare it in plugin.json, or remove it",
+  GUARD_REJECTED: "the tool ran but its result is withheld: do not retry",
+  IDEMPOTENCY_CONFLICT: "use a new idempotency key for a different input",
+  OPERATION_IN_PROGRESS: "wait, then retry with the same idempotency key",
+  PROVIDER_FAILED: "the provider threw: see its logs; retry only if the tool is safe to repeat",
+  OUTCOME_UNKNOWN: "look the operation up (tools.operation), or retry with the same idempotencyKey; do not retry blindly",
+  REQUEST_NOT_SENT: "nothing ran: fix the cause (server down, wrong url, bad option) and call again",
+  RATE_LIMITED: "retry after data.retryAfterMs",
+  STORE_UNAVAILABLE: "nothing ran: retry once the server's database is back",
+  MANIFEST_INVALID: "fix plugin.json where the diagnostics point",
+};
+
+/** Stack frames kept in a ToolpactError's printed stack (a transport failure's own trace is on `cause`). */
+const PRINTED_FRAMES = 3;
+
 /** The one error class toolpact throws and returns. */
 export class ToolpactError extends Error {
   override readonly name = "ToolpactError";
@@ -105,6 +143,27 @@ export class ToolpactError extends Error {
     super(message, options);
     this.code = code;
     this.data = data;
+    // Node prints an uncaught error as its stack, its own fields and its cause (util.inspect, no custom hook):
+    // a short stack that names the code, what to do and the ids keeps that print to a few lines. The frames
+    // come from a trace of their own, formatted only when someone reads the stack (V8; elsewhere the stack
+    // stays the engine's).
+    const capture = (Error as { captureStackTrace?: (target: object, constructorOpt?: unknown) => void }).captureStackTrace;
+    if (typeof capture === "function") {
+      const trace: { stack?: unknown } = {};
+      capture(trace, new.target);
+      const error = this;
+      Object.defineProperty(this, "stack", {
+        configurable: true,
+        enumerable: false,
+        get: () => printedStack(error, trace.stack),
+        set: (value: unknown) => Object.defineProperty(error, "stack", { value, writable: true, configurable: true, enumerable: false }),
+      });
+    }
+  }
+
+  /** What to do about this error, in a few words. */
+  get whatToDo(): string {
+    return WHAT_TO_DO[this.code];
   }
 
   /** The tRPC code this error travels as. */
@@ -119,4 +178,17 @@ export class ToolpactError extends Error {
  */
 export function isToolpactError(value: unknown): value is ToolpactError {
   return value instanceof ToolpactError;
+}
+
+/** `ToolpactError [CODE]: message`, what to do, the ids it carries, and the first frames. */
+function printedStack(error: ToolpactError, original: unknown): string {
+  const lines = [`ToolpactError [${error.code}]: ${error.message}`, `    what to do: ${WHAT_TO_DO[error.code]}`];
+  const { operationId, requestId, tool } = error.data;
+  if (tool !== undefined) lines.push(`    tool: ${tool}`);
+  if (operationId !== undefined) lines.push(`    operation: ${operationId}`);
+  if (requestId !== undefined) lines.push(`    confirmation request: ${requestId}`);
+  if (typeof original === "string") {
+    lines.push(...original.split("\n").filter((line) => /^\s+at /.test(line)).slice(0, PRINTED_FRAMES));
+  }
+  return lines.join("\n");
 }

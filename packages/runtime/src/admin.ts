@@ -10,6 +10,7 @@ import {
   PLUGIN_ID_PATTERN,
   TENANT_ID_MAX_LENGTH,
   ToolpactError,
+  didYouMean,
 } from "@toolpact/contract";
 import { readActivityPage } from "./activity/activity-page.js";
 import type { Activation, ActivityQuery, OutboxClaim, OutboxItem, RecoveryPolicy, RuntimeAdmin, TenantPolicy } from "./api.js";
@@ -56,6 +57,12 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
       );
     }
   };
+  /** For a refusal about `tenantId`: nothing when the tenant is configured, else a note with the nearest configured tenant. */
+  const tenantHint = async (tenantId: string): Promise<string> => {
+    const configured = await store.listTenantIds(TENANT_HINT_CANDIDATES);
+    if (configured.includes(tenantId)) return "";
+    return `; no tenant "${tenantId}" is configured in this host${didYouMean(tenantId, configured)}`;
+  };
   return Object.freeze({
     installPlugin: (tenantId: string, pluginId: string) =>
       track(async () => {
@@ -71,7 +78,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
         if (!(await store.setPluginEnabled(tenantId, pluginId, { enabled, now: context.clock() }))) {
           throw new ToolpactError(
             "PROVIDER_NOT_FOUND",
-            `plugin "${pluginId}" is not installed for tenant "${tenantId}": install it first with admin.installPlugin`,
+            `plugin "${pluginId}" is not installed for tenant "${tenantId}": install it first with admin.installPlugin${await tenantHint(tenantId)}`,
           );
         }
       }, tenantId),
@@ -87,7 +94,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
       track(async () => {
         checkTenant(tenantId);
         if (typeof keyId !== "string" || !(await store.revokePluginKey(tenantId, keyId, context.clock()))) {
-          throw invalidArgument("/keyId", `tenant "${tenantId}" has no live plugin key "${String(keyId).slice(0, 64)}"`);
+          throw invalidArgument("/keyId", `tenant "${tenantId}" has no live plugin key "${String(keyId).slice(0, 64)}"${await tenantHint(tenantId)}`);
         }
       }),
     setPolicy: (tenantId: string, policy: TenantPolicy) =>
@@ -175,6 +182,9 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
       }),
   });
 }
+
+/** How many configured tenant ids a mistyped one is compared with (refusals only). */
+const TENANT_HINT_CANDIDATES = 10_000;
 
 /** A configuration change as the activity log shows it (`kind: policy`). */
 function policyEvent(tenantId: string, at: number, pluginId?: string): ActivityRecord {

@@ -46,6 +46,22 @@ describe("an admin's targets", () => {
     );
   });
 
+  it("a tenant nothing is configured for: did you mean the configured one", async () => {
+    const refused = await rejection(fx.runtime.admin.setPluginEnabled("tenant-aa", NOTES, false));
+    expect(refused.code).toBe("PROVIDER_NOT_FOUND");
+    expect(refused.message).toBe(
+      'plugin "com.example.notes" is not installed for tenant "tenant-aa": install it first with admin.installPlugin; no tenant "tenant-aa" is configured in this host; did you mean "tenant-a"?',
+    );
+    const revoked = await rejection(fx.runtime.admin.revokePluginKey("tenant-aa", "key-1"));
+    expect(revoked.code).toBe("INPUT_INVALID");
+    expect(revoked.message).toMatch(/no tenant "tenant-aa" is configured in this host; did you mean "tenant-a"\?$/);
+  });
+
+  it("a configured tenant gets no tenant hint", async () => {
+    const refused = await rejection(fx.runtime.admin.setPluginEnabled(TENANT, "com.example.assistant", false).then(() => fx.runtime.admin.revokePluginKey(TENANT, "key-1")));
+    expect(refused.message).toBe('tenant "tenant-a" has no live plugin key "key-1"');
+  });
+
   it.each([
     ["upper case", "Com.Example.Notes"],
     ["a space", "com.example notes"],

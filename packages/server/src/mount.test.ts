@@ -90,14 +90,36 @@ async function mountHono(): Promise<Mounted> {
 
 async function mountExpress(): Promise<Mounted> {
   const host = await createTestHost({ plugins, confirmation: "platform" });
-  const toolpact: ToolpactNodeHandler = createNodeHandler({ runtime: host.runtime, adminKey: undefined, maxBodyBytes: MAX_BODY_BYTES });
+  const toolpact: ToolpactNodeHandler = createNodeHandler({ runtime: host.runtime, adminKey: undefined, basePath: "/toolpact", maxBodyBytes: MAX_BODY_BYTES });
   const app = express();
-  app.use("/toolpact", toolpact);
+  app.use(toolpact);
   app.get("/", (_req, res) => {
     res.send("the app's own page");
   });
   const server = app.listen(0, "127.0.0.1");
   const origin = await listening(server);
+  return {
+    base: `${origin}/toolpact`,
+    host,
+    close: async () => {
+      await toolpact.close();
+      await closeServer(server);
+      await host.close();
+    },
+  };
+}
+
+/** Express's own mount path (`app.use("/toolpact", ...)`): Express removes the prefix, `publicUrl` names it. */
+async function mountExpressAtPath(): Promise<Mounted> {
+  const host = await createTestHost({ plugins, confirmation: "platform" });
+  const app = express();
+  app.get("/", (_req, res) => {
+    res.send("the app's own page");
+  });
+  const server = app.listen(0, "127.0.0.1");
+  const origin = await listening(server);
+  const toolpact = createNodeHandler({ runtime: host.runtime, adminKey: undefined, maxBodyBytes: MAX_BODY_BYTES, publicUrl: `${origin}/toolpact` });
+  app.use("/toolpact", toolpact);
   return {
     base: `${origin}/toolpact`,
     host,
@@ -241,6 +263,7 @@ describe("the standalone server's answers the mounts are compared with", () => {
 describe.each([
   ["Hono (Fetch API handler on @hono/node-server)", mountHono],
   ["Express 5 (Node handler)", mountExpress],
+  ["Express 5 at a mount path (Node handler)", mountExpressAtPath],
   ["Fastify 5 (Node handler)", mountFastify],
 ])("mounted in %s", (_name, mount) => {
   let mounted: Mounted;
@@ -265,6 +288,40 @@ describe.each([
     expect(created.result).toEqual({ id: `rec-${before + 1}` });
     const counted = await transport.execute({ providerId: NOTES, tool: "count-records" }, {});
     expect(counted.result).toEqual({ count: before + 1 });
+  });
+
+  it("lets the user approve on the confirmation page under the mount: sign-in, the page, the decision", async () => {
+    const { base, host } = mounted;
+    const transport = createHttpTransport({ url: base, pluginKey: await host.pluginKey(), actorToken: await host.actorToken() });
+    const preview = await transport.preview({ providerId: NOTES, tool: "create-record" }, { title: "on the page" });
+    if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected a platform-mode preview");
+    const { requestId } = preview.confirmation;
+    const waiting = confirmPreview(transport, preview);
+    waiting.catch(() => {}); // awaited below; a failing assertion before that must not leave it unhandled
+
+    const signIn = await fetch(`${base}/confirm/session?token=${encodeURIComponent(await host.presenceToken())}&next=${requestId}`);
+    expect(signIn.status).toBe(200);
+    const setCookie = signIn.headers.get("set-cookie") ?? "";
+    // The browser sends the session back only below the mount's confirmation page.
+    expect(setCookie).toMatch(/; Path=\/toolpact\/confirm(;|$)/i);
+    const cookie = setCookie.split(";")[0]!;
+    const page = await fetch(`${base}/confirm/${requestId}`, { headers: { cookie } });
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain("on the page");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+    expect(csrf).toBeDefined();
+    const decided = await fetch(`${base}/confirm/${requestId}/approve`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie, origin: new URL(base).origin, "sec-fetch-site": "same-origin" },
+      body: new URLSearchParams({ csrf: csrf! }).toString(),
+      redirect: "manual",
+    });
+    expect(decided.status).toBeLessThan(400);
+    const token = await waiting;
+    expect((await transport.execute({ providerId: NOTES, tool: "create-record" }, { title: "on the page" }, { confirmationToken: token! })).result).toMatchObject({
+      id: expect.stringMatching(/^rec-/),
+    });
   });
 
   it("serves MCP at /mcp: an MCP client lists and calls tools with a plugin key and actor token", async () => {

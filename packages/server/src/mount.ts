@@ -48,8 +48,8 @@ export interface ToolpactFetchHandler extends ClosableHandler {
  * app.use("/toolpact", toolpact); // Express
  */
 export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNodeHandler {
-  const routes = createToolpactRoutes(options);
   const basePath = normalizeBasePath(options.basePath);
+  const routes = createToolpactRoutes(options, basePath);
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void => {
     const target = req.url ?? "/";
     const query = target.indexOf("?");
@@ -72,8 +72,8 @@ export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNode
  * app.all("/toolpact/*", (c) => toolpact(c.req.raw)); // Hono
  */
 export function createFetchHandler(options: ToolpactHandlerOptions): ToolpactFetchHandler {
-  const routes = createToolpactRoutes(options);
   const basePath = normalizeBasePath(options.basePath);
+  const routes = createToolpactRoutes(options, basePath);
   const handler = (request: Request): Promise<Response> =>
     serveFetchRequest(request, (req, res) => {
       const target = req.url ?? "/";

@@ -63,8 +63,10 @@ export const ROUTES_HINT = "the API is at /trpc, MCP at /mcp, the confirmation p
  * toolpact's routes: tRPC under `/trpc/`, MCP at `/mcp`, the confirmation page under `/confirm/`,
  * `GET /healthz` and `/readyz`, with the body limit, one call per request, and each route's own
  * content-type and cross-site checks. The standalone server and the handlers an app mounts all serve these.
+ * `mountPath` is where a mount serves them (e.g. `/toolpact`): without a `publicUrl`, the confirmation
+ * session cookie's `Path` starts with it.
  */
-export function createToolpactRoutes(options: ToolpactRoutesOptions): ToolpactRoutes {
+export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath = ""): ToolpactRoutes {
   const runtime = options.runtime;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
@@ -75,7 +77,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions): ToolpactRo
     secret: options.sessionSecret ?? new Uint8Array(randomBytes(32)),
     ttlSeconds: options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
     secure: publicUrl?.protocol === "https:",
-    path: `${publicUrl === undefined ? "" : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
+    path: `${publicUrl === undefined ? mountPath : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
     clock: Date.now,
   });
   const shutdownController = new AbortController();

@@ -48,6 +48,8 @@ export interface Store {
 
   /** The tenant's configuration, or undefined when its version is still `knownVersion`. */
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined>;
+  /** Up to `limit` ids of tenants that have any configuration, in order: what an admin's mistyped tenant id is matched against. */
+  listTenantIds(limit: number): Promise<readonly string[]>;
   /** Installs a plugin for a tenant (enabled); installing again changes nothing. */
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void>;
   /** False when the plugin is not installed for the tenant. */

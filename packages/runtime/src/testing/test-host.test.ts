@@ -120,7 +120,7 @@ describe("createTestHost", () => {
     const transport = host.transport({ caller: "com.example.limited" });
     expect((await transport.execute({ providerId: NOTES, tool: "search-records" }, { query: "x" })).result).toEqual({ hits: [] });
     expect((await rejection(transport.preview(CREATE, { title: "a" }))).code).toBe("PERMISSION_DENIED");
-    expect(() => host!.transport({ caller: "com.example.limted" })).toThrow(/not loaded in this test host/);
+    expect(() => host!.transport({ caller: "com.example.limted" })).toThrow('caller "com.example.limted" is not loaded in this test host; did you mean "com.example.limited"?');
   });
 
   it("loads a plugin folder the way the host does (plugin.json and the module its package.json names)", async () => {

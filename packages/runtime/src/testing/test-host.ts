@@ -2,7 +2,7 @@
  * A test host for provider authors: the real pipeline (the runtime's steps, a real SQLite store in memory,
  * real plugin keys and actor tokens) with a default tenant, policy and actor, in a few lines.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { SignJWT } from "jose";
 import {
@@ -22,9 +22,11 @@ import {
   type ToolTransport,
 } from "@toolpact/contract";
 import type { ActivityPage, ActivityQuery, ConfirmationDecision, Principal, TenantPolicy } from "../api.js";
+import { PRESENCE_AUDIENCE } from "../identity/actor-token.js";
 import { silentLogger, type Logger } from "../logger.js";
 import type { RuntimeOptions } from "../options.js";
 import { importActivate, readPluginFolder, runActivate, type ActivatePlugin } from "../plugin-code/plugin-folder.js";
+import { pluginIdHint } from "../plugin-id-hint.js";
 import { createRuntime, type ToolpactRuntime } from "../runtime.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 
@@ -98,6 +100,11 @@ export interface TestHost {
   deny(preview: PreviewResult, as?: TestActor): Promise<ConfirmationDecision>;
   /** An actor token for the test tenant, signed as the identity service would (for HTTP or MCP tests). */
   actorToken(actor?: TestActor & { readonly azp?: string }): Promise<string>;
+  /**
+   * A presence token for the confirmation page (`/confirm/session?token=...`), as the identity service
+   * issues one when it sends the user's browser there: single use, valid 5 minutes.
+   */
+  presenceToken(actor?: Pick<TestActor, "userId">): Promise<string>;
   /** A fresh plugin key of a loaded plugin (or the test caller) for the test tenant. */
   pluginKey(pluginId?: string): Promise<string>;
   /** The test tenant's activity log, newest first. */
@@ -175,6 +182,16 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
       .sign(actorSecret);
   };
 
+  const presenceToken = async (actor: Pick<TestActor, "userId"> = {}): Promise<string> =>
+    new SignJWT({ tid: tenantId, jti: randomUUID() })
+      .setProtectedHeader({ alg: "HS256" })
+      .setIssuer(TEST_ACTOR_ISSUER)
+      .setAudience(PRESENCE_AUDIENCE)
+      .setSubject(actor.userId ?? defaultActor.userId)
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(actorSecret);
+
   const keys = new Map<string, Promise<string>>();
   const pluginKey = async (pluginId: string = TEST_CALLER_ID): Promise<string> =>
     (await runtime.admin.issuePluginKey(tenantId, pluginId)).key;
@@ -193,7 +210,8 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
     if (caller !== TEST_CALLER_ID && !plugins.some((plugin) => plugin.manifest.id === caller)) {
       throw new ToolpactError(
         "PROVIDER_NOT_FOUND",
-        `caller "${caller}" is not loaded in this test host: add it to createTestHost({ plugins }), or leave "caller" out to call as ${TEST_CALLER_ID}`,
+        `caller "${caller}" is not loaded in this test host${pluginIdHint(caller, plugins.map((plugin) => plugin.manifest.id))}: ` +
+          `add it to createTestHost({ plugins }), or leave "caller" out to call as ${TEST_CALLER_ID}`,
       );
     }
     let token: Promise<string> | undefined;
@@ -239,6 +257,7 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
     approve: (preview, as) => decide(preview, "approve", as),
     deny: (preview, as) => decide(preview, "deny", as),
     actorToken,
+    presenceToken,
     pluginKey,
     activity: (query) => runtime.admin.listActivity(tenantId, query),
     close,

@@ -121,6 +121,10 @@ class PostgresStore implements Store {
     return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
   }
 
+  async listTenantIds(limit: number): Promise<readonly string[]> {
+    return (await this.#db.rows("could not list tenants", S.tenantIds, [limit])).map((row) => String(row.tenant_id));
+  }
+
   async installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
     const result = await this.#db.query("could not install a plugin", S.installPlugin, [tenantId, pluginId, now]);
     if ((result.rowCount ?? 0) > 0) this.#tenantChanged(tenantId);

@@ -76,6 +76,7 @@ export const S = {
          FROM plugin_activations a WHERE a.tenant_id = $1::text) END AS activations
      FROM (SELECT $1::text AS tenant_id) k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id`,
   ),
+  tenantIds: statement("tenant_ids", `SELECT tenant_id FROM tenants ORDER BY tenant_id COLLATE "C" LIMIT $1::int8`),
   installPlugin: statement(
     "install_plugin",
     `WITH installed AS (

@@ -124,6 +124,10 @@ class SqliteStore implements Store {
     });
   }
 
+  listTenantIds(limit: number): Promise<readonly string[]> {
+    return this.#queue.read(() => this.#s.tenantIds.all(limit) as string[]);
+  }
+
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
     const installed = this.#queue.write(() => {
       const fresh = this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0;

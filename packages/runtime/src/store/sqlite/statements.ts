@@ -5,6 +5,7 @@ import { ACTIVITY_COLUMNS } from "../rows.js";
 type StatementName =
   | "tenantVersion"
   | "tenantRow"
+  | "tenantIds"
   | "tenantInstalls"
   | "bumpTenant"
   | "setTenantPolicy"
@@ -68,6 +69,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
   return {
     tenantVersion: pluck("SELECT config_version FROM tenants WHERE tenant_id = ?"),
     tenantRow: prepare("SELECT config_version, policy, recovery_policy FROM tenants WHERE tenant_id = ?"),
+    tenantIds: pluck("SELECT tenant_id FROM tenants ORDER BY tenant_id LIMIT ?"),
     tenantInstalls: prepare(
       "SELECT plugin_id, enabled, installed_at FROM plugin_installs WHERE tenant_id = ? ORDER BY plugin_id",
     ),

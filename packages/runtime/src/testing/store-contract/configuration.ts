@@ -30,6 +30,18 @@ export function describeConfiguration(kit: StoreContractKit): void {
       expect(await store.setPluginEnabled(t, "com.example.other", { enabled: true, now: NOW })).toBe(false);
     });
 
+    it("lists the ids of configured tenants, in order, up to a limit", async () => {
+      const { store } = await open();
+      const [a, b, never] = [tenant(), tenant(), tenant()];
+      await store.installPlugin(b, "com.example.notes", NOW);
+      await store.setPolicy(a, JSON.stringify({ rules: [] }), activity(a));
+      const ids = await store.listTenantIds(1_000_000);
+      expect(ids).toEqual(expect.arrayContaining([a, b]));
+      expect(ids).not.toContain(never);
+      expect([...ids].sort()).toEqual(ids);
+      expect(await store.listTenantIds(1)).toHaveLength(1);
+    });
+
     it("keeps the policy and records its change event in the same write", async () => {
       const { store } = await open();
       const t = tenant();
