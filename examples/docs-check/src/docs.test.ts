@@ -35,6 +35,12 @@ const cliBin = path.join(repoRoot, "packages/cli/dist/bin.js");
 const docFiles = ["README.md", ...readdirSync(path.join(repoRoot, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
 const docs = new Map(docFiles.map((file) => [file, readFileSync(path.join(repoRoot, file), "utf8")]));
 const blocks = docFiles.flatMap((file) => codeBlocks(file, docs.get(file)!));
+/**
+ * Blocks of docs/getting-started.md that test/consumer/first-hour.test.ts checks instead: its
+ * `first-hour` sessions run from an empty folder against the packed packages, and each
+ * `first-hour-file=<path>` block is compared with the file those commands wrote (and compiled).
+ */
+const firstHour = (block: CodeBlock) => "first-hour" in block.attributes || "first-hour-file" in block.attributes;
 const ofLang = (...langs: string[]) => blocks.filter((block) => langs.includes(block.lang));
 
 /** Plugins the docs' host loads besides the examples: docs/plugin-sdk.md's plain-JavaScript provider and a caller of it. */
@@ -103,17 +109,17 @@ describe("every code block in README.md and docs/", () => {
         if (block.lang === "ts" || block.lang === "sh") return false;
         if (block.lang === "js") return typeof block.attributes.file !== "string";
         if (block.lang === "json" || block.lang === "jsonc") {
-          return !["manifest", "config", "policy", "file"].some((role) => role in block.attributes) && block.lang === "jsonc";
+          return !["manifest", "config", "policy", "file", "first-hour-file"].some((role) => role in block.attributes) && block.lang === "jsonc";
         }
         return true;
       })
       .map((block) => `${where(block)}: \`\`\`${block.lang} ${Object.keys(block.attributes).join(" ")}`);
-    expect(unchecked, "use ts, sh, js with file=..., json, or jsonc with manifest|config|policy|file=...").toEqual([]);
+    expect(unchecked, "use ts, sh, js with file=..., json, or jsonc with manifest|config|policy|file=...|first-hour-file=...").toEqual([]);
     expect(blocks.length).toBeGreaterThan(20);
   });
 
   it("ts: type-checks against the real packages and the generated example clients", () => {
-    const snippets = ofLang("ts");
+    const snippets = ofLang("ts").filter((block) => !firstHour(block));
     expect(snippets.length).toBeGreaterThan(5);
     expect(typecheckSnippets(repoRoot, snippets)).toEqual([]);
   }, 60_000);
@@ -183,7 +189,7 @@ describe("every code block in README.md and docs/", () => {
   });
 
   for (const file of docFiles) {
-    const sessions = blocks.filter((block) => block.file === file && block.lang === "sh" && isSession(block));
+    const sessions = blocks.filter((block) => block.file === file && block.lang === "sh" && isSession(block) && !firstHour(block));
     if (sessions.length === 0) continue;
     it(`sh sessions in ${file}: print what the doc shows`, async () => {
       const commands = sessions.flatMap(sessionCommands);

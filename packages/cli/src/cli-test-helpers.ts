@@ -26,3 +26,85 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A long-running `toolpact` command (`dev`), its output so far, and waits on it. */
+export interface RunningCli {
+  readonly child: ReturnType<typeof spawn>;
+  /** stdout and stderr so far, interleaved as written. */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output from `from` on (default: all of it). */
+  waitFor(pattern: RegExp, options?: { from?: number; timeoutMs?: number }): Promise<RegExpExecArray>;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node dist/bin.js ...args` and keeps it running. */
+export function startCli(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const waiters = new Set<() => void>();
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const check of waiters) check();
+  };
+  child.stdout.on("data", append);
+  child.stderr.on("data", append);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitFor: (pattern, { from = 0, timeoutMs = 60_000 } = {}) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(output.slice(from));
+          if (match === null) return;
+          cleanup();
+          resolve(match);
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${output}`));
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        void exited.then(() => {
+          check();
+          if (waiters.has(check)) {
+            cleanup();
+            reject(new Error(`exited before ${pattern}; output:\n${output}`));
+          }
+        });
+        check();
+      }),
+  };
+}
+
+/** tRPC's HTTP wire format with plain fetch: a mutation (POST, JSON body) or a query (GET, ?input=). */
+export async function trpc(url: string, path: string, input: unknown, init: { headers?: Record<string, string>; query?: boolean } = {}): Promise<{ status: number; data: unknown; error?: { message: string; data: Record<string, unknown> } }> {
+  const response = init.query
+    ? await fetch(`${url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: init.headers ?? {} })
+    : await fetch(`${url}/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", ...init.headers }, body: JSON.stringify(input) });
+  const body = (await response.json()) as { result?: { data: unknown }; error?: { message: string; data: Record<string, unknown> } };
+  return { status: response.status, data: body.result?.data, ...(body.error ? { error: body.error } : {}) };
+}
+
+/** Approves a platform confirmation as its user does in the browser: presence token -> session cookie, page -> CSRF token, form POST. */
+export async function approveOnPage(confirmUrl: string, presenceToken: string): Promise<number> {
+  const { origin, pathname } = new URL(confirmUrl);
+  const signIn = await fetch(`${origin}/confirm/session?token=${encodeURIComponent(presenceToken)}`, { redirect: "manual" });
+  const cookie = signIn.headers.get("set-cookie")?.split(";")[0];
+  if (cookie === undefined) throw new Error(`sign-in failed: HTTP ${signIn.status} ${await signIn.text()}`);
+  const page = await fetch(confirmUrl, { headers: { cookie }, redirect: "manual" });
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1];
+  if (csrf === undefined) throw new Error(`the confirmation page (HTTP ${page.status}) has no form to approve with`);
+  const approved = await fetch(`${origin}${pathname}/approve`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie },
+    body: new URLSearchParams({ csrf }).toString(),
+    redirect: "manual",
+  });
+  return approved.status;
+}

@@ -10,10 +10,14 @@ interface CommandEntry {
   readonly load: () => Promise<Command>;
 }
 
-/** The package behind `serve`, `migrate` and `mcp`: an optional peer of the CLI, so a caller's install stays light. */
+/** The package behind `dev`, `serve`, `migrate` and `mcp`: an optional peer of the CLI, so a caller's install stays light. */
 const SERVER_PACKAGE = "@toolpact/server";
 
 const COMMANDS: Record<string, CommandEntry> = {
+  init: {
+    summary: "init [dir] [--caller]               scaffold a provider (or caller) plugin project with a passing test",
+    load: async () => (await import("./commands/init.js")).run,
+  },
   validate: {
     summary: "validate <manifest...>              check plugin manifests; every problem as file:line:col",
     load: async () => (await import("./commands/validate.js")).run,
@@ -25,6 +29,15 @@ const COMMANDS: Record<string, CommandEntry> = {
   diff: {
     summary: "diff <old-manifest> <new-manifest>  list breaking changes; exit 1 when one lacks a version bump",
     load: async () => (await import("./commands/diff.js")).run,
+  },
+  dev: {
+    summary: "dev [folder...]                     serve plugins with throwaway secrets, keys and a token; reload on change",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/dev.js")).run,
+  },
+  token: {
+    summary: "token --user <id> [--presence]      mint an actor or presence token from the configured secret",
+    load: async () => (await import("./commands/token.js")).run,
   },
   serve: {
     summary: "serve [--config file] [--dev]       run the runtime over HTTP (toolpact.config.json)",

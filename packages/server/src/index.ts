@@ -36,4 +36,4 @@ export {
 export { readSecrets, SECRET_ENV_VARS, type ResolvedSecrets } from "./host/secrets.js";
 export { reexecWithoutSecrets, receiveHandedOverSecrets, secretsInEnvironment, type Reexecution } from "./host/secret-handover.js";
 export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
-export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost } from "./host/start-host.js";
+export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost, type ConfirmationRequested } from "./host/start-host.js";

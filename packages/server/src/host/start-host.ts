@@ -26,6 +26,20 @@ export interface StartHostOptions {
    * instances sharing a database. Default: `<hostname>/<pid>/<random>`.
    */
   readonly instanceId?: string;
+  /** Told of each platform confirmation a preview over HTTP or MCP opens, with its link (`toolpact dev` prints it). */
+  readonly onConfirmationRequested?: (request: ConfirmationRequested) => void;
+}
+
+/** A platform confirmation a preview opened: what `onConfirmationRequested` is told. */
+export interface ConfirmationRequested {
+  /** The tool as the preview named it: `<pluginId>:<name>`, with `@<version>` when the caller gave one. */
+  readonly tool: string;
+  readonly requestId: string;
+  /** The tenant and user the request waits for. */
+  readonly tenantId: string;
+  readonly userId: string;
+  /** The confirmation page the user approves or denies on. */
+  readonly confirmUrl: string;
 }
 
 /** A started host: runtime with its plugins activated, and its HTTP server listening. */
@@ -118,7 +132,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       (error: unknown) => logger.error({ event: "settling_expired_leases_failed", errorClass: (error as Error)?.constructor?.name ?? typeof error }),
     );
     server = createToolpactServer({
-      runtime,
+      runtime: options.onConfirmationRequested === undefined ? runtime : announcingConfirmations(runtime, options.onConfirmationRequested),
       adminKey: secrets.adminKey,
       host: config.host,
       port: config.port,
@@ -156,6 +170,32 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     else await runtime.close().catch(() => {});
     throw error;
   }
+}
+
+/** The runtime as the server sees it, telling `announce` of each platform confirmation a preview opens. */
+function announcingConfirmations(runtime: ToolpactRuntime, announce: (request: ConfirmationRequested) => void): ToolpactRuntime {
+  const preview: ToolpactRuntime["preview"] = async (...args) => {
+    const result = await runtime.preview(...args);
+    const { confirmation } = result;
+    if (confirmation.required && confirmation.mode === "platform") {
+      const [principal, { providerId, tool, version }] = args;
+      announce({
+        tool: `${providerId}:${tool}${version === undefined ? "" : `@${version}`}`,
+        requestId: confirmation.requestId,
+        tenantId: principal.tenantId,
+        userId: principal.actor.userId,
+        confirmUrl: confirmation.confirmUrl,
+      });
+    }
+    return result;
+  };
+  return new Proxy(runtime, {
+    get: (target, key) => {
+      if (key === "preview") return preview;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /** `http://<host>:<port>` when the port is fixed; with port 0 the address is not known before listening. */
