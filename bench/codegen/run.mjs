@@ -8,6 +8,7 @@
 // the least a typed caller of these tools can cost.
 // Usage: node bench/codegen/run.mjs [--full] [--runs <n>] [--quick]
 //   --quick: one run, only 2,000 tools, no tRPC subject (for iterating; the ratios to tRPC need a full run)
+//   --no-trpc: leave out the tRPC subject;  --keep: keep the projects in bench/codegen/.tmp to look at
 import { spawnSync } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -292,7 +293,7 @@ async function benchTypecheck(manifests) {
       });
     }
   }
-  await rm(WORK, { recursive: true, force: true });
+  if (!args.includes("--keep")) await rm(WORK, { recursive: true, force: true });
   return results;
 }
 

@@ -1,4 +1,4 @@
-export { generateClients } from "./generate.js";
+export { generateClients, type GenerateOptions } from "./generate.js";
 export { GENERATED_HEADER_PREFIX, type GeneratedFile } from "./emit.js";
 export { writeGeneratedFiles, type WriteResult } from "./write.js";
 export { checkGeneratedFiles, type GeneratedFilesCheck } from "./check.js";
