@@ -22,6 +22,7 @@ import {
   withoutUndefined,
   type ExecuteOptions,
   type Manifest,
+  type ManifestInput,
   type PreviewOptions,
 } from "@toolpact/contract";
 import type {
@@ -207,7 +208,7 @@ function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
  * `tools.list`), as a manifest that declares only those tools. Nothing else of a provider's manifest
  * (its own `uses`, gates, hooks, guards) reaches the caller.
  */
-function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: readonly ToolListing[]): Manifest[] {
+function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: readonly ToolListing[]): ManifestInput[] {
   const callable = new Map<string, Set<string>>();
   for (const tool of listing) callable.set(tool.providerId, (callable.get(tool.providerId) ?? new Set()).add(tool.fullName));
   return [...callable.keys()].sort().flatMap((providerId) => {
@@ -223,9 +224,6 @@ function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: read
         version: manifest.version,
         permissions: ["tools:provide"] as const,
         tools: manifest.tools.filter((tool) => names.has(toolFullName(manifest.id, tool.name, tool.version))),
-        gates: [],
-        hooks: [],
-        guards: [],
       }),
     ];
   });
