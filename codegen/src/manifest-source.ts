@@ -17,12 +17,12 @@ export interface ManifestLocation {
  * Resolves a manifest argument the way `toolpact codegen`, `validate` and `diff` take them: a path to
  * a `plugin.json`, or the name of a package installed in the project at `cwd` that ships its manifest
  * as `<package>/plugin.json` (resolved like an import from `cwd`, through the package's `exports`).
- * A file that exists wins over a package of the same name.
+ * A file that exists, or a name ending in `.json`, is a file; a package is looked up only by its name.
  * Throws ToolpactError MANIFEST_INVALID saying what to do when neither is there.
  */
 export function resolveManifestArgument(argument: string, cwd: string): ManifestLocation {
   const file = path.resolve(cwd, argument);
-  if (existsSync(file) || !PACKAGE_NAME.test(argument)) return { file, shown: path.relative(cwd, file) || argument };
+  if (existsSync(file) || /\.jsonc?$/.test(argument) || !PACKAGE_NAME.test(argument)) return { file, shown: path.relative(cwd, file) || argument };
   const require = createRequire(path.join(cwd, "package.json"));
   try {
     return { file: require.resolve(`${argument}/plugin.json`), shown: `${argument}/plugin.json` };
