@@ -35,7 +35,7 @@ all are valid, and files are replaced whole (never half-written).
                              in TOOLPACT_ACTOR_TOKEN
   --plugin-key-file <file>   read the plugin key from this file instead of TOOLPACT_PLUGIN_KEY
   --actor-token-file <file>  read the actor token from this file instead of TOOLPACT_ACTOR_TOKEN
-  Keys never go on the command line (other users can read it in the process list).
+  Keys never go on the command line, where other users could read them in the process list.
 
 Exit 0 when the output was written (with --check: is up to date), 1 on an invalid manifest,
 a codegen error or stale files, 2 on usage errors.`;

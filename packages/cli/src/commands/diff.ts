@@ -3,7 +3,7 @@ import { formatDiagnostic, isToolpactError, loadManifest, type Manifest } from "
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
-const HELP = `usage: toolpact diff <old-manifest> <new-manifest>   (each a path, or an installed package that ships plugin.json)
+const HELP = `usage: toolpact diff <old-manifest> <new-manifest>
 
 Prints the breaking changes per tool between two versions of a plugin manifest: input (new required
 field, removed or retyped property, narrowed enum, tightened constraint), output (removed or retyped

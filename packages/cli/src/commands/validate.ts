@@ -5,8 +5,7 @@ import { parseCommandArgs } from "../command-args.js";
 
 const HELP = `usage: toolpact validate <manifest...>
 
-Checks each plugin manifest (plugin.json, JSONC allowed) against the toolpact contract. A manifest is
-a path, or the name of an installed package that ships one (exported as <package>/plugin.json).
+Checks each plugin manifest (plugin.json, JSONC allowed) against the toolpact contract.
 Exit 0 when every manifest is valid (warnings are printed), 1 when any is invalid, 2 on usage errors.`;
 
 /** `toolpact validate <manifest...>` */
