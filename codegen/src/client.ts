@@ -1,7 +1,24 @@
-import { StructureKind, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
-import { doc, toolDoc } from "./docs.js";
+import { StructureKind, printStructure, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
+import { commentText, doc, toolDoc } from "./docs.js";
+import { PRINT_OPTIONS, type TypeDeclarations } from "./emit.js";
 import type { ProviderPlan, ToolPlan } from "./names.js";
 import { objectLiteral } from "./writers.js";
+
+/** Stand-ins in the printed template of a `<Tool>Methods` interface, replaced per tool. */
+const TEMPLATE = {
+  interface: "ToolpactTemplateMethods",
+  input: "ToolpactTemplateInput",
+  output: "ToolpactTemplateOutput",
+  /** The tool's full name as a string literal (quotes included). */
+  literal: JSON.stringify("toolpact-template:tool@0"),
+  /** The tool's full name inside a comment. */
+  comment: "toolpact-template-comment:tool@0",
+} as const;
+
+const STAND_INS = new RegExp(Object.values(TEMPLATE).map((standIn) => standIn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+
+/** Printed templates by shape (confirmation required, output declared): four at most, printed once each. */
+const printedTemplates = new Map<string, string>();
 
 /**
  * `export interface CreateRecordMethods { preview(...); confirm(...); execute(...) }`: one tool's client
@@ -9,23 +26,44 @@ import { objectLiteral } from "./writers.js";
  * type-checker an instantiation of every member at every call site; this costs what a hand-written
  * interface does. The shapes are those of `toolpact.ToolClient` and `toolpact.ConfirmedToolClient`,
  * which `createToolMethod` and `createConfirmedToolMethod` return.
+ *
+ * Every tool of one shape has the same interface but for its names, so the structure is printed once
+ * per shape with stand-in names, which each tool's names then replace (identifiers, and a full name
+ * that the manifest rules limit to `[a-z0-9.:@-]`): printing it per tool would double codegen's time.
  */
-export function methodsInterface(plan: ToolPlan): InterfaceDeclarationStructure {
-  const name = JSON.stringify(plan.fullName);
-  const preview = `toolpact.ToolPreview<${name}>`;
-  const token = `toolpact.ConfirmationToken<${name}>`;
+export function methodsInterface(plan: ToolPlan): TypeDeclarations {
   const confirmed = plan.tool.requiresConfirmation;
+  const shape = `${confirmed}:${plan.outputType !== undefined}`;
+  let template = printedTemplates.get(shape);
+  if (template === undefined) {
+    template = printStructure(methodsStructure(confirmed, plan.outputType === undefined ? "unknown" : TEMPLATE.output), PRINT_OPTIONS);
+    printedTemplates.set(shape, template);
+  }
+  const names: Record<string, string> = {
+    [TEMPLATE.interface]: plan.methodsInterface,
+    [TEMPLATE.input]: plan.inputType,
+    [TEMPLATE.output]: plan.outputType ?? "unknown",
+    [TEMPLATE.literal]: JSON.stringify(plan.fullName),
+    [TEMPLATE.comment]: commentText(plan.fullName),
+  };
+  // One pass: a tool's own names are never scanned again, whatever they contain.
+  return { kind: "type-declarations", code: template.replace(STAND_INS, (standIn) => names[standIn]!).trimEnd() };
+}
+
+function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarationStructure {
+  const preview = `toolpact.ToolPreview<${TEMPLATE.literal}>`;
+  const token = `toolpact.ConfirmationToken<${TEMPLATE.literal}>`;
   return {
     kind: StructureKind.Interface,
-    name: plan.methodsInterface,
+    name: TEMPLATE.interface,
     isExported: true,
-    docs: [doc(`How a caller calls \`${plan.fullName}\`${confirmed ? ": `execute` needs the token `confirm` returns" : ""}.`)],
+    docs: [doc(`How a caller calls \`${TEMPLATE.comment}\`${confirmed ? ": `execute` needs the token `confirm` returns" : ""}.`)],
     methods: [
       {
         name: "preview",
         docs: [doc(confirmed ? "Asks the provider what the call would do and opens the confirmation the call needs." : "Asks the provider what the call would do; the answer says whether a confirmation is needed.")],
         parameters: [
-          { name: "input", type: plan.inputType },
+          { name: "input", type: TEMPLATE.input },
           { name: "options", hasQuestionToken: true, type: "toolpact.PreviewOptions" },
         ],
         returnType: `Promise<${preview}>`,
@@ -43,12 +81,12 @@ export function methodsInterface(plan: ToolPlan): InterfaceDeclarationStructure 
         name: "execute",
         docs: [doc(confirmed ? "Runs the tool with the token `confirm` returned for a preview of the same input." : "Runs the tool; a token is optional (policy may still demand one: preview and confirm first then).")],
         parameters: [
-          { name: "input", type: plan.inputType },
+          { name: "input", type: TEMPLATE.input },
           confirmed
-            ? { name: "options", type: `toolpact.ConfirmedExecuteOptions<${name}>` }
-            : { name: "options", hasQuestionToken: true, type: `toolpact.ExecuteCallOptions<${name}>` },
+            ? { name: "options", type: `toolpact.ConfirmedExecuteOptions<${TEMPLATE.literal}>` }
+            : { name: "options", hasQuestionToken: true, type: `toolpact.ExecuteCallOptions<${TEMPLATE.literal}>` },
         ],
-        returnType: `Promise<toolpact.ExecuteResult<${plan.outputType ?? "unknown"}>>`,
+        returnType: `Promise<toolpact.ExecuteResult<${output}>>`,
       },
     ],
   };
