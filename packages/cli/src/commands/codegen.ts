@@ -103,35 +103,39 @@ async function serverOptions(
   values: { readonly "plugin-key-file"?: string | undefined; readonly "actor-token-file"?: string | undefined },
   io: CliIo,
 ): Promise<ServerManifestsOptions> {
-  if (!/^https?:\/\//.test(url)) throw codegenUsage(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
-  const pluginKey = await secret("plugin key", values["plugin-key-file"], "TOOLPACT_PLUGIN_KEY", "--plugin-key-file", io);
-  const actorToken = await secret("actor token", values["actor-token-file"], "TOOLPACT_ACTOR_TOKEN", "--actor-token-file", io);
+  if (!/^https?:\/\//.test(url)) throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
+  const pluginKey = await secret({ what: "plugin key", variable: "TOOLPACT_PLUGIN_KEY", flag: "--plugin-key-file", file: values["plugin-key-file"] }, io);
+  const actorToken = await secret({ what: "actor token", variable: "TOOLPACT_ACTOR_TOKEN", flag: "--actor-token-file", file: values["actor-token-file"] }, io);
   return { url, pluginKey, actorToken };
 }
 
-async function secret(what: string, file: string | undefined, variable: string, flag: string, io: CliIo): Promise<string> {
+/** Where one credential comes from: the file its flag names, else its environment variable. */
+interface SecretSource {
+  readonly what: string;
+  readonly variable: string;
+  readonly flag: string;
+  readonly file: string | undefined;
+}
+
+async function secret(source: SecretSource, io: CliIo): Promise<string> {
   let value: string | undefined;
-  if (file !== undefined) {
+  if (source.file !== undefined) {
     try {
-      value = (await readFile(path.resolve(io.cwd, file), "utf8")).trim();
+      value = (await readFile(path.resolve(io.cwd, source.file), "utf8")).trim();
     } catch (error) {
-      throw codegenUsage(`cannot read the ${what} from ${file}: ${(error as Error).message}`);
+      throw new SetupError(`cannot read the ${source.what} from ${source.file}: ${(error as Error).message}`);
     }
   } else {
-    value = process.env[variable]?.trim();
+    value = process.env[source.variable]?.trim();
   }
   if (value === undefined || value === "") {
-    throw codegenUsage(`--from needs the calling plugin's ${what}: set ${variable}, or name a file holding it with ${flag} <file>`);
+    throw new SetupError(`--from needs the calling plugin's ${source.what}: set ${source.variable}, or name a file holding it with ${source.flag} <file>`);
   }
   return value;
 }
 
 /** A `--from` setting that cannot work (no key, an unreadable file, not a URL): exit 1 with the message. */
 class SetupError extends Error {}
-
-function codegenUsage(message: string): SetupError {
-  return new SetupError(message);
-}
 
 /** Validates every manifest and generates in memory; undefined (after printing why) when either fails. */
 async function build(options: Options, io: CliIo): Promise<{ files: GeneratedFile[]; manifests: Manifest[] } | undefined> {
