@@ -3,7 +3,12 @@
 // clients against the same tools as a tRPC v11 router with zod inputs called through createTRPCClient,
 // under TypeScript 6 and 7. Runs are interleaved and each figure is the median; only ratios taken in one
 // run count. Uses the built dist: run `pnpm build` first.
-// Usage: node bench/codegen/run.mjs [--full] [--runs <n>]
+// The third subject is the floor: the same tools as hand-written flat interfaces (one interface per tool
+// input and output, one per tool's methods, a flat client interface; no generics, no implementation),
+// the least a typed caller of these tools can cost.
+// Usage: node bench/codegen/run.mjs [--full] [--runs <n>] [--quick]
+//   --quick: one run, only 2,000 tools, no tRPC subject (for iterating; the ratios to tRPC need a full run)
+//   --no-trpc: leave out the tRPC subject;  --keep: keep the projects in bench/codegen/.tmp to look at
 import { spawnSync } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -22,7 +27,8 @@ const COMPILERS = {
 };
 const args = process.argv.slice(2);
 const runsArg = args.indexOf("--runs");
-const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : args.includes("--full") ? 7 : 3;
+const QUICK = args.includes("--quick");
+const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : args.includes("--full") ? 7 : QUICK ? 1 : 3;
 const PROVIDERS = 100;
 const TOOLS_EACH = 20;
 
@@ -93,13 +99,10 @@ const TSCONFIG = {
 };
 
 /**
- * A project with the generated clients and a caller of every tool: one function per tool, as real
- * callers are written (preview, confirm and execute where confirmation is required, else execute).
+ * A caller of every tool: one function per tool, as real callers are written (preview, confirm and
+ * execute where confirmation is required, else execute). The same text for the generated clients and the floor.
  */
-async function writeToolpactProject(dir, manifests) {
-  const files = await generateClients(manifests);
-  await mkdir(join(dir, "generated"), { recursive: true });
-  for (const file of files) await writeFile(join(dir, "generated", file.path), file.contents);
+function callerSource(manifests, transportModule, clientsModule) {
   const calls = [];
   for (const manifest of manifests) {
     for (const tool of manifest.tools) {
@@ -115,19 +118,97 @@ async function writeToolpactProject(dir, manifests) {
       calls.push(`export async function call${calls.length}() {`, ...body, "}");
     }
   }
+  return [
+    `import type { ToolTransport } from "${transportModule}";`,
+    `import { createToolClients } from "${clientsModule}";`,
+    "",
+    "declare const transport: ToolTransport;",
+    "const tools = createToolClients(transport);",
+    "",
+    ...calls,
+    "",
+  ].join("\n");
+}
+
+/**
+ * A project with the generated clients and a caller of every tool: one function per tool, as real
+ * callers are written (preview, confirm and execute where confirmation is required, else execute).
+ */
+async function writeToolpactProject(dir, manifests) {
+  const files = await generateClients(manifests);
+  await mkdir(join(dir, "generated"), { recursive: true });
+  for (const file of files) await writeFile(join(dir, "generated", file.path), file.contents);
+  await writeFile(join(dir, "caller.ts"), callerSource(manifests, "@toolpact/client", "./generated/index.js"));
+  await writeFile(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
+}
+
+const pascal = (name) => name.replace(/^./, (c) => c.toUpperCase());
+
+/**
+ * The floor: the same tools as hand-written flat interfaces. Input and output types come from
+ * json-schema-to-typescript with codegen's options and part names, so they match the generated ones;
+ * each tool's methods are one concrete interface (no generics, no brands), and nothing has a body.
+ */
+async function writeFloorProject(dir, manifests) {
+  await mkdir(join(dir, "floor"), { recursive: true });
+  const common = [
+    "export interface ToolTransport { readonly url: string }",
+    "export interface Preview { readonly summary: string; readonly details?: unknown; readonly confirmation: { readonly required: boolean } }",
+    "export interface PreviewOptions { readonly runId?: string }",
+    "export interface CallOptions { readonly confirmationToken?: string | undefined; readonly idempotencyKey?: string; readonly runId?: string }",
+    "export interface ConfirmedCallOptions { readonly confirmationToken: string; readonly idempotencyKey?: string; readonly runId?: string }",
+    "",
+  ];
+  await writeFile(join(dir, "floor/common.ts"), common.join("\n"));
+  const clients = [];
+  for (const manifest of manifests) {
+    const client = clientName(manifest);
+    const lines = ['import type { CallOptions, ConfirmedCallOptions, Preview, PreviewOptions } from "./common.js";', ""];
+    const members = [];
+    for (const tool of manifest.tools) {
+      const type = pascal(methodName(tool));
+      const typesOf = async (schema, root) =>
+        compile(schema, root, { ...JSTT_OPTIONS, customName: (part, keyName) => {
+          const name = part.title ?? part.$id ?? keyName;
+          if (name === undefined || name === root) return undefined;
+          return `${root}_${name.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join("")}`;
+        } });
+      lines.push(await typesOf(tool.inputSchema, `${type}Input`));
+      const output = tool.outputSchema ? `${type}Output` : "unknown";
+      if (tool.outputSchema) lines.push(await typesOf(tool.outputSchema, output));
+      const confirmed = tool.requiresConfirmation;
+      lines.push(
+        `export interface ${type}Result { readonly operationId: string; readonly result: ${output} }`,
+        `export interface ${type}Methods {`,
+        `  preview(input: ${type}Input, options?: PreviewOptions): Promise<Preview>;`,
+        `  confirm(preview: Preview): Promise<${confirmed ? "string" : "string | undefined"}>;`,
+        `  execute(input: ${type}Input, options${confirmed ? ": ConfirmedCallOptions" : "?: CallOptions"}): Promise<${type}Result>;`,
+        "}",
+        "",
+      );
+      members.push(`  readonly ${methodName(tool)}: ${type}Methods;`);
+    }
+    const name = `${pascal(client)}Client`;
+    lines.push(`export interface ${name} {`, ...members, "}", "");
+    await writeFile(join(dir, "floor", `${client}.ts`), lines.join("\n"));
+    clients.push({ client, name });
+  }
   await writeFile(
-    join(dir, "caller.ts"),
+    join(dir, "floor/index.ts"),
     [
-      'import type { ToolTransport } from "@toolpact/client";',
-      'import { createToolClients } from "./generated/index.js";',
+      'import type { ToolTransport } from "./common.js";',
+      ...clients.map(({ client, name }) => `import type { ${name} } from "./${client}.js";`),
+      'export type { ToolTransport } from "./common.js";',
       "",
-      "declare const transport: ToolTransport;",
-      "const tools = createToolClients(transport);",
+      "export interface ToolClients {",
+      ...clients.map(({ client, name }) => `  readonly ${client}: ${name};`),
+      "}",
       "",
-      ...calls,
+      "export declare function createToolClients(transport: ToolTransport): ToolClients;",
       "",
     ].join("\n"),
   );
+  await writeFile(join(dir, "caller.ts"), callerSource(manifests, "./floor/index.js", "./floor/index.js"));
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
 }
 
@@ -172,17 +253,23 @@ function typecheck(compiler, dir) {
   return { check: number("Check time") * 1000, memory: number("Memory used") / 1024, instantiations: number("Instantiations") };
 }
 
+const SUBJECTS = [
+  { side: "toolpact (generated)", prefix: "toolpact", write: writeToolpactProject },
+  { side: "floor (flat interfaces)", prefix: "floor", write: writeFloorProject },
+  ...(QUICK || args.includes("--no-trpc") ? [] : [{ side: "tRPC router + zod", prefix: "trpc", write: writeTrpcProject }]),
+];
+
 async function benchTypecheck(manifests) {
   await rm(WORK, { recursive: true, force: true });
   const projects = [];
-  for (const providers of [10, PROVIDERS]) {
+  for (const providers of QUICK ? [PROVIDERS] : [10, PROVIDERS]) {
     const subset = manifests.slice(0, providers);
     const tools = subset.reduce((sum, manifest) => sum + manifest.tools.length, 0);
-    const toolpact = join(WORK, `toolpact-${tools}`);
-    const trpc = join(WORK, `trpc-${tools}`);
-    await writeToolpactProject(toolpact, subset);
-    await writeTrpcProject(trpc, subset);
-    projects.push({ tools, side: "toolpact (generated)", dir: toolpact }, { tools, side: "tRPC router + zod", dir: trpc });
+    for (const subject of SUBJECTS) {
+      const dir = join(WORK, `${subject.prefix}-${tools}`);
+      await subject.write(dir, subset);
+      projects.push({ tools, side: subject.side, prefix: subject.prefix, dir });
+    }
   }
   const samples = new Map();
   for (let run = 0; run < RUNS; run++) {
@@ -206,7 +293,7 @@ async function benchTypecheck(manifests) {
       });
     }
   }
-  await rm(WORK, { recursive: true, force: true });
+  if (!args.includes("--keep")) await rm(WORK, { recursive: true, force: true });
   return results;
 }
 
@@ -214,40 +301,57 @@ const started = performance.now();
 const manifests = loadToolSet();
 const toolCount = manifests.reduce((sum, manifest) => sum + manifest.tools.length, 0);
 const schemaCount = manifests.reduce((sum, manifest) => sum + manifest.tools.reduce((n, tool) => n + (tool.outputSchema ? 2 : 1), 0), 0);
-console.log(`# bench/codegen: ${PROVIDERS} manifests x ${TOOLS_EACH} tools = ${toolCount} tools (${schemaCount} schemas), median of ${RUNS} interleaved runs\n`);
+console.log(`# bench/codegen: ${PROVIDERS} manifests x ${TOOLS_EACH} tools = ${toolCount} tools (${schemaCount} schemas), median of ${RUNS} interleaved run${RUNS === 1 ? "" : "s"}\n`);
 
+const CODEGEN_TARGET = 1.2;
 const codegen = await benchCodegen(manifests);
 console.log("## Codegen of 2,000 tools\n");
 console.log("| | time | ratio |");
 console.log("|---|---:|---:|");
 console.log(`| json-schema-to-typescript alone (same schemas, same options) | ${ms(codegen.jstt)} | 1.00x |`);
 console.log(`| toolpact codegen (types + descriptors + clients + providers, printed) | ${ms(codegen.codegen)} | ${ratio(codegen.codegen, codegen.jstt)} |`);
-console.log(`\nTarget: at most 1.5x. ${codegen.codegen / codegen.jstt <= 1.5 ? "Met" : "NOT met"}.\n`);
+console.log(`\nTarget: at most ${CODEGEN_TARGET}x. ${codegen.codegen / codegen.jstt <= CODEGEN_TARGET ? "Met" : "NOT met"}.\n`);
 
 const checks = await benchTypecheck(manifests);
-const find = (tools, side, compiler) => checks.find((r) => r.tools === tools && r.side.startsWith(side) && r.compiler === compiler);
+const find = (tools, prefix, compiler) => checks.find((r) => r.tools === tools && r.prefix === prefix && r.compiler === compiler);
+const sizes = [...new Set(checks.map((r) => r.tools))];
+const hasTrpc = checks.some((r) => r.prefix === "trpc");
 console.log("## Type-checking a caller of every tool (`tsc --noEmit --extendedDiagnostics`)\n");
-console.log("| tools | client | compiler | Check time | Memory used | Instantiations |");
-console.log("|---:|---|---|---:|---:|---:|");
+console.log("| tools | client | compiler | Check time | Memory used | Instantiations | per tool |");
+console.log("|---:|---|---|---:|---:|---:|---:|");
 for (const r of checks) {
-  console.log(`| ${r.tools.toLocaleString("en-US")} | ${r.side} | ${r.compiler} | ${ms(r.check)} | ${Math.round(r.memory)} MB | ${r.instantiations.toLocaleString("en-US")} |`);
+  console.log(
+    `| ${r.tools.toLocaleString("en-US")} | ${r.side} | ${r.compiler} | ${ms(r.check)} | ${Math.round(r.memory)} MB | ` +
+      `${r.instantiations.toLocaleString("en-US")} | ${Math.round(r.instantiations / r.tools).toLocaleString("en-US")} |`,
+  );
 }
-console.log("\n| tools | compiler | tRPC / toolpact Check time | tRPC / toolpact memory | tRPC / toolpact instantiations | target |");
-console.log("|---:|---|---:|---:|---:|---|");
-for (const tools of [...new Set(checks.map((r) => r.tools))]) {
+/** Targets at 2,000 tools: generated within 1.3x of the floor; tRPC at least 6x (TS 6) or 15x (TS 7) the generated. */
+const FLOOR_TARGET = 1.3;
+const TRPC_TARGET = { "TS 6": 6, "TS 7": 15 };
+const verdict = (met) => (met ? "met" : "NOT met");
+console.log("\n| tools | compiler | toolpact / floor Check time | toolpact / floor instantiations | target |" + (hasTrpc ? " tRPC / toolpact Check time | tRPC / toolpact memory | tRPC / toolpact instantiations | target |" : ""));
+console.log("|---:|---|---:|---:|---|" + (hasTrpc ? "---:|---:|---:|---|" : ""));
+for (const tools of sizes) {
   for (const compiler of Object.keys(COMPILERS)) {
     const ours = find(tools, "toolpact", compiler);
-    const theirs = find(tools, "tRPC", compiler);
-    const target = tools === toolCount ? (compiler === "TS 6" ? "at least 5x" : "at least 10x") : "";
-    console.log(
-      `| ${tools.toLocaleString("en-US")} | ${compiler} | ${ratio(theirs.check, ours.check)} | ${ratio(theirs.memory, ours.memory)} | ${ratio(theirs.instantiations, ours.instantiations)} | ${target} |`,
-    );
+    const floor = find(tools, "floor", compiler);
+    const atTarget = tools === toolCount;
+    const floorRatio = ours.check / floor.check;
+    let row = `| ${tools.toLocaleString("en-US")} | ${compiler} | ${ratio(ours.check, floor.check)} | ${ratio(ours.instantiations, floor.instantiations)} | ${atTarget ? `at most ${FLOOR_TARGET}x: ${verdict(floorRatio <= FLOOR_TARGET)}` : ""} |`;
+    if (hasTrpc) {
+      const theirs = find(tools, "trpc", compiler);
+      const trpcRatio = theirs.check / ours.check;
+      row += ` ${ratio(theirs.check, ours.check)} | ${ratio(theirs.memory, ours.memory)} | ${ratio(theirs.instantiations, ours.instantiations)} | ${atTarget ? `at least ${TRPC_TARGET[compiler]}x: ${verdict(trpcRatio >= TRPC_TARGET[compiler])}` : ""} |`;
+    }
+    console.log(row);
   }
 }
-console.log("\n| compiler | toolpact Check time, 2,000 / 200 tools | tRPC Check time, 2,000 / 200 tools |");
-console.log("|---|---:|---:|");
-const [small, large] = [...new Set(checks.map((r) => r.tools))];
-for (const compiler of Object.keys(COMPILERS)) {
-  console.log(`| ${compiler} | ${ratio(find(large, "toolpact", compiler).check, find(small, "toolpact", compiler).check)} | ${ratio(find(large, "tRPC", compiler).check, find(small, "tRPC", compiler).check)} |`);
+if (sizes.length > 1) {
+  const [small, large] = sizes;
+  console.log(`\n| compiler | ${SUBJECTS.map((subject) => `${subject.side} Check time, 2,000 / 200 tools`).join(" | ")} |`);
+  console.log(`|---|${SUBJECTS.map(() => "---:").join("|")}|`);
+  for (const compiler of Object.keys(COMPILERS)) {
+    console.log(`| ${compiler} | ${SUBJECTS.map((subject) => ratio(find(large, subject.prefix, compiler).check, find(small, subject.prefix, compiler).check)).join(" | ")} |`);
+  }
 }
 console.log(`\n(${Math.round((performance.now() - started) / 1000)} s in all)`);

@@ -63,6 +63,16 @@ export const measureDescriptor = {
   requiresConfirmation: true,
 } as const;
 
+/** How a caller calls `org.example.geo-shapes:measure@1`: `execute` needs the token `confirm` returns. */
+export interface MeasureMethods {
+  /** Asks the provider what the call would do and opens the confirmation the call needs. */
+  preview(input: MeasureInput, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"org.example.geo-shapes:measure@1">>;
+  /** This tool's confirmation token: at once in token mode; in platform mode once the user approves. */
+  confirm(preview: toolpact.ToolPreview<"org.example.geo-shapes:measure@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"org.example.geo-shapes:measure@1">>;
+  /** Runs the tool with the token `confirm` returned for a preview of the same input. */
+  execute(input: MeasureInput, options: toolpact.ConfirmedExecuteOptions<"org.example.geo-shapes:measure@1">): Promise<toolpact.ExecuteResult<MeasureOutput>>;
+}
+
 /** The typed client of org.example.geo-shapes: one member per tool method. */
 export interface GeoShapesClient {
   /**
@@ -73,14 +83,15 @@ export interface GeoShapesClient {
    * @effect read · requires confirmation
    * @tool org.example.geo-shapes:measure@1
    */
-  readonly measure: toolpact.ConfirmedToolClient<"org.example.geo-shapes:measure@1", MeasureInput, MeasureOutput>;
+  readonly measure: MeasureMethods;
 }
 
 /** Creates the typed client of org.example.geo-shapes over a transport. */
 export function createGeoShapesClient(transport: toolpact.ToolTransport): GeoShapesClient {
-  return {
-    measure: toolpact.createConfirmedToolMethod<"org.example.geo-shapes:measure@1", MeasureInput, MeasureOutput>(transport, measureDescriptor),
+  const client: Record<keyof GeoShapesClient, unknown> = {
+    measure: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, measureDescriptor),
   };
+  return client as GeoShapesClient;
 }
 
 /** Handlers for every tool org.example.geo-shapes declares: a missing or an extra key does not compile. */

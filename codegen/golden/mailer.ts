@@ -20,6 +20,16 @@ export const listTemplatesDescriptor = {
   requiresConfirmation: false,
 } as const;
 
+/** How a caller calls `com.acme.mail-relay:list-templates@1`. */
+export interface ListTemplatesMethods {
+  /** Asks the provider what the call would do; the answer says whether a confirmation is needed. */
+  preview(input: ListTemplatesInput, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.acme.mail-relay:list-templates@1">>;
+  /** This tool's confirmation token for the preview, or undefined when the preview needs none. */
+  confirm(preview: toolpact.ToolPreview<"com.acme.mail-relay:list-templates@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.acme.mail-relay:list-templates@1"> | undefined>;
+  /** Runs the tool; a token is optional (policy may still demand one: preview and confirm first then). */
+  execute(input: ListTemplatesInput, options?: toolpact.ExecuteCallOptions<"com.acme.mail-relay:list-templates@1">): Promise<toolpact.ExecuteResult<ListTemplatesOutput>>;
+}
+
 export interface SendSummaryInput {
   to: ({
     kind: "user"
@@ -61,13 +71,23 @@ export const sendSummaryDescriptor = {
   requiresConfirmation: true,
 } as const;
 
+/** How a caller calls `com.acme.mail-relay:send-summary@1`: `execute` needs the token `confirm` returns. */
+export interface SendSummaryMethods {
+  /** Asks the provider what the call would do and opens the confirmation the call needs. */
+  preview(input: SendSummaryInput, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.acme.mail-relay:send-summary@1">>;
+  /** This tool's confirmation token: at once in token mode; in platform mode once the user approves. */
+  confirm(preview: toolpact.ToolPreview<"com.acme.mail-relay:send-summary@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.acme.mail-relay:send-summary@1">>;
+  /** Runs the tool with the token `confirm` returned for a preview of the same input. */
+  execute(input: SendSummaryInput, options: toolpact.ConfirmedExecuteOptions<"com.acme.mail-relay:send-summary@1">): Promise<toolpact.ExecuteResult<SendSummaryOutput>>;
+}
+
 /** The typed client of com.acme.mail-relay: one member per tool method. */
 export interface MailerClient {
   /**
    * @effect read · confirmation optional
    * @tool com.acme.mail-relay:list-templates@1
    */
-  readonly listTemplates: toolpact.ToolClient<"com.acme.mail-relay:list-templates@1", ListTemplatesInput, ListTemplatesOutput>;
+  readonly listTemplates: ListTemplatesMethods;
   /**
    * Send summary
    *
@@ -75,15 +95,16 @@ export interface MailerClient {
    * @effect external · requires confirmation
    * @tool com.acme.mail-relay:send-summary@1
    */
-  readonly sendSummary: toolpact.ConfirmedToolClient<"com.acme.mail-relay:send-summary@1", SendSummaryInput, SendSummaryOutput>;
+  readonly sendSummary: SendSummaryMethods;
 }
 
 /** Creates the typed client of com.acme.mail-relay over a transport. */
 export function createMailerClient(transport: toolpact.ToolTransport): MailerClient {
-  return {
-    listTemplates: toolpact.createToolMethod<"com.acme.mail-relay:list-templates@1", ListTemplatesInput, ListTemplatesOutput>(transport, listTemplatesDescriptor),
-    sendSummary: toolpact.createConfirmedToolMethod<"com.acme.mail-relay:send-summary@1", SendSummaryInput, SendSummaryOutput>(transport, sendSummaryDescriptor),
+  const client: Record<keyof MailerClient, unknown> = {
+    listTemplates: toolpact.createToolMethod<string, unknown, unknown>(transport, listTemplatesDescriptor),
+    sendSummary: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, sendSummaryDescriptor),
   };
+  return client as MailerClient;
 }
 
 /** Handlers for every tool com.acme.mail-relay declares: a missing or an extra key does not compile. */

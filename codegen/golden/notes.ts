@@ -19,6 +19,16 @@ export const archiveRecordDescriptor = {
   requiresConfirmation: true,
 } as const;
 
+/** How a caller calls `com.example.notes:archive-record@1`: `execute` needs the token `confirm` returns. */
+export interface ArchiveRecordMethods {
+  /** Asks the provider what the call would do and opens the confirmation the call needs. */
+  preview(input: ArchiveRecordInput, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.example.notes:archive-record@1">>;
+  /** This tool's confirmation token: at once in token mode; in platform mode once the user approves. */
+  confirm(preview: toolpact.ToolPreview<"com.example.notes:archive-record@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.example.notes:archive-record@1">>;
+  /** Runs the tool with the token `confirm` returned for a preview of the same input. */
+  execute(input: ArchiveRecordInput, options: toolpact.ConfirmedExecuteOptions<"com.example.notes:archive-record@1">): Promise<toolpact.ExecuteResult<ArchiveRecordOutput>>;
+}
+
 export interface CreateRecordV1Input {
   title: string
   priority?: ("low" | "normal" | "high")
@@ -37,6 +47,16 @@ export const createRecordV1Descriptor = {
   effect: "write",
   requiresConfirmation: true,
 } as const;
+
+/** How a caller calls `com.example.notes:create-record@1`: `execute` needs the token `confirm` returns. */
+export interface CreateRecordV1Methods {
+  /** Asks the provider what the call would do and opens the confirmation the call needs. */
+  preview(input: CreateRecordV1Input, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.example.notes:create-record@1">>;
+  /** This tool's confirmation token: at once in token mode; in platform mode once the user approves. */
+  confirm(preview: toolpact.ToolPreview<"com.example.notes:create-record@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.example.notes:create-record@1">>;
+  /** Runs the tool with the token `confirm` returned for a preview of the same input. */
+  execute(input: CreateRecordV1Input, options: toolpact.ConfirmedExecuteOptions<"com.example.notes:create-record@1">): Promise<toolpact.ExecuteResult<CreateRecordV1Output>>;
+}
 
 export interface CreateRecordV2Input {
   title: string
@@ -73,6 +93,16 @@ export const createRecordV2Descriptor = {
   requiresConfirmation: true,
 } as const;
 
+/** How a caller calls `com.example.notes:create-record@2`: `execute` needs the token `confirm` returns. */
+export interface CreateRecordV2Methods {
+  /** Asks the provider what the call would do and opens the confirmation the call needs. */
+  preview(input: CreateRecordV2Input, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.example.notes:create-record@2">>;
+  /** This tool's confirmation token: at once in token mode; in platform mode once the user approves. */
+  confirm(preview: toolpact.ToolPreview<"com.example.notes:create-record@2">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.example.notes:create-record@2">>;
+  /** Runs the tool with the token `confirm` returned for a preview of the same input. */
+  execute(input: CreateRecordV2Input, options: toolpact.ConfirmedExecuteOptions<"com.example.notes:create-record@2">): Promise<toolpact.ExecuteResult<CreateRecordV2Output>>;
+}
+
 export interface SearchRecordsInput {
   query: string
   limit?: number
@@ -88,6 +118,16 @@ export const searchRecordsDescriptor = {
   requiresConfirmation: false,
 } as const;
 
+/** How a caller calls `com.example.notes:search-records@1`. */
+export interface SearchRecordsMethods {
+  /** Asks the provider what the call would do; the answer says whether a confirmation is needed. */
+  preview(input: SearchRecordsInput, options?: toolpact.PreviewOptions): Promise<toolpact.ToolPreview<"com.example.notes:search-records@1">>;
+  /** This tool's confirmation token for the preview, or undefined when the preview needs none. */
+  confirm(preview: toolpact.ToolPreview<"com.example.notes:search-records@1">, options?: toolpact.ConfirmOptions): Promise<toolpact.ConfirmationToken<"com.example.notes:search-records@1"> | undefined>;
+  /** Runs the tool; a token is optional (policy may still demand one: preview and confirm first then). */
+  execute(input: SearchRecordsInput, options?: toolpact.ExecuteCallOptions<"com.example.notes:search-records@1">): Promise<toolpact.ExecuteResult<unknown>>;
+}
+
 /** The typed client of com.example.notes (Notes): one member per tool method. */
 export interface NotesClient {
   /**
@@ -95,7 +135,7 @@ export interface NotesClient {
    * @effect write · requires confirmation
    * @tool com.example.notes:archive-record@1
    */
-  readonly archiveRecord: toolpact.ConfirmedToolClient<"com.example.notes:archive-record@1", ArchiveRecordInput, ArchiveRecordOutput>;
+  readonly archiveRecord: ArchiveRecordMethods;
   /**
    * Create record
    *
@@ -105,7 +145,7 @@ export interface NotesClient {
    * @effect write · requires confirmation
    * @tool com.example.notes:create-record@2
    */
-  readonly createRecord: toolpact.ConfirmedToolClient<"com.example.notes:create-record@2", CreateRecordV2Input, CreateRecordV2Output>;
+  readonly createRecord: CreateRecordV2Methods;
   /**
    * Create record
    *
@@ -113,7 +153,7 @@ export interface NotesClient {
    * @effect write · requires confirmation
    * @tool com.example.notes:create-record@1
    */
-  readonly createRecordV1: toolpact.ConfirmedToolClient<"com.example.notes:create-record@1", CreateRecordV1Input, CreateRecordV1Output>;
+  readonly createRecordV1: CreateRecordV1Methods;
   /**
    * Create record
    *
@@ -121,7 +161,7 @@ export interface NotesClient {
    * @effect write · requires confirmation
    * @tool com.example.notes:create-record@2
    */
-  readonly createRecordV2: toolpact.ConfirmedToolClient<"com.example.notes:create-record@2", CreateRecordV2Input, CreateRecordV2Output>;
+  readonly createRecordV2: CreateRecordV2Methods;
   /**
    * Search records
    *
@@ -129,21 +169,22 @@ export interface NotesClient {
    * @effect read · confirmation optional
    * @tool com.example.notes:search-records@1
    */
-  readonly searchRecords: toolpact.ToolClient<"com.example.notes:search-records@1", SearchRecordsInput, unknown>;
+  readonly searchRecords: SearchRecordsMethods;
 }
 
 /** Creates the typed client of com.example.notes over a transport. */
 export function createNotesClient(transport: toolpact.ToolTransport): NotesClient {
   const methods = {
-    archiveRecord: toolpact.createConfirmedToolMethod<"com.example.notes:archive-record@1", ArchiveRecordInput, ArchiveRecordOutput>(transport, archiveRecordDescriptor),
-    createRecordV1: toolpact.createConfirmedToolMethod<"com.example.notes:create-record@1", CreateRecordV1Input, CreateRecordV1Output>(transport, createRecordV1Descriptor),
-    createRecordV2: toolpact.createConfirmedToolMethod<"com.example.notes:create-record@2", CreateRecordV2Input, CreateRecordV2Output>(transport, createRecordV2Descriptor),
-    searchRecords: toolpact.createToolMethod<"com.example.notes:search-records@1", SearchRecordsInput, unknown>(transport, searchRecordsDescriptor),
+    archiveRecord: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, archiveRecordDescriptor),
+    createRecordV1: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV1Descriptor),
+    createRecordV2: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV2Descriptor),
+    searchRecords: toolpact.createToolMethod<string, unknown, unknown>(transport, searchRecordsDescriptor),
   };
-  return {
+  const client: Record<keyof NotesClient, unknown> = {
     ...methods,
     createRecord: methods.createRecordV2,
   };
+  return client as NotesClient;
 }
 
 /** Handlers for every tool com.example.notes declares: a missing or an extra key does not compile. */

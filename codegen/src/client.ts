@@ -1,15 +1,98 @@
-import { StructureKind, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
-import { doc, toolDoc } from "./docs.js";
+import { StructureKind, printStructure, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
+import { commentText, doc, toolDoc } from "./docs.js";
+import { PRINT_OPTIONS, type TypeDeclarations } from "./emit.js";
 import type { ProviderPlan, ToolPlan } from "./names.js";
 import { objectLiteral } from "./writers.js";
 
-/** The type of a tool's client: `toolpact.ConfirmedToolClient<"<full name>", Input, Output>` or `toolpact.ToolClient<...>`. */
-export function toolClientType(plan: ToolPlan): string {
-  const client = plan.tool.requiresConfirmation ? "ConfirmedToolClient" : "ToolClient";
-  return `toolpact.${client}<${JSON.stringify(plan.fullName)}, ${plan.inputType}, ${plan.outputType ?? "unknown"}>`;
+/** Stand-ins in the printed template of a `<Tool>Methods` interface, replaced per tool. */
+const TEMPLATE = {
+  interface: "ToolpactTemplateMethods",
+  input: "ToolpactTemplateInput",
+  output: "ToolpactTemplateOutput",
+  /** The tool's full name as a string literal (quotes included). */
+  literal: JSON.stringify("toolpact-template:tool@0"),
+  /** The tool's full name inside a comment. */
+  comment: "toolpact-template-comment:tool@0",
+} as const;
+
+const STAND_INS = new RegExp(Object.values(TEMPLATE).map((standIn) => standIn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+
+/** Printed templates by shape (confirmation required, output declared): four at most, printed once each. */
+const printedTemplates = new Map<string, string>();
+
+/**
+ * `export interface CreateRecordMethods { preview(...); confirm(...); execute(...) }`: one tool's client
+ * with concrete signatures. A generic `ToolClient<Name, Input, Output>` per tool would cost the
+ * type-checker an instantiation of every member at every call site; this costs what a hand-written
+ * interface does. The shapes are those of `toolpact.ToolClient` and `toolpact.ConfirmedToolClient`,
+ * which `createToolMethod` and `createConfirmedToolMethod` return.
+ *
+ * Every tool of one shape has the same interface but for its names, so the structure is printed once
+ * per shape with stand-in names, which each tool's names then replace (identifiers, and a full name
+ * that the manifest rules limit to `[a-z0-9.:@-]`): printing it per tool would double codegen's time.
+ */
+export function methodsInterface(plan: ToolPlan): TypeDeclarations {
+  const confirmed = plan.tool.requiresConfirmation;
+  const shape = `${confirmed}:${plan.outputType !== undefined}`;
+  let template = printedTemplates.get(shape);
+  if (template === undefined) {
+    template = printStructure(methodsStructure(confirmed, plan.outputType === undefined ? "unknown" : TEMPLATE.output), PRINT_OPTIONS);
+    printedTemplates.set(shape, template);
+  }
+  const names: Record<string, string> = {
+    [TEMPLATE.interface]: plan.methodsInterface,
+    [TEMPLATE.input]: plan.inputType,
+    [TEMPLATE.output]: plan.outputType ?? "unknown",
+    [TEMPLATE.literal]: JSON.stringify(plan.fullName),
+    [TEMPLATE.comment]: commentText(plan.fullName),
+  };
+  // One pass: a tool's own names are never scanned again, whatever they contain.
+  return { kind: "type-declarations", code: template.replace(STAND_INS, (standIn) => names[standIn]!).trimEnd() };
 }
 
-/** `export interface NotesClient { readonly createRecord: ...; }`: one documented property per method. */
+function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarationStructure {
+  const preview = `toolpact.ToolPreview<${TEMPLATE.literal}>`;
+  const token = `toolpact.ConfirmationToken<${TEMPLATE.literal}>`;
+  return {
+    kind: StructureKind.Interface,
+    name: TEMPLATE.interface,
+    isExported: true,
+    docs: [doc(`How a caller calls \`${TEMPLATE.comment}\`${confirmed ? ": `execute` needs the token `confirm` returns" : ""}.`)],
+    methods: [
+      {
+        name: "preview",
+        docs: [doc(confirmed ? "Asks the provider what the call would do and opens the confirmation the call needs." : "Asks the provider what the call would do; the answer says whether a confirmation is needed.")],
+        parameters: [
+          { name: "input", type: TEMPLATE.input },
+          { name: "options", hasQuestionToken: true, type: "toolpact.PreviewOptions" },
+        ],
+        returnType: `Promise<${preview}>`,
+      },
+      {
+        name: "confirm",
+        docs: [doc(confirmed ? "This tool's confirmation token: at once in token mode; in platform mode once the user approves." : "This tool's confirmation token for the preview, or undefined when the preview needs none.")],
+        parameters: [
+          { name: "preview", type: preview },
+          { name: "options", hasQuestionToken: true, type: "toolpact.ConfirmOptions" },
+        ],
+        returnType: confirmed ? `Promise<${token}>` : `Promise<${token} | undefined>`,
+      },
+      {
+        name: "execute",
+        docs: [doc(confirmed ? "Runs the tool with the token `confirm` returned for a preview of the same input." : "Runs the tool; a token is optional (policy may still demand one: preview and confirm first then).")],
+        parameters: [
+          { name: "input", type: TEMPLATE.input },
+          confirmed
+            ? { name: "options", type: `toolpact.ConfirmedExecuteOptions<${TEMPLATE.literal}>` }
+            : { name: "options", hasQuestionToken: true, type: `toolpact.ExecuteCallOptions<${TEMPLATE.literal}>` },
+        ],
+        returnType: `Promise<toolpact.ExecuteResult<${output}>>`,
+      },
+    ],
+  };
+}
+
+/** `export interface NotesClient { readonly createRecord: CreateRecordMethods; }`: one documented property per method. */
 export function clientInterface(provider: ProviderPlan): InterfaceDeclarationStructure {
   const { manifest } = provider;
   return {
@@ -20,29 +103,38 @@ export function clientInterface(provider: ProviderPlan): InterfaceDeclarationStr
     properties: provider.members.map((member) => ({
       name: member.name,
       isReadonly: true,
-      type: toolClientType(member.tool),
+      type: member.tool.methodsInterface,
       docs: [toolDoc(member.tool, member.isLatestAlias)],
     })),
   };
 }
 
-/** `export function createNotesClient(transport) { ... }` over the descriptors. */
+/**
+ * `export function createNotesClient(transport) { ... }` over the descriptors. Each member is what
+ * `createToolMethod`/`createConfirmedToolMethod` return for the tool's descriptor, whose shape the
+ * tool's `<Tool>Methods` spells out (codegen's type tests prove the two match). The object is typed
+ * by its keys only, so a consumer's compiler does not compare every tool's client with its interface
+ * again on every build; a missing or extra key still does not compile.
+ */
 export function clientFactory(provider: ProviderPlan): FunctionDeclarationStructure {
-  const methods = objectLiteral(provider.tools.map((plan) => [plan.key, methodCall(plan)]));
+  const callable = provider.members.filter((member) => !member.isLatestAlias).map((member) => member.tool);
+  const methods = objectLiteral(callable.map((plan) => [plan.key, methodCall(plan)]));
   const aliases = provider.members.filter((member) => member.isLatestAlias);
+  const keys = `Record<keyof ${provider.clientInterface}, unknown>`;
   const body: WriterFunction = (writer) => {
     if (aliases.length === 0) {
-      writer.write("return ");
+      writer.write(`const client: ${keys} = `);
       methods(writer);
-      writer.write(";");
-      return;
+      writer.write(";").newLine();
+    } else {
+      writer.write("const methods = ");
+      methods(writer);
+      writer.write(";").newLine();
+      writer.write(`const client: ${keys} = `);
+      objectLiteral([[undefined, "methods"], ...aliases.map((member) => [member.name, `methods.${member.tool.key}`] as const)])(writer);
+      writer.write(";").newLine();
     }
-    writer.write("const methods = ");
-    methods(writer);
-    writer.write(";").newLine();
-    writer.write("return ");
-    objectLiteral([[undefined, "methods"], ...aliases.map((member) => [member.name, `methods.${member.tool.key}`] as const)])(writer);
-    writer.write(";");
+    writer.write(`return client as ${provider.clientInterface};`);
   };
   return {
     kind: StructureKind.Function,
@@ -57,5 +149,6 @@ export function clientFactory(provider: ProviderPlan): FunctionDeclarationStruct
 
 function methodCall(plan: ToolPlan): string {
   const factory = plan.tool.requiresConfirmation ? "createConfirmedToolMethod" : "createToolMethod";
-  return `toolpact.${factory}<${JSON.stringify(plan.fullName)}, ${plan.inputType}, ${plan.outputType ?? "unknown"}>(transport, ${plan.descriptorName})`;
+  // The same type arguments for every tool: the compiler instantiates the signature once per file, not once per tool.
+  return `toolpact.${factory}<string, unknown, unknown>(transport, ${plan.descriptorName})`;
 }

@@ -9,6 +9,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const FIXTURES_DIR = resolve(here, "../fixtures");
 /** `codegen/golden`: the expected output for the fixtures. */
 export const GOLDEN_DIR = resolve(here, "../golden");
+/** `codegen/fixtures/callers/assistant.plugin.json`: a caller whose `uses` narrows the fixtures' clients. */
+export const CALLER_FIXTURE = resolve(FIXTURES_DIR, "callers/assistant.plugin.json");
+/** `codegen/golden/caller`: the fixtures' output for that caller. */
+export const CALLER_GOLDEN_DIR = resolve(GOLDEN_DIR, "caller");
 
 /** Loads every fixture manifest through the real loader; a fixture that does not load fails loudly. */
 export async function loadFixtures(): Promise<Manifest[]> {
@@ -20,6 +24,13 @@ export async function loadFixtures(): Promise<Manifest[]> {
     manifests.push(result.manifest);
   }
   return manifests;
+}
+
+/** The caller fixture, through the real loader. */
+export async function loadCallerFixture(): Promise<Manifest> {
+  const result = await loadManifest(CALLER_FIXTURE);
+  if (!result.ok) throw new Error(`${CALLER_FIXTURE} does not load:\n${result.diagnostics.map(formatDiagnostic).join("\n")}`);
+  return result.manifest;
 }
 
 /**

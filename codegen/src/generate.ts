@@ -1,6 +1,6 @@
 import type { Manifest } from "@toolpact/contract";
 import { StructureKind, type StatementStructures, type WriterFunction } from "ts-morph";
-import { clientFactory, clientInterface } from "./client.js";
+import { clientFactory, clientInterface, methodsInterface } from "./client.js";
 import { descriptorStatement } from "./descriptors.js";
 import { emitFiles, generatedHeader, type FilePlan, type GeneratedFile, type TypeDeclarations } from "./emit.js";
 import { indexStatements } from "./index-file.js";
@@ -8,14 +8,23 @@ import { Names, compare, planProviders, type ProviderPlan } from "./names.js";
 import { defineFunction, handlersInterface } from "./provider.js";
 import { compileSchemaTypes } from "./schema-types.js";
 
+/** Options of `generateClients`. */
+export interface GenerateOptions {
+  /** The manifest of the plugin that will call these clients: they then hold only the tools it may call. */
+  readonly caller?: Manifest;
+}
+
 /**
  * Turns manifests into typed clients: `index.ts` with `createToolClients(transport)`, and one file
  * per provider with its input/output types, descriptors, client and `define<Alias>Provider`.
  * Nothing touches the disk; the same manifests give the same bytes, whatever their order.
+ * With `caller`, the clients hold only the tools that caller's manifest lets it call (`tools:call`
+ * and its `uses`), so a call the runtime would refuse at step 3 does not compile; providers keep
+ * their descriptors, handlers and `define<Alias>Provider` whole.
  * Throws ToolpactError MANIFEST_INVALID on a name collision or a schema it cannot compile.
  */
-export async function generateClients(manifests: readonly Manifest[]): Promise<GeneratedFile[]> {
-  const providers = planProviders(manifests);
+export async function generateClients(manifests: readonly Manifest[], options: GenerateOptions = {}): Promise<GeneratedFile[]> {
+  const providers = planProviders(manifests, options.caller === undefined ? undefined : { manifest: options.caller });
   const plans: FilePlan[] = [];
   for (const provider of providers) plans.push(await providerFile(provider));
   plans.push({
@@ -35,6 +44,7 @@ async function providerFile(provider: ProviderPlan): Promise<FilePlan> {
   const statements: (StatementStructures | WriterFunction | TypeDeclarations)[] = [
     { kind: StructureKind.ImportDeclaration, namespaceImport: "toolpact", moduleSpecifier: "@toolpact/client" },
   ];
+  const callable = new Set(provider.members.map((member) => member.tool));
   for (const plan of provider.tools) {
     for (const [schema, rootName, label] of [
       [plan.tool.inputSchema, plan.inputType, "inputSchema"],
@@ -48,7 +58,13 @@ async function providerFile(provider: ProviderPlan): Promise<FilePlan> {
     }
     names.claim(plan.descriptorName, plan.fullName);
     statements.push(descriptorStatement(provider, plan));
+    if (callable.has(plan)) {
+      names.claim(plan.methodsInterface, plan.fullName);
+      statements.push(methodsInterface(plan));
+    }
   }
-  statements.push(clientInterface(provider), clientFactory(provider), handlersInterface(provider), defineFunction(provider));
+  // A provider the caller may call nothing of has no client: only what its own implementation needs.
+  if (callable.size > 0) statements.push(clientInterface(provider), clientFactory(provider));
+  statements.push(handlersInterface(provider), defineFunction(provider));
   return { path: provider.file, header: generatedHeader([`${manifest.id}@${manifest.version}`]), statements };
 }

@@ -12,7 +12,7 @@ import {
 } from "@toolpact/client";
 import { describe, expect, it } from "vitest";
 import * as golden from "../golden/index.js";
-import { FIXTURES_DIR, GOLDEN_DIR, loadFixtures } from "./fixtures.test-support.js";
+import { CALLER_GOLDEN_DIR, FIXTURES_DIR, GOLDEN_DIR, loadCallerFixture, loadFixtures, manifestOf } from "./fixtures.test-support.js";
 import { generateClients } from "./generate.js";
 
 describe("golden output", () => {
@@ -21,6 +21,20 @@ describe("golden output", () => {
     for (const file of files) await expect(file.contents).toMatchFileSnapshot(join(GOLDEN_DIR, file.path));
     const onDisk = (await readdir(GOLDEN_DIR)).filter((name) => name.endsWith(".ts"));
     expect(onDisk.filter((name) => !files.some((file) => file.path === name))).toEqual([]);
+  });
+
+  it("with a caller, the fixtures generate the committed caller goldens", async () => {
+    const files = await generateClients(await loadFixtures(), { caller: await loadCallerFixture() });
+    for (const file of files) await expect(file.contents).toMatchFileSnapshot(join(CALLER_GOLDEN_DIR, file.path));
+    const onDisk = (await readdir(CALLER_GOLDEN_DIR)).filter((name) => name.endsWith(".ts"));
+    expect(onDisk.filter((name) => !files.some((file) => file.path === name))).toEqual([]);
+  });
+
+  it("a caller without tools:call is refused: it may call no tool", async () => {
+    const caller = manifestOf({ id: "com.example.watcher", version: "1.0.0", permissions: ["tools:observe"] });
+    await expect(generateClients(await loadFixtures(), { caller })).rejects.toThrow(
+      'the caller com.example.watcher does not hold "tools:call", so it may call no tool: add "tools:call" (and "uses") to its manifest',
+    );
   });
 
   it("is deterministic: the same bytes whatever the manifest order, run after run", async () => {

@@ -16,9 +16,10 @@ import { objectLiteral } from "./writers.js";
  * `createToolClients(transport)`.
  */
 export function indexStatements(providers: readonly ProviderPlan[]): StatementStructures[] {
+  const withClients = providers.filter(hasClient);
   const imports: ImportDeclarationStructure[] = [
     { kind: StructureKind.ImportDeclaration, isTypeOnly: true, namespaceImport: "toolpact", moduleSpecifier: "@toolpact/client" },
-    ...providers.map(
+    ...withClients.map(
       (provider): ImportDeclarationStructure => ({
         kind: StructureKind.ImportDeclaration,
         moduleSpecifier: moduleOf(provider),
@@ -30,12 +31,14 @@ export function indexStatements(providers: readonly ProviderPlan[]): StatementSt
     {
       kind: StructureKind.ExportDeclaration,
       moduleSpecifier: moduleOf(provider),
-      namedExports: [
-        provider.clientFactory,
-        provider.defineFunction,
-        { name: provider.clientInterface, isTypeOnly: true },
-        { name: provider.handlersInterface, isTypeOnly: true },
-      ],
+      namedExports: hasClient(provider)
+        ? [
+            provider.clientFactory,
+            provider.defineFunction,
+            { name: provider.clientInterface, isTypeOnly: true },
+            { name: provider.handlersInterface, isTypeOnly: true },
+          ]
+        : [provider.defineFunction, { name: provider.handlersInterface, isTypeOnly: true }],
     },
     { kind: StructureKind.ExportDeclaration, moduleSpecifier: moduleOf(provider), namespaceExport: provider.namespace },
   ]);
@@ -44,7 +47,7 @@ export function indexStatements(providers: readonly ProviderPlan[]): StatementSt
     name: "ToolClients",
     isExported: true,
     docs: [doc("Every provider's typed client, under its client name.")],
-    properties: providers.map((provider) => ({
+    properties: withClients.map((provider) => ({
       name: provider.clientName,
       isReadonly: true,
       type: provider.clientInterface,
@@ -66,12 +69,17 @@ export function indexStatements(providers: readonly ProviderPlan[]): StatementSt
     statements: [
       (writer) => {
         writer.write("return ");
-        objectLiteral(providers.map((provider) => [provider.clientName, `${provider.clientFactory}(transport)`]))(writer);
+        objectLiteral(withClients.map((provider) => [provider.clientName, `${provider.clientFactory}(transport)`]))(writer);
         writer.write(";");
       },
     ],
   };
   return [...imports, ...reexports, clients, factory];
+}
+
+/** A provider has a client unless a caller's `uses` leaves it no tool to call. */
+function hasClient(provider: ProviderPlan): boolean {
+  return provider.members.length > 0;
 }
 
 function moduleOf(provider: ProviderPlan): string {

@@ -1,6 +1,7 @@
 import {
   RESERVED_TOOL_NAMES,
   camelCase,
+  matchesToolPattern,
   pascalCase,
   pluginClientName,
   toolFullName,
@@ -16,6 +17,8 @@ export interface ToolPlan {
   /** The versioned method and handler key: `createRecord`, or `createRecordV2` when several versions coexist. */
   readonly key: string;
   readonly descriptorName: string;
+  /** `CreateRecordMethods`: the concrete interface of the tool's `preview`, `confirm` and `execute`. */
+  readonly methodsInterface: string;
   readonly inputType: string;
   /** Undefined when the tool declares no outputSchema (results are `unknown`). */
   readonly outputType: string | undefined;
@@ -42,9 +45,15 @@ export interface ProviderPlan {
   readonly clientFactory: string;
   readonly handlersInterface: string;
   readonly defineFunction: string;
-  /** Sorted by tool name, then version. */
+  /** Sorted by tool name, then version: every declared tool (descriptors, handlers, the provider definition). */
   readonly tools: readonly ToolPlan[];
+  /** The client's properties: every tool, or with a caller, only those its `uses` allows. */
   readonly members: readonly ClientMember[];
+}
+
+/** Who the clients are for: their tools are narrowed to what this caller's manifest lets it call. */
+export interface CallerScope {
+  readonly manifest: Manifest;
 }
 
 /** Names the index file declares itself, besides the per-provider ones. */
@@ -56,7 +65,7 @@ const RESERVED_CLIENT_NAMES: ReadonlySet<string> = new Set([...RESERVED_TOOL_NAM
  * any collision with a message naming both sources: two providers with one client name, two tools
  * on one method, or a generated name taken twice in one file.
  */
-export function planProviders(manifests: readonly Manifest[]): ProviderPlan[] {
+export function planProviders(manifests: readonly Manifest[], caller?: CallerScope): ProviderPlan[] {
   const byId = new Map<string, Manifest>();
   for (const manifest of manifests) {
     const earlier = byId.get(manifest.id);
@@ -68,9 +77,14 @@ export function planProviders(manifests: readonly Manifest[]): ProviderPlan[] {
     byId.set(manifest.id, manifest);
   }
 
+  if (caller !== undefined && !caller.manifest.permissions.includes("tools:call")) {
+    throw codegenError(
+      `the caller ${caller.manifest.id} does not hold "tools:call", so it may call no tool: add "tools:call" (and "uses") to its manifest`,
+    );
+  }
   const providers = [...byId.values()]
     .filter((manifest) => manifest.tools.length > 0)
-    .map(planProvider)
+    .map((manifest) => planProvider(manifest, caller))
     .sort((a, b) => compare(a.clientName, b.clientName));
 
   const clientNames = new Names("the generated clients object");
@@ -89,7 +103,7 @@ export function planProviders(manifests: readonly Manifest[]): ProviderPlan[] {
   return providers;
 }
 
-function planProvider(manifest: Manifest): ProviderPlan {
+function planProvider(manifest: Manifest, caller: CallerScope | undefined): ProviderPlan {
   const clientName = pluginClientName(manifest);
   if (RESERVED_CLIENT_NAMES.has(clientName)) {
     throw codegenError(
@@ -116,6 +130,7 @@ function planProvider(manifest: Manifest): ProviderPlan {
         fullName: toolFullName(manifest.id, tool.name, tool.version),
         key,
         descriptorName: `${key}Descriptor`,
+        methodsInterface: `${typePrefix}Methods`,
         inputType: `${typePrefix}Input`,
         outputType: tool.outputSchema === undefined ? undefined : `${typePrefix}Output`,
       };
@@ -131,6 +146,7 @@ function planProvider(manifest: Manifest): ProviderPlan {
       tools.push(plan);
     }
   }
+  const callable = caller === undefined ? members : members.filter((member) => callerMayCall(caller.manifest, member.tool));
   return {
     manifest,
     clientName,
@@ -141,8 +157,16 @@ function planProvider(manifest: Manifest): ProviderPlan {
     handlersInterface: `${namespace}ProviderHandlers`,
     defineFunction: `define${namespace}Provider`,
     tools,
-    members,
+    // The plain name of the highest version stays only where that very version is callable: it never moves to a lower one.
+    members: callable,
   };
+}
+
+/** What step 3 of the pipeline asks: does the caller hold `tools:call`, and does its `uses` (when present) match the tool? */
+function callerMayCall(caller: Manifest, plan: ToolPlan): boolean {
+  if (caller.uses === undefined) return true;
+  const [providerId] = plan.fullName.split(":");
+  return caller.uses.some((pattern) => matchesToolPattern(pattern, providerId!, plan.tool.name, plan.tool.version));
 }
 
 /** `mailEr` -> `mail-er`; one-to-one on camelCase names. */

@@ -1,6 +1,6 @@
 import { ts } from "ts-morph";
 import { describe, expect, it } from "vitest";
-import { oneTool } from "./fixtures.test-support.js";
+import { manifestOf, oneTool } from "./fixtures.test-support.js";
 import { generateClients } from "./generate.js";
 import { indentDeclarations } from "./reindent.js";
 import { compileSchemaTypes } from "./schema-types.js";
@@ -114,6 +114,7 @@ describe("text from manifests cannot become code", () => {
       "ProbeInput_ExportConstPwn1",
       "ProbeInput",
       "probeDescriptor",
+      "ProbeMethods",
       "ProbeClient",
       "createProbeClient",
       "ProbeProviderHandlers",
@@ -126,7 +127,23 @@ describe("text from manifests cannot become code", () => {
     const tampered = { ...manifest, tools: [{ ...manifest.tools[0]!, title: attack, description: `line\r\n${attack}` }] };
     const text = (await generateClients([tampered])).find((file) => file.path === "probe.ts")!.contents;
     expect(text).not.toContain("\r");
-    expect(topLevelNames(text)).toEqual(["ProbeInput", "probeDescriptor", "ProbeClient", "createProbeClient", "ProbeProviderHandlers", "defineProbeProvider"]);
+    expect(topLevelNames(text)).toEqual(["ProbeInput", "probeDescriptor", "ProbeMethods", "ProbeClient", "createProbeClient", "ProbeProviderHandlers", "defineProbeProvider"]);
+  });
+
+  it("in tool names that spell the stand-ins of the printed <Tool>Methods template", async () => {
+    const names = ["toolpact-template-output", "toolpact-template-input", "toolpact-template-methods"];
+    const manifest = manifestOf({
+      id: "com.example.probe",
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      tools: names.map((name) => ({ name, effect: "write", inputSchema: { type: "object" }, outputSchema: { type: "object" } })),
+    });
+    const text = (await generateClients([manifest])).find((file) => file.path === "probe.ts")!.contents;
+    for (const type of ["ToolpactTemplateOutput", "ToolpactTemplateInput", "ToolpactTemplateMethods"]) {
+      const methods = new RegExp(`export interface ${type}Methods \\{[\\s\\S]*?\\n\\}`).exec(text)?.[0];
+      expect(methods, type).toContain(`preview(input: ${type}Input, options?: toolpact.PreviewOptions)`);
+      expect(methods, type).toContain(`Promise<toolpact.ExecuteResult<${type}Output>>`);
+    }
   });
 });
 

@@ -92,6 +92,17 @@ describe("generated types under tsc", () => {
     expect(diagnostics).toEqual([expect.stringMatching(/control-unused\.ts:4:1: TS2578: Unused '@ts-expect-error' directive/)]);
   });
 
+  it("the harness reports a call to a tool outside the caller's uses (the caller goldens' control case)", () => {
+    const snippet = [
+      'import type { ToolTransport } from "@toolpact/client";',
+      'import { createToolClients } from "../golden/caller/index.js";',
+      "declare const transport: ToolTransport;",
+      'export const call = createToolClients(transport).notes.archiveRecord.preview({ id: "r1" });',
+    ].join("\n");
+    const { diagnostics } = typecheck(tsFiles(GOLDEN_DIR), new Map([[join(TYPE_TESTS_DIR, "control-uses.ts"), snippet]]), baseline.program);
+    expect(diagnostics).toEqual([expect.stringMatching(/control-uses\.ts:4:\d+: TS2339: Property 'archiveRecord' does not exist on type 'NotesClient'/)]);
+  });
+
   it("the harness reports a failing expectTypeOf", () => {
     const snippet = [
       'import { expectTypeOf } from "vitest";',

@@ -3,10 +3,12 @@
 // compile, every other line must compile.
 import type {
   ConfirmationToken,
+  ConfirmedToolClient,
   ExecuteResult,
   PreviewSummary,
   ProviderDefinition,
   ToolCallContext,
+  ToolClient,
   ToolExecuteContext,
   ToolPreview,
   ToolTransport,
@@ -259,4 +261,22 @@ export async function schemaShapes(): Promise<void> {
   await tools.mailer.listTemplates.preview({ anything: 1 });
   // @ts-expect-error text from a manifest stays inside comments: nothing it says becomes code
   void GeoShapes.injected;
+}
+
+/**
+ * The generated `<Tool>Methods` interfaces spell out what `createToolMethod` and
+ * `createConfirmedToolMethod` return, so the generated factories can skip comparing the two on every
+ * consumer's build: these lines prove the shapes are the same, both ways.
+ */
+export function methodsMatchTheClientLibrary(): void {
+  type Confirmed = ConfirmedToolClient<CreateRecordV1, Notes.CreateRecordV1Input, Notes.CreateRecordV1Output>;
+  expectTypeOf<Notes.CreateRecordV1Methods>().toEqualTypeOf<Confirmed>();
+  expectTypeOf<Notes.CreateRecordV1Methods>().toExtend<Confirmed>();
+  expectTypeOf<Confirmed>().toExtend<Notes.CreateRecordV1Methods>();
+  type Optional = ToolClient<SearchRecords, Notes.SearchRecordsInput, unknown>;
+  expectTypeOf<Notes.SearchRecordsMethods>().toEqualTypeOf<Optional>();
+  expectTypeOf<Notes.SearchRecordsMethods>().toExtend<Optional>();
+  expectTypeOf<Optional>().toExtend<Notes.SearchRecordsMethods>();
+  // A confirmed tool's methods are not an optional-confirmation client (execute needs its token).
+  expectTypeOf<Notes.CreateRecordV1Methods>().not.toEqualTypeOf<ToolClient<CreateRecordV1, Notes.CreateRecordV1Input, Notes.CreateRecordV1Output>>();
 }

@@ -42,11 +42,8 @@ const COMPILERS = {
 
 /** The provider package the test publishes: it ships the notes example's manifest as `<pkg>/plugin.json`. */
 const MANIFEST_PACKAGE = "@acme/notes-tools";
-/**
- * How `toolpact codegen` is pointed at the manifest that package ships: by its file inside node_modules.
- * Once codegen resolves package names (issue 11, item 3), switch this to the package name.
- */
-const MANIFEST_PACKAGE_ARG = `node_modules/${MANIFEST_PACKAGE}/plugin.json`;
+/** How `toolpact validate` and `toolpact codegen` are pointed at the manifest that package ships: by the package's name. */
+const MANIFEST_PACKAGE_ARG = MANIFEST_PACKAGE;
 
 const TENANT = "acme";
 const MINUTE = 60_000;

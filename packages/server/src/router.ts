@@ -17,9 +17,12 @@ import {
   TENANT_ID_MAX_LENGTH,
   TOOL_NAME_MAX_LENGTH,
   ToolpactError,
+  toolFullName,
   toolRefOf,
   withoutUndefined,
   type ExecuteOptions,
+  type Manifest,
+  type ManifestInput,
   type PreviewOptions,
 } from "@toolpact/contract";
 import type {
@@ -33,6 +36,7 @@ import type {
   RunOptions,
   Runtime,
   TenantPolicy,
+  ToolListing,
 } from "@toolpact/runtime";
 import { toErrorShape, toPublicError } from "./errors.js";
 import type { PresenceSession } from "./presence-session.js";
@@ -198,10 +202,38 @@ function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
   });
 }
 
+/**
+ * `tools.manifests`: what `toolpact codegen --from <url>` generates clients from. Each provider this
+ * caller may call (installed and enabled for its tenant, within its `uses`, allowed by policy: exactly
+ * `tools.list`), as a manifest that declares only those tools. Nothing else of a provider's manifest
+ * (its own `uses`, gates, hooks, guards) reaches the caller.
+ */
+function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: readonly ToolListing[]): ManifestInput[] {
+  const callable = new Map<string, Set<string>>();
+  for (const tool of listing) callable.set(tool.providerId, (callable.get(tool.providerId) ?? new Set()).add(tool.fullName));
+  return [...callable.keys()].sort().flatMap((providerId) => {
+    const manifest = manifests.get(providerId);
+    if (manifest === undefined) return [];
+    const names = callable.get(providerId)!;
+    return [
+      withoutUndefined({
+        id: manifest.id,
+        alias: manifest.alias,
+        name: manifest.name,
+        description: manifest.description,
+        version: manifest.version,
+        permissions: ["tools:provide"] as const,
+        tools: manifest.tools.filter((tool) => names.has(toolFullName(manifest.id, tool.name, tool.version))),
+      }),
+    ];
+  });
+}
+
 /** The tRPC router served at `/trpc`: it translates requests into runtime calls; the runtime decides. */
 export const appRouter = t.router({
   tools: t.router({
     list: callerProcedure.query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
+    manifests: callerProcedure.query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
     preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
       const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
       return ctx.runtime.preview(ctx.principal, toolRefOf(input.ref), input.input, options);

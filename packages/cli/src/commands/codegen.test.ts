@@ -9,6 +9,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 /** The real binary, built by `pnpm build` (run `pnpm exec tsc -b packages/cli` before testing alone). */
 const BIN = join(ROOT, "packages/cli/dist/bin.js");
 const GOLDEN = join(ROOT, "codegen/golden");
+const CALLER_GOLDEN = join(ROOT, "codegen/golden/caller");
 const FIXTURES = ["geo-shapes.plugin.json", "mail-relay.plugin.json", "notes.plugin.json"];
 
 let dir: string;
@@ -25,8 +26,9 @@ function toolpact(...args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** The `.ts` files of a folder (not its subfolders), by name. */
 async function snapshot(folder: string): Promise<Record<string, string>> {
-  const names = await readdir(folder).catch(() => [] as string[]);
+  const names = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.endsWith(".ts"));
   return Object.fromEntries(await Promise.all(names.sort().map(async (name) => [name, await readFile(join(folder, name), "utf8")] as const)));
 }
 
@@ -93,9 +95,60 @@ describe("toolpact codegen (the real binary)", () => {
     expect(await readdir(dir)).not.toContain("gen");
   });
 
+  it("--caller: the clients hold only what the caller's uses allows (the caller goldens)", async () => {
+    await cp(join(ROOT, "codegen/fixtures/callers/assistant.plugin.json"), join(dir, "assistant.plugin.json"));
+    const run = toolpact("codegen", "--out", "gen", "--caller", "assistant.plugin.json", ...FIXTURES);
+    expect(run.code).toBe(0);
+    expect(await snapshot(join(dir, "gen"))).toEqual(await snapshot(CALLER_GOLDEN));
+    expect(toolpact("codegen", "--check", "--out", "gen", "--caller", "assistant.plugin.json", ...FIXTURES).code).toBe(0);
+    // The same output without --caller is stale: the check sees the narrowing.
+    expect(toolpact("codegen", "--check", "--out", "gen", ...FIXTURES).code).toBe(1);
+
+    await writeFile(join(dir, "bad-caller.plugin.json"), '{ "id": "com.example.bad", "version": "1.0.0", "permissions": ["tools:call"], "uses": ["Notes"] }\n');
+    const bad = toolpact("codegen", "--out", "other", "--caller", "bad-caller.plugin.json", ...FIXTURES);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^bad-caller\.plugin\.json:1:\d+: error: /m);
+    expect(bad.stderr).toContain("the caller's manifest bad-caller.plugin.json is invalid; nothing was written");
+    expect(await readdir(dir)).not.toContain("other");
+  });
+
+  it("takes a manifest by the name of an installed package that ships it, from the project's node_modules", async () => {
+    const installed = join(dir, "node_modules/@acme/notes-tools");
+    await cp(join(dir, "notes.plugin.json"), join(installed, "plugin.json"), { recursive: true });
+    await writeFile(join(installed, "package.json"), JSON.stringify({ name: "@acme/notes-tools", version: "1.0.0", exports: { "./plugin.json": "./plugin.json" } }));
+    const run = toolpact("codegen", "--out", "gen", "@acme/notes-tools", "mail-relay.plugin.json", "geo-shapes.plugin.json");
+    expect(run.code).toBe(0);
+    expect(await snapshot(join(dir, "gen"))).toEqual(await snapshot(GOLDEN));
+    const validate = toolpact("validate", "@acme/notes-tools");
+    expect(validate.stdout).toMatch(/^ok @acme\/notes-tools\/plugin\.json: com\.example\.notes@1\.4\.0/);
+    expect(validate.code).toBe(0);
+  });
+
+  it("a package without its plugin.json export, or not installed, says what to do; nothing written", async () => {
+    const hidden = join(dir, "node_modules/@acme/closed-tools");
+    await cp(join(dir, "notes.plugin.json"), join(hidden, "plugin.json"), { recursive: true });
+    await writeFile(join(hidden, "package.json"), JSON.stringify({ name: "@acme/closed-tools", version: "1.0.0", exports: { ".": "./index.js" } }));
+    const closed = toolpact("codegen", "--out", "gen", "@acme/closed-tools");
+    expect(closed.stderr.trim()).toBe(
+      'toolpact codegen: package @acme/closed-tools does not export its plugin.json: its package.json needs "./plugin.json": "./plugin.json" in "exports" ' +
+        '(and "plugin.json" in "files"); until then, pass the path of the manifest; nothing was written',
+    );
+    expect(closed.code).toBe(1);
+
+    const missing = toolpact("codegen", "--out", "gen", "@acme/missing-tools");
+    expect(missing.stderr.trim()).toBe(
+      `toolpact codegen: @acme/missing-tools is neither a file nor a package installed in ${dir}: pass the path of a plugin.json, ` +
+        "or install the provider's package (npm install -D @acme/missing-tools); nothing was written",
+    );
+    expect(missing.code).toBe(1);
+    expect(await readdir(dir)).not.toContain("gen");
+  });
+
   it.each([
     [["codegen", "notes.plugin.json"], "say where to write with --out <dir>"],
-    [["codegen", "--out", "gen"], "name at least one manifest file"],
+    [["codegen", "--out", "gen"], "name at least one manifest (a file or a package), or a server with --from <url>"],
+    [["codegen", "--out", "gen", "--watch", "--from", "http://127.0.0.1:1"], "--watch watches manifest files; with --from, run codegen again"],
+    [["codegen", "--out", "gen", "--plugin-key-file", "key", "notes.plugin.json"], "--plugin-key-file and --actor-token-file go with --from <url>"],
     [["codegen", "--out", "gen", "--check", "--watch", "notes.plugin.json"], "--check and --watch do not go together"],
     [["codegen", "--out", "gen", "--colour", "notes.plugin.json"], "Unknown option '--colour'"],
   ])("usage errors exit 2: %j", (args, message) => {

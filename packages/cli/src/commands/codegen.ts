@@ -1,21 +1,41 @@
 import { watch, type FSWatcher } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { checkGeneratedFiles, generateClients, writeGeneratedFiles, type GeneratedFile } from "@toolpact/codegen";
-import { formatDiagnostic, isToolpactError, loadManifest, type Manifest } from "@toolpact/contract";
+import {
+  checkGeneratedFiles,
+  fetchServerManifests,
+  generateClients,
+  resolveManifestArgument,
+  writeGeneratedFiles,
+  type GeneratedFile,
+  type ManifestLocation,
+  type ServerManifestsOptions,
+} from "@toolpact/codegen";
+import { formatDiagnostic, isToolpactError, loadManifest, parseManifest, type Manifest, type ManifestLoadResult } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
-const HELP = `usage: toolpact codegen --out <dir> [--check | --watch] <manifest...>
+const HELP = `usage: toolpact codegen --out <dir> [--check | --watch] [--caller <manifest>] <manifest...>
+       toolpact codegen --out <dir> [--check] --from <url> [<manifest...>]
 
 Generates typed clients from plugin manifests: <dir>/index.ts with createToolClients(transport),
 and one file per provider with its types, descriptors, client and define<Alias>Provider.
-Every manifest is validated first; nothing is written unless all are valid, and files are
-replaced whole (never half-written).
+A manifest is a path to a plugin.json, or the name of an installed package that ships one
+(exported as <package>/plugin.json). Every manifest is validated first; nothing is written unless
+all are valid, and files are replaced whole (never half-written).
 
-  -o, --out <dir>  the folder to write (created if missing)
-  --check          write nothing; exit 1 listing files that are stale, missing or no longer generated
-  --watch          regenerate whenever a manifest changes (stop with Ctrl-C); errors are printed
-                   and the last good output is kept
+  -o, --out <dir>            the folder to write (created if missing)
+  --check                    write nothing; exit 1 listing files that are stale, missing or no longer generated
+  --watch                    regenerate whenever a manifest file changes (stop with Ctrl-C); errors are
+                             printed and the last good output is kept
+  --caller <manifest>        the calling plugin's own manifest: the clients hold only the tools its "uses"
+                             allows, so a call the runtime would refuse does not compile
+  --from <url>               also take the manifests a running server lets this caller call (tools.manifests),
+                             as the plugin whose key is in TOOLPACT_PLUGIN_KEY, for the actor whose token is
+                             in TOOLPACT_ACTOR_TOKEN
+  --plugin-key-file <file>   read the plugin key from this file instead of TOOLPACT_PLUGIN_KEY
+  --actor-token-file <file>  read the actor token from this file instead of TOOLPACT_ACTOR_TOKEN
+  Keys never go on the command line, where other users could read them in the process list.
 
 Exit 0 when the output was written (with --check: is up to date), 1 on an invalid manifest,
 a codegen error or stale files, 2 on usage errors.`;
@@ -26,7 +46,9 @@ const WATCH_DEBOUNCE_MS = 100;
 interface Options {
   readonly out: string;
   readonly outShown: string;
-  readonly manifests: readonly { readonly file: string; readonly shown: string }[];
+  readonly manifests: readonly ManifestLocation[];
+  readonly caller: ManifestLocation | undefined;
+  readonly server: ServerManifestsOptions | undefined;
 }
 
 /** `toolpact codegen --out <dir> [--check | --watch] <manifest...>` */
@@ -38,45 +60,119 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       out: { type: "string", short: "o" },
       check: { type: "boolean" },
       watch: { type: "boolean" },
+      caller: { type: "string" },
+      from: { type: "string" },
+      "plugin-key-file": { type: "string" },
+      "actor-token-file": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   if (values.out === undefined || values.out === "") return usage(io, "say where to write with --out <dir>");
-  if (positionals.length === 0) return usage(io, "name at least one manifest file");
+  if (positionals.length === 0 && values.from === undefined) return usage(io, "name at least one manifest (a file or a package), or a server with --from <url>");
   if (values.check && values.watch) return usage(io, "--check and --watch do not go together");
+  if (values.watch && values.from !== undefined) return usage(io, "--watch watches manifest files; with --from, run codegen again when the server's plugins change");
+  if (values.from === undefined && (values["plugin-key-file"] !== undefined || values["actor-token-file"] !== undefined)) {
+    return usage(io, "--plugin-key-file and --actor-token-file go with --from <url>");
+  }
 
-  const out = path.resolve(io.cwd, values.out);
-  const options: Options = {
-    out,
-    outShown: shownPath(io, out),
-    manifests: positionals.map((file) => {
-      const resolved = path.resolve(io.cwd, file);
-      return { file: resolved, shown: shownPath(io, resolved) };
-    }),
-  };
+  let options: Options;
+  try {
+    const out = path.resolve(io.cwd, values.out);
+    options = {
+      out,
+      outShown: shownPath(io, out),
+      manifests: positionals.map((argument) => resolveManifestArgument(argument, io.cwd)),
+      caller: values.caller === undefined ? undefined : resolveManifestArgument(values.caller, io.cwd),
+      server: values.from === undefined ? undefined : await serverOptions(values.from, values, io),
+    };
+  } catch (error) {
+    if (!isToolpactError(error) && !(error instanceof SetupError)) throw error;
+    io.stderr(`toolpact codegen: ${error.message}; nothing was written`);
+    return 1;
+  }
   if (values.check) return check(options, io);
   if (values.watch) return watchManifests(options, io);
   return generate(options, io);
 }
 
+/** `--from`: the URL and the caller's credentials, from files named by flags or from the environment, never from argv. */
+async function serverOptions(
+  url: string,
+  values: { readonly "plugin-key-file"?: string | undefined; readonly "actor-token-file"?: string | undefined },
+  io: CliIo,
+): Promise<ServerManifestsOptions> {
+  if (!/^https?:\/\//.test(url)) throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
+  const pluginKey = await secret({ what: "plugin key", variable: "TOOLPACT_PLUGIN_KEY", flag: "--plugin-key-file", file: values["plugin-key-file"] }, io);
+  const actorToken = await secret({ what: "actor token", variable: "TOOLPACT_ACTOR_TOKEN", flag: "--actor-token-file", file: values["actor-token-file"] }, io);
+  return { url, pluginKey, actorToken };
+}
+
+/** Where one credential comes from: the file its flag names, else its environment variable. */
+interface SecretSource {
+  readonly what: string;
+  readonly variable: string;
+  readonly flag: string;
+  readonly file: string | undefined;
+}
+
+async function secret(source: SecretSource, io: CliIo): Promise<string> {
+  let value: string | undefined;
+  if (source.file !== undefined) {
+    try {
+      value = (await readFile(path.resolve(io.cwd, source.file), "utf8")).trim();
+    } catch (error) {
+      throw new SetupError(`cannot read the ${source.what} from ${source.file}: ${(error as Error).message}`);
+    }
+  } else {
+    value = process.env[source.variable]?.trim();
+  }
+  if (value === undefined || value === "") {
+    throw new SetupError(`--from needs the calling plugin's ${source.what}: set ${source.variable}, or name a file holding it with ${source.flag} <file>`);
+  }
+  return value;
+}
+
+/** A `--from` setting that cannot work (no key, an unreadable file, not a URL): exit 1 with the message. */
+class SetupError extends Error {}
+
 /** Validates every manifest and generates in memory; undefined (after printing why) when either fails. */
 async function build(options: Options, io: CliIo): Promise<{ files: GeneratedFile[]; manifests: Manifest[] } | undefined> {
+  const results: { shown: string; result: ManifestLoadResult }[] = [];
+  try {
+    for (const { file, shown } of options.manifests) results.push({ shown, result: await loadManifest(file) });
+    if (options.server !== undefined) {
+      for (const { source, text } of await fetchServerManifests(options.server)) results.push({ shown: source, result: parseManifest(text, source) });
+    }
+  } catch (error) {
+    if (!isToolpactError(error)) throw error;
+    io.stderr(`toolpact codegen: ${error.message}; nothing was written`);
+    return undefined;
+  }
+  let caller: Manifest | undefined;
+  if (options.caller !== undefined) {
+    const result = await loadManifest(options.caller.file);
+    for (const diagnostic of result.ok ? result.warnings : result.diagnostics) io.stderr(formatDiagnostic({ ...diagnostic, file: options.caller.shown }));
+    if (!result.ok) {
+      io.stderr(`toolpact codegen: the caller's manifest ${options.caller.shown} is invalid; nothing was written`);
+      return undefined;
+    }
+    caller = result.manifest;
+  }
   const manifests: Manifest[] = [];
   let invalid = 0;
-  for (const { file, shown } of options.manifests) {
-    const result = await loadManifest(file);
+  for (const { shown, result } of results) {
     for (const diagnostic of result.ok ? result.warnings : result.diagnostics) io.stderr(formatDiagnostic({ ...diagnostic, file: shown }));
     if (result.ok) manifests.push(result.manifest);
     else invalid++;
   }
   if (invalid > 0) {
-    io.stderr(`toolpact codegen: ${invalid} of ${options.manifests.length} manifest${options.manifests.length === 1 ? " is" : "s are"} invalid; nothing was written`);
+    io.stderr(`toolpact codegen: ${invalid} of ${results.length} manifest${results.length === 1 ? " is" : "s are"} invalid; nothing was written`);
     return undefined;
   }
   try {
-    return { files: await generateClients(manifests), manifests };
+    return { files: await generateClients(manifests, caller === undefined ? {} : { caller }), manifests };
   } catch (error) {
     if (!isToolpactError(error)) throw error;
     io.stderr(`toolpact codegen: ${error.message}; nothing was written`);
@@ -137,7 +233,7 @@ async function watchManifests(options: Options, io: CliIo): Promise<number> {
 
   // Editors often replace a file instead of writing it in place, so watch each manifest's folder.
   const byFolder = new Map<string, Set<string>>();
-  for (const { file } of options.manifests) {
+  for (const { file } of options.caller === undefined ? options.manifests : [...options.manifests, options.caller]) {
     const names = byFolder.get(path.dirname(file)) ?? new Set<string>();
     names.add(path.basename(file));
     byFolder.set(path.dirname(file), names);

@@ -1,6 +1,5 @@
-import path from "node:path";
-import { diffManifests } from "@toolpact/codegen";
-import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
+import { diffManifests, resolveManifestArgument } from "@toolpact/codegen";
+import { formatDiagnostic, isToolpactError, loadManifest, type Manifest } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
@@ -50,9 +49,16 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-async function load(file: string, io: CliIo): Promise<Manifest | undefined> {
-  const resolved = path.resolve(io.cwd, file);
-  const shown = path.relative(io.cwd, resolved) || file;
+async function load(argument: string, io: CliIo): Promise<Manifest | undefined> {
+  let resolved: string;
+  let shown: string;
+  try {
+    ({ file: resolved, shown } = resolveManifestArgument(argument, io.cwd));
+  } catch (error) {
+    if (!isToolpactError(error)) throw error;
+    io.stderr(`toolpact diff: ${error.message}`);
+    return undefined;
+  }
   const result = await loadManifest(resolved);
   if (result.ok) return result.manifest;
   for (const diagnostic of result.diagnostics) io.stderr(formatDiagnostic({ ...diagnostic, file: shown }));

@@ -1,5 +1,5 @@
-import path from "node:path";
-import { formatDiagnostic, loadManifest, type Manifest } from "@toolpact/contract";
+import { resolveManifestArgument } from "@toolpact/codegen";
+import { formatDiagnostic, isToolpactError, loadManifest, type Manifest } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
@@ -22,9 +22,19 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   }
 
   let invalid = 0;
-  for (const file of parsed.positionals) {
-    const shown = path.relative(io.cwd, path.resolve(io.cwd, file)) || file;
-    const result = await loadManifest(path.resolve(io.cwd, file));
+  for (const argument of parsed.positionals) {
+    let file: string;
+    let shown: string;
+    try {
+      ({ file, shown } = resolveManifestArgument(argument, io.cwd));
+    } catch (error) {
+      if (!isToolpactError(error)) throw error;
+      invalid++;
+      io.stderr(`toolpact validate: ${error.message}`);
+      io.stdout(`invalid ${argument}: not found`);
+      continue;
+    }
+    const result = await loadManifest(file);
     const diagnostics = result.ok ? result.warnings : result.diagnostics;
     for (const diagnostic of diagnostics) {
       io.stderr(formatDiagnostic({ ...diagnostic, file: shown }));
