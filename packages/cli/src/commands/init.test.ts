@@ -72,7 +72,7 @@ describe("toolpact init (the real binary)", () => {
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const dir = path.join(work, "assistant");
-    expect(readJson(path.join(dir, "package.json")).scripts!.build).toBe("toolpact codegen --out src/generated ../todo/plugin.json && tsc");
+    expect(readJson(path.join(dir, "package.json")).scripts!.build).toBe("toolpact codegen --out src/generated --caller plugin.json ../todo/plugin.json && tsc");
     const validate = await runCli(["validate", "plugin.json"], { cwd: dir });
     expect(validate.stdout.trim()).toBe("ok plugin.json: com.example.assistant@0.1.0, 0 tools");
     const manifest = readFileSync(path.join(dir, "plugin.json"), "utf8");
