@@ -119,5 +119,17 @@ function report(results, checked, unavailable, settings, postgresVersionText) {
       "(warm-up included), with no other rows of read calls; a mismatch fails the run. All processes (load client, servers, PostgreSQL) share this machine's cores.",
     ...(notes.length > 0 ? ["", ...notes] : []),
   ].join("\n");
-  return { markdown, targets: [], figures: {} };
+  const postgres = results.get("serve-postgres-1");
+  const postgresShare = postgres === undefined ? undefined : 1 / pairedRatios(postgres, sqliteServe).throughput;
+  const targets =
+    postgresShare === undefined
+      ? []
+      : [
+          {
+            target: `\`toolpact serve\` on PostgreSQL, 1 instance: at least 0.8x the throughput on SQLite (${settings.inFlight} in flight, paired)`,
+            measured: formatRatio(postgresShare),
+            met: postgresShare >= 0.8,
+          },
+        ];
+  return { markdown, targets, figures: {} };
 }

@@ -38,16 +38,24 @@ function codegenTargets(text) {
   const codegen = /\| toolpact codegen[^|]*\|[^|]*\| ([\d.]+)x \|/.exec(text);
   if (codegen) {
     const ratio = Number(codegen[1]);
-    targets.push({ target: "codegen of 2,000 tools: at most 1.5x json-schema-to-typescript alone", measured: `${ratio.toFixed(2)}x`, met: ratio <= 1.5 });
+    targets.push({ target: "codegen of 2,000 tools: at most 1.2x json-schema-to-typescript alone", measured: `${ratio.toFixed(2)}x`, met: ratio <= 1.2 });
   }
-  for (const [compiler, floor] of /** @type {const} */ ([["TS 6", 5], ["TS 7", 10]])) {
-    const row = new RegExp(`^\\| 2,000 \\| ${compiler} \\| ([\\d.]+)x \\|`, "m").exec(text);
-    if (row) {
-      const ratio = Number(row[1]);
+  // The summary rows: | 2,000 | TS 6 | toolpact/floor | instantiations | verdict | tRPC/toolpact | memory | instantiations | verdict |
+  for (const [compiler, trpcFloor] of /** @type {const} */ ([["TS 6", 6], ["TS 7", 15]])) {
+    const row = new RegExp(`^\\| 2,000 \\| ${compiler} \\| ([\\d.]+)x \\| [\\d.]+x \\| at most[^|]*\\|(?: ([\\d.]+)x \\|)?`, "m").exec(text);
+    if (!row) continue;
+    const floorRatio = Number(row[1]);
+    targets.push({
+      target: `caller of 2,000 tools, ${compiler}: tsc Check time within 1.3x of the same tools as flat interfaces`,
+      measured: `${floorRatio.toFixed(2)}x`,
+      met: floorRatio <= 1.3,
+    });
+    if (row[2] !== undefined) {
+      const trpcRatio = Number(row[2]);
       targets.push({
-        target: `caller of 2,000 tools, ${compiler}: tsc Check time at least ${floor}x lower than the tRPC router + zod`,
-        measured: `${ratio.toFixed(2)}x lower`,
-        met: ratio >= floor,
+        target: `caller of 2,000 tools, ${compiler}: tsc Check time at least ${trpcFloor}x lower than the tRPC router + zod`,
+        measured: `${trpcRatio.toFixed(2)}x lower`,
+        met: trpcRatio >= trpcFloor,
       });
     }
   }

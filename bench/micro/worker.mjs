@@ -1,5 +1,5 @@
 // The micro costs of toolpact's guarantees, in process: input validation (toolpact's compiled JSON Schema,
-// ajv + RE2 patterns) against zod's safeParse of the same shape, confirmation token mint and verify,
+// its own exact evaluator with ECMA-262 patterns on RE2) against zod's safeParse of the same shape, confirmation token mint and verify,
 // the JWT libraries a token could be made with (side by side, same checks), the canonical input digest,
 // and AES-256-GCM sealing of kept payloads. Uses the built dist.
 import { createHmac, randomBytes } from "node:crypto";
@@ -59,7 +59,7 @@ async function run({ seconds }) {
     throw new Error("an invalid slug must fail on both sides");
   }
   await measure("validation", "zod safeParse", () => smallZod.safeParse(SMALL_INPUT), 2_000);
-  await measure("validation", "toolpact compileSchema(...).validate (ajv, RE2 pattern)", () => validator.validate(SMALL_INPUT), 2_000);
+  await measure("validation", "toolpact compileSchema(...).validate (exact evaluator, RE2 pattern)", () => validator.validate(SMALL_INPUT), 2_000);
   await measure("validation", "toolpact step 4: prepareInput (bounded frozen copy) + validate", () => validator.validate(prepareInput(SMALL_INPUT)), 2_000);
 
   // 2a. The candidate JWT libraries, mint and verify of the same confirmation claims with the same checks.
