@@ -214,6 +214,15 @@ CREATE INDEX used_presence_tokens_by_expiry ON used_presence_tokens (expires_at)
 CREATE INDEX activity_by_caller ON activity (tenant_id, actor_user_id, caller_plugin_id, id);
 `,
   },
+  {
+    // Every activity query that names an actor names its caller too (activity_by_caller serves it), and
+    // each index is one more page written in every call's commit.
+    version: 6,
+    name: "activity_by_actor dropped",
+    sql: `
+DROP INDEX activity_by_actor;
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

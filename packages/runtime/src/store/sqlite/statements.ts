@@ -135,10 +135,10 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       "SELECT * FROM activity WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
     listActorActivity: prepare(
-      "SELECT * FROM activity WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? ORDER BY id DESC LIMIT ?",
+      "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? ORDER BY id DESC LIMIT ?",
     ),
     listActorActivityBefore: prepare(
-      "SELECT * FROM activity WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+      "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
     ping: pluck("SELECT 1"),
     tenantActivations: prepare(
