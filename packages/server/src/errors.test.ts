@@ -22,7 +22,7 @@ describe("toPublicError", () => {
     const canary = "canary-7f3a secret input";
     for (const thrown of [new Error(canary), new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: new TypeError(canary) }), canary, { message: canary }]) {
       const pub = toPublicError(thrown);
-      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, internal: true });
+      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, toolpactCode: "OUTCOME_UNKNOWN", toolpactData: {}, internal: true });
       expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toContain("canary");
     }
   });
@@ -30,13 +30,13 @@ describe("toPublicError", () => {
   it("does not take an Error that borrows ToolpactError's name and a code for one: it stays internal", () => {
     const forged = Object.assign(new Error("db at postgres://svc:hunter2@10.0.0.5/notes refused"), {
       name: "ToolpactError",
-      code: "OUTCOME_UNKNOWN",
+      code: "CONFIRMATION_USED",
       data: { operationId: "forged" },
     });
     for (const thrown of [forged, new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: forged })]) {
       const pub = toPublicError(thrown);
-      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, internal: true });
-      expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toMatch(/hunter2|forged|OUTCOME_UNKNOWN/);
+      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, toolpactCode: "OUTCOME_UNKNOWN", toolpactData: {}, internal: true });
+      expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toMatch(/hunter2|forged|CONFIRMATION_USED/);
     }
   });
 

@@ -15,7 +15,7 @@ export interface PublicError {
   /** The tRPC code the error travels as; the HTTP status follows it. */
   readonly trpcCode: TRPC_ERROR_CODE_KEY;
   readonly message: string;
-  /** Absent only for internal errors (a bug: the server log has it). */
+  /** Every error has one; an internal error (a bug: the server log has it) is OUTCOME_UNKNOWN. */
   readonly toolpactCode?: ToolpactErrorCode;
   readonly toolpactData?: ToolpactErrorData;
   /** True when the error was unexpected: the caller gets a generic message, the server log the details. */
@@ -24,7 +24,17 @@ export interface PublicError {
 
 /** The generic message of an unexpected error; nothing about its cause reaches the caller. */
 export const INTERNAL_ERROR_MESSAGE =
-  "internal server error: the request failed unexpectedly; the server log has the details";
+  "internal server error: the request failed unexpectedly, so whether it had an effect is unknown; the server log has the details. " +
+  "Look the call up by its operation id (tools.operation) or retry with the same idempotency key";
+
+/** What an internal error is on the wire: it may have happened after an effect, as the client assumes of any unknown failure. */
+const INTERNAL_ERROR: PublicError = Object.freeze({
+  trpcCode: "INTERNAL_SERVER_ERROR",
+  message: INTERNAL_ERROR_MESSAGE,
+  toolpactCode: "OUTCOME_UNKNOWN",
+  toolpactData: Object.freeze({}),
+  internal: true,
+});
 
 /** tRPC's own protocol-level failures that a body fixes: they travel as INPUT_INVALID with their own status. */
 const BODY_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set([
@@ -51,7 +61,7 @@ export interface RequestRoute {
  * A ToolpactError keeps its code, message and data; a request body that fails the procedure's
  * schema, is not JSON, or is too large becomes INPUT_INVALID; so does a request tRPC cannot route
  * (an unknown procedure, with "did you mean" when `route` names a close one, or a wrong method), with
- * tRPC's code and status; anything else is internal, with a generic message.
+ * tRPC's code and status; anything else is internal: OUTCOME_UNKNOWN with a generic message.
  */
 export function toPublicError(error: unknown, route?: RequestRoute): PublicError {
   const toolpact = findToolpactError(error);
@@ -81,7 +91,7 @@ export function toPublicError(error: unknown, route?: RequestRoute): PublicError
     if (BODY_PROTOCOL_CODES.has(error.code)) return bodyError(error.code, bodyMessage(error.code));
     if (ROUTING_PROTOCOL_CODES.has(error.code)) return bodyError(error.code, routingMessage(error.code, route));
   }
-  return { trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, internal: true };
+  return INTERNAL_ERROR;
 }
 
 /** The `data` of a toolpact error on the wire: tRPC's own fields plus `toolpactCode` and `toolpactData`. */

@@ -120,6 +120,32 @@ describe("createToolpactServer", () => {
     expect(json.status).toBe(401);
   });
 
+  it("answers an unexpected failure with a 500 that carries OUTCOME_UNKNOWN and nothing of its cause", async () => {
+    const rt = await runtime();
+    // The runtime as it is, except that authentication fails the way a bug would.
+    const broken = new Proxy(rt, {
+      get: (target, key) => {
+        if (key === "authenticate") return () => Promise.reject(new RangeError("canary-internal-7731"));
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const created = createToolpactServer({ runtime: broken, adminKey: undefined, port: 0 });
+    opened.push({ server: created });
+    const url = await created.listen();
+    const response = await fetch(`${url}/trpc/tools.execute`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer tpk_x", "x-toolpact-actor": "x" },
+      body: JSON.stringify({ ref: { providerId: "a.b", tool: "c" }, input: {} }),
+    });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(text).not.toMatch(/canary-internal-7731|RangeError/);
+    const body = JSON.parse(text) as { error: { message: string; data: Record<string, unknown> } };
+    expect(body.error.data).toMatchObject({ code: "INTERNAL_SERVER_ERROR", toolpactCode: "OUTCOME_UNKNOWN", path: "tools.execute" });
+    expect(body.error.message).toMatch(/^internal server error: .* whether it had an effect is unknown/);
+  });
+
   it("refuses a batched request before any of its calls runs", async () => {
     const rt = await runtime();
     const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });
