@@ -3,9 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { PluginSdk } from "../plugin-sdk.js";
 import { createRuntime, type ToolpactRuntime } from "../runtime.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
-import { loadPluginFolders, PluginLoadError, readPluginFolder } from "./plugin-folder.js";
+import { loadPluginFolders, PluginLoadError, readPluginFolder, runActivate } from "./plugin-folder.js";
 
 let dir: string;
 let runtime: ToolpactRuntime;
@@ -70,5 +71,33 @@ describe("loadPluginFolders", () => {
   it("names the plugin whose activate failed", async () => {
     const broken = folder("broken", { "plugin.json": provider, "index.js": 'export function activate() { throw new Error("no database"); }\n' });
     await expect(loadPluginFolders(runtime, [broken])).rejects.toThrow('plugin "com.example.echo": activate(sdk) failed: no database');
+  });
+});
+
+describe("runActivate", () => {
+  /** runActivate hands the sdk to activate untouched; these activates never look at it. */
+  const sdk = {} as PluginSdk;
+
+  it("gives up on an activate that never settles, naming the plugin and what to do", async () => {
+    const never = () => new Promise<void>(() => {});
+    const failure = await runActivate(provider.id, never, sdk, 50).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PluginLoadError);
+    expect((failure as Error).message).toBe(
+      'plugin "com.example.echo": activate(sdk) did not settle within 0.05 s: provide the tools and return; start long work (connections, warm-up) without awaiting it in activate',
+    );
+  });
+
+  it("names the plugin when activate throws synchronously or rejects, and waits for one that settles in time", async () => {
+    const thrown = () => {
+      throw new Error("no database");
+    };
+    await expect(runActivate(provider.id, thrown, sdk, 1_000)).rejects.toThrow('plugin "com.example.echo": activate(sdk) failed: no database');
+    await expect(runActivate(provider.id, () => Promise.reject(new Error("late")), sdk, 1_000)).rejects.toThrow("activate(sdk) failed: late");
+    let provided = false;
+    await runActivate(provider.id, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      provided = true;
+    }, sdk, 1_000);
+    expect(provided).toBe(true);
   });
 });

@@ -71,12 +71,33 @@ export async function importActivate(folder: PluginFolder): Promise<ActivatePlug
   return loaded.activate as ActivatePlugin;
 }
 
-/** Runs a plugin's `activate(sdk)`; a throw or rejection becomes a PluginLoadError naming the plugin. */
-export async function runActivate(pluginId: string, activate: ActivatePlugin, sdk: PluginSdk): Promise<void> {
+/** How long `activate(sdk)` may take before start-up gives up on it. */
+export const ACTIVATE_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs a plugin's `activate(sdk)`; a throw, a rejection, or an answer that does not settle within
+ * `timeoutMs` becomes a PluginLoadError naming the plugin (a host that waited forever would never listen).
+ */
+export async function runActivate(pluginId: string, activate: ActivatePlugin, sdk: PluginSdk, timeoutMs = ACTIVATE_TIMEOUT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const seconds = timeoutMs / 1000;
+      reject(
+        new PluginLoadError(
+          `plugin "${pluginId}": activate(sdk) did not settle within ${seconds} s: provide the tools and return; ` +
+            "start long work (connections, warm-up) without awaiting it in activate",
+        ),
+      );
+    }, timeoutMs);
+  });
   try {
-    await activate(sdk);
+    await Promise.race([Promise.resolve().then(() => activate(sdk)), timedOut]);
   } catch (error) {
+    if (error instanceof PluginLoadError) throw error;
     throw new PluginLoadError(`plugin "${pluginId}": activate(sdk) failed: ${(error as Error).message}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
   }
 }
 
