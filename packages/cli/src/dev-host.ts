@@ -60,8 +60,11 @@ async function announceConfirmation(request: ConfirmationRequested): Promise<voi
   const presence = await mintPresenceToken({ issuer: signing.issuer, secret: signing.secret, tenantId: request.tenantId, userId: request.userId, ttl: 600 });
   const { origin, pathname } = new URL(request.confirmUrl);
   const signIn = `${origin}/confirm/session?token=${presence}&next=${encodeURIComponent(pathname)}`;
-  say(`confirm ${request.tool} for user "${request.userId}": open ${signIn}`);
-  say(`  (signs you in for 10 minutes, then shows ${request.confirmUrl}; later: toolpact token --presence --user ${request.userId})`);
+  // One write for both lines, so that nothing the supervisor prints meanwhile lands between them.
+  say(
+    `confirm ${request.tool} for user "${request.userId}": open ${signIn}\n` +
+      `  (signs you in for 10 minutes, then shows ${request.confirmUrl}; later: toolpact token --presence --user ${request.userId})`,
+  );
 }
 
 /** Installs every plugin for the dev tenant, sets the dev policy, and prints a key per plugin and an actor token. */
