@@ -54,6 +54,19 @@ interface Mounted {
   close(): Promise<void>;
 }
 
+/** A mount at `${origin}/toolpact`; closing stops the handler, then the app's server, then the test host. */
+function mounted(origin: string, host: TestHost, handler: { close(): Promise<void> }, closeApp: () => Promise<void>): Mounted {
+  return {
+    base: `${origin}/toolpact`,
+    host,
+    close: async () => {
+      await handler.close();
+      await closeApp();
+      await host.close();
+    },
+  };
+}
+
 function listening(server: Server): Promise<string> {
   return new Promise((resolve) => {
     const address = (): string => `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -77,15 +90,7 @@ async function mountHono(): Promise<Mounted> {
   // other frameworks on Node's own.
   const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0, overrideGlobalObjects: false }) as Server;
   const origin = await listening(server);
-  return {
-    base: `${origin}/toolpact`,
-    host,
-    close: async () => {
-      await toolpact.close();
-      await closeServer(server);
-      await host.close();
-    },
-  };
+  return mounted(origin, host, toolpact, () => closeServer(server));
 }
 
 async function mountExpress(): Promise<Mounted> {
@@ -98,15 +103,7 @@ async function mountExpress(): Promise<Mounted> {
   });
   const server = app.listen(0, "127.0.0.1");
   const origin = await listening(server);
-  return {
-    base: `${origin}/toolpact`,
-    host,
-    close: async () => {
-      await toolpact.close();
-      await closeServer(server);
-      await host.close();
-    },
-  };
+  return mounted(origin, host, toolpact, () => closeServer(server));
 }
 
 /** Express's own mount path (`app.use("/toolpact", ...)`): Express removes the prefix, `publicUrl` names it. */
@@ -120,15 +117,7 @@ async function mountExpressAtPath(): Promise<Mounted> {
   const origin = await listening(server);
   const toolpact = createNodeHandler({ runtime: host.runtime, adminKey: undefined, maxBodyBytes: MAX_BODY_BYTES, publicUrl: `${origin}/toolpact` });
   app.use("/toolpact", toolpact);
-  return {
-    base: `${origin}/toolpact`,
-    host,
-    close: async () => {
-      await toolpact.close();
-      await closeServer(server);
-      await host.close();
-    },
-  };
+  return mounted(origin, host, toolpact, () => closeServer(server));
 }
 
 async function mountFastify(): Promise<Mounted> {
@@ -147,16 +136,10 @@ async function mountFastify(): Promise<Mounted> {
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const origin = await listening(app.server);
-  return {
-    base: `${origin}/toolpact`,
-    host,
-    close: async () => {
-      await toolpact.close();
-      app.server.closeAllConnections();
-      await app.close();
-      await host.close();
-    },
-  };
+  return mounted(origin, host, toolpact, async () => {
+    app.server.closeAllConnections();
+    await app.close();
+  });
 }
 
 /** One request of the comparison, and what it shows. */
