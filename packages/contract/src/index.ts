@@ -39,11 +39,9 @@ export {
   DEFAULT_OUTPUT_LIMITS,
   prepareInput,
   prepareOutput,
-  canonicalJson,
-  inputDigest,
-  schemaHash,
   type InputLimits,
 } from "./input.js";
+export { canonicalJson, inputDigest, schemaHash } from "./canonical-json.js";
 export { withoutUndefined, type WithoutUndefined } from "./without-undefined.js";
 export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
 export {

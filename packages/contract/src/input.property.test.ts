@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ToolpactError } from "@toolpact/protocol";
-import { canonicalJson, inputDigest, prepareInput } from "./input.js";
+import { canonicalJson, inputDigest } from "./canonical-json.js";
+import { prepareInput } from "./input.js";
 import { jsonEqual } from "./schema/json-values.js";
 
 const RUNS = { numRuns: 10_000 };

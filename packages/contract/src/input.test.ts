@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolpactError } from "@toolpact/protocol";
-import { DEFAULT_INPUT_LIMITS, DEFAULT_OUTPUT_LIMITS, canonicalJson, inputDigest, prepareInput, prepareOutput, schemaHash } from "./input.js";
+import { canonicalJson, inputDigest, schemaHash } from "./canonical-json.js";
+import { DEFAULT_INPUT_LIMITS, DEFAULT_OUTPUT_LIMITS, prepareInput, prepareOutput } from "./input.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const OTHER_KEY = new Uint8Array(32).fill(8);

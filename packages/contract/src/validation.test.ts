@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolpactError } from "@toolpact/protocol";
-import { prepareInput, schemaHash } from "./input.js";
+import { schemaHash } from "./canonical-json.js";
+import { prepareInput } from "./input.js";
 import { compileSchema, patternProblem, schemaDialect } from "./validation.js";
 
 const recordSchema = {

@@ -1,7 +1,8 @@
 import { Ajv, type Options } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolpactError, type ValidationIssue } from "@toolpact/protocol";
-import { canonicalJson, deepFreezeJson, isDeeplyFrozen, schemaHash } from "./input.js";
+import { canonicalJson, schemaHash } from "./canonical-json.js";
+import { deepFreezeJson, isDeeplyFrozen } from "./input.js";
 import { compileLinearPattern, describePatternRefusal } from "./pattern/linear-pattern.js";
 import type { Check, PendingIssue } from "./schema/check.js";
 import { SchemaCompiler } from "./schema/compile.js";

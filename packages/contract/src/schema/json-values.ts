@@ -1,5 +1,5 @@
 /** JSON Schema's notions of equality, uniqueness, string length and multiples, on JSON values. */
-import { canonicalJson } from "../input.js";
+import { canonicalJson } from "../canonical-json.js";
 
 /** JSON equality: 1 and 1.0 are one number, object member order does not matter, arrays are ordered. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
