@@ -27,9 +27,9 @@ try {
     env: {},
     onConfirmationRequested: (request) => void announceConfirmation(request),
     confirmationSignInHint:
-      "toolpact dev printed a sign-in link for this request in its terminal, on the line " +
-      '"confirm <tool> for user "<user>": open http://…/confirm/session?token=…". Open that link: it signs you in for this one request ' +
-      "and brings you back here. (The address your app printed is the page itself; it cannot sign you in.)",
+      "toolpact dev printed a sign-in link for this request in its terminal, on the line that starts with " +
+      "\"confirm <tool> for user\" and ends with /confirm/session?token=... Open that link: it signs you in for this one request " +
+      "and brings you back here. (The address your app printed is this page itself; it cannot sign you in.)",
     logger: {
       info: () => {},
       warn: (entry) => say(`warning: ${JSON.stringify(entry)}`),
