@@ -104,9 +104,11 @@ if (SKIP) {
     /**
      * Opens the confirmation link the way the platform's identity service sends a browser: a page on
      * another site (http://identity.example, served by the browser's request routing) links to
-     * /confirm/session with a presence token, which signs the person in and leads on to the request.
+     * /confirm/session with a presence token. That cross-site navigation alone signs nobody in (login
+     * CSRF): the page asks the person to continue, and its own post signs them in and leads on.
      */
     async function openConfirmation(confirmUrl: string) {
+      await browser.clearCookies();
       const page = await browser.newPage();
       const token = await mintPresenceToken(secrets.actorSecret);
       const next = new URL(confirmUrl).pathname;
@@ -116,6 +118,10 @@ if (SKIP) {
       );
       await page.goto("http://identity.example/confirm-for-toolpact");
       await page.click("#continue");
+      await page.waitForURL(/\/confirm\/session\?/);
+      await page.waitForSelector('form[action="session"] #continue');
+      expect(await browser.cookies(confirmUrl)).toHaveLength(0);
+      await page.click('form[action="session"] #continue');
       await page.waitForURL(confirmUrl);
       await page.waitForSelector("#summary, #message");
       return page;
@@ -139,6 +145,10 @@ if (SKIP) {
 
       await page.click("#approve");
       await page.waitForSelector('#status[data-status="approved"]');
+      // What was approved stays on the page.
+      expect(await page.textContent("h2")).toBe("What you approved");
+      expect(await page.textContent("#summary")).toBe('Create note "Approved in Chromium"');
+      expect(await page.textContent("#input")).toContain("Approved in Chromium");
       const token = await confirming;
       const { operationId, result } = await tool.execute(input, { confirmationToken: token });
       expect(operationId).toMatch(/^[0-9a-f-]{36}$/);
@@ -160,6 +170,7 @@ if (SKIP) {
       const page = await openConfirmation(preview.confirmation.confirmUrl);
       await page.click("#deny");
       await page.waitForSelector('#status[data-status="denied"]');
+      expect(await page.textContent("#summary")).toBe('Create note "Denied in Chromium"');
       const error = await confirming;
       expect(isToolpactError(error) && error.code).toBe("CONFIRMATION_DENIED");
       expect(stack.probe.invocations.get("create-note") ?? 0).toBe(before);

@@ -298,8 +298,12 @@ describe("approve and deny", () => {
     const session = await signIn(stack.url, secrets.actorSecret);
     const { csrf } = await fetchPage(stack.url, requestId, session);
     const posted = await postDecision(stack.url, requestId, "approve", { session, csrf: csrf! });
-    expect(posted.status).toBe(303);
-    expect(posted.location).toBe(`../${requestId}`);
+    // The answer is the page again: what was approved, whole, with its new status and no buttons.
+    expect(posted.status).toBe(200);
+    expect(posted.html).toContain('data-status="approved"');
+    expect(posted.html).toContain("<h2>What you approved</h2>");
+    expect(posted.html).toMatch(/<pre id="input">[^<]*approved by form/);
+    expect(posted.html).not.toContain("<form");
     const status = await statusOf(headers, requestId);
     expect(status.status).toBe("approved");
     expect(decodeJws(status.token!).payload).toMatchObject({ mod: "platform", sub: "user-1", cpl: ASSISTANT_ID });

@@ -19,6 +19,7 @@ let dir: string;
 let stack: Stack;
 let peer: Stack;
 let requestId: string;
+let previewAnother: (title: string) => Promise<string>;
 const secrets = makeSecrets();
 
 beforeAll(async () => {
@@ -34,6 +35,10 @@ beforeAll(async () => {
     await mutate(stack.url, "tools.preview", { ref: { providerId: PROVIDER_ID, tool: "create-note" }, input: { title: "Q3" } }, headers),
   );
   requestId = preview.confirmation.requestId;
+  previewAnother = async (title) =>
+    ok<{ confirmation: { requestId: string } }>(
+      await mutate(stack.url, "tools.preview", { ref: { providerId: PROVIDER_ID, tool: "create-note" }, input: { title } }, headers),
+    ).confirmation.requestId;
 });
 
 afterAll(async () => {
@@ -120,12 +125,23 @@ describe("presence tokens", () => {
 
 describe("another site", () => {
   it("may navigate a browser to the sign-in (the designed flow), but not post, embed or fetch it", async () => {
-    const navigate = await sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), {
-      "sec-fetch-site": "cross-site",
-      "sec-fetch-mode": "navigate",
-      "sec-fetch-dest": "document",
-    });
-    expect(navigate.status).toBe(200);
+    const token = await mintPresenceToken(secrets.actorSecret);
+    const crossSite = { "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" };
+    for (const site of ["cross-site", "same-site"]) {
+      // Login CSRF: another site's link alone signs nobody in. It gets a Continue button, and the token is not spent.
+      const navigate = await sessionGet(stack.url, token, { ...crossSite, "sec-fetch-site": site });
+      expect(navigate.status, site).toBe(200);
+      expect(navigate.setCookie, site).toBeUndefined();
+      expect(navigate.body, site).toMatch(/<form method="post" action="session"><input type="hidden" name="token" value="[^"]+">/);
+      expect(navigate.body, site).toContain('id="continue"');
+    }
+    // The person's click posts it from the page itself (same origin): that signs in, with the same token.
+    const continued = await postSession(token, { "sec-fetch-site": "same-origin", origin: stack.url });
+    expect(continued.status).toBe(200);
+    expect(continued.setCookie).toMatch(/toolpact-confirm=/);
+    // A link the person opened themselves (typed, pasted, from a terminal: Sec-Fetch-Site none) signs in at once.
+    const typed = await sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), { ...crossSite, "sec-fetch-site": "none" });
+    expect(typed.setCookie).toMatch(/toolpact-confirm=/);
 
     const refusals: [string, () => Promise<Response>][] = [
       ["cross-site form post", async () => postSession(await mintPresenceToken(secrets.actorSecret), { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" })],
@@ -163,3 +179,45 @@ function postSession(token: string, headers: Record<string, string>): Promise<Ra
     body: new URLSearchParams({ token }).toString(),
   });
 }
+
+describe("a sign-in bound to one request (the presence token's cfr claim)", () => {
+  it("shows and decides that request only: its session cannot see, approve or deny another one", async () => {
+    const a = await previewAnother("request A");
+    const b = await previewAnother("request B");
+    const session = await signIn(stack.url, secrets.actorSecret, { cfr: a });
+    const pageA = await fetchPage(stack.url, a, session);
+    expect(pageA.status).toBe(200);
+    expect(pageA.csrf).toBeDefined();
+
+    const pageB = await fetchPage(stack.url, b, session);
+    expect(pageB.status).toBe(403);
+    expect(pageB.html).toContain(`this sign-in is for confirmation request &quot;${a}&quot; only`);
+    expect(pageB.html).not.toContain("request B");
+    for (const decision of ["approve", "deny"] as const) {
+      expect((await postDecision(stack.url, b, decision, { session, csrf: pageA.csrf! })).status, decision).toBe(403);
+      const overTrpc = await mutate(stack.url, `confirmations.${decision}`, { requestId: b }, { cookie: session.cookie, "x-toolpact-csrf": pageA.csrf! });
+      expect(overTrpc.status, decision).toBe(403);
+    }
+    const unbound = await signIn(stack.url, secrets.actorSecret);
+    expect((await fetchPage(stack.url, b, unbound)).html).toContain('id="approve"'); // B is still pending
+
+    const approved = await postDecision(stack.url, a, "approve", { session, csrf: pageA.csrf! });
+    expect(approved.status).toBe(200);
+    expect(approved.html).toContain('data-status="approved"');
+  });
+
+  it("leads on to its own request whatever `next` says, and refuses a cfr that is no request id", async () => {
+    const a = await previewAnother("request C");
+    const token = await mintPresenceToken(secrets.actorSecret, { cfr: a });
+    const next = encodeURIComponent(`/confirm/${requestId}`);
+    const signedIn = await raw(`${stack.url}/confirm/session?token=${encodeURIComponent(token)}&next=${next}`, { method: "GET", headers: {} });
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body).toContain(`href="${a}"`);
+    for (const cfr of [42, "", "a b", "x".repeat(200)]) {
+      const refused = await sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret, { cfr }));
+      expect(refused.status, JSON.stringify(cfr)).toBe(401);
+      expect(refused.body).toContain("`cfr` claim must be the id of one confirmation request");
+      expect(refused.setCookie).toBeUndefined();
+    }
+  });
+});

@@ -68,7 +68,7 @@ export async function decideOnConfirmationPage(options: ConfirmationPageVisitOpt
     headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams({ csrf: form.csrf }).toString(),
   });
-  if (decided.status !== 303) {
+  if (decided.status !== 200) {
     throw new Error(`pressing ${options.decision} answered HTTP ${decided.status}: ${messageOf(await decided.text())}`);
   }
   const after = await (await fetch(page, { headers: { cookie } })).text();

@@ -26,6 +26,10 @@ try {
     config,
     env: {},
     onConfirmationRequested: (request) => void announceConfirmation(request),
+    confirmationSignInHint:
+      "toolpact dev printed a sign-in link for this request in its terminal, on the line that starts with " +
+      "\"confirm <tool> for user\" and ends with /confirm/session?token=... Open that link: it signs you in for this one request " +
+      "and brings you back here. (The address your app printed is this page itself; it cannot sign you in.)",
     logger: {
       info: () => {},
       warn: (entry) => say(`warning: ${JSON.stringify(entry)}`),
@@ -53,17 +57,19 @@ process.exit(0);
 
 /**
  * Prints a confirmation's link, signed in: toolpact dev stands in for the platform's identity service,
- * so the link carries a presence token for the user the request waits for (single-use, 10 minutes).
+ * so the link carries a presence token for the user the request waits for (single-use, 10 minutes),
+ * bound to that one request (`cfr`): it can neither show nor decide another.
  */
 async function announceConfirmation(request: ConfirmationRequested): Promise<void> {
   const signing = findActorSigning({ cwd: path.dirname(configFile), env: {}, config: configFile });
-  const presence = await mintPresenceToken({ issuer: signing.issuer, secret: signing.secret, tenantId: request.tenantId, userId: request.userId, ttl: 600 });
+  const subject = { issuer: signing.issuer, secret: signing.secret, tenantId: request.tenantId, userId: request.userId, ttl: 600 };
+  const presence = await mintPresenceToken(subject, request.requestId);
   const { origin, pathname } = new URL(request.confirmUrl);
   const signIn = `${origin}/confirm/session?token=${presence}&next=${encodeURIComponent(pathname)}`;
   // One write for both lines, so that nothing the supervisor prints meanwhile lands between them.
   say(
     `confirm ${request.tool} for user "${request.userId}": open ${signIn}\n` +
-      `  (signs you in for 10 minutes, then shows ${request.confirmUrl}; later: toolpact token --presence --user ${request.userId})`,
+      `  (signs you in for this request only, for 10 minutes, then shows ${request.confirmUrl}; later: toolpact token --presence --user ${request.userId})`,
   );
 }
 

@@ -50,6 +50,7 @@ export {
   MAX_VERIFICATION_LEVEL,
   CONFIRMATION_TTL_MIN_SECONDS,
   CONFIRMATION_TTL_MAX_SECONDS,
+  MAX_TOKEN_LENGTH,
 } from "./limits.js";
 export type {
   PluginSdk,

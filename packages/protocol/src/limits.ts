@@ -31,3 +31,5 @@ export const MAX_VERIFICATION_LEVEL = 3;
 export const CONFIRMATION_TTL_MIN_SECONDS = 30;
 /** A confirmation token lives this many seconds at most. */
 export const CONFIRMATION_TTL_MAX_SECONDS = 900;
+/** The longest token accepted (actor, presence, confirmation), characters. */
+export const MAX_TOKEN_LENGTH = 8192;

@@ -182,6 +182,8 @@ export interface ConfirmationPerson {
 /** What a verified presence token establishes; `expiresAt` in Unix milliseconds. */
 export interface PresenceIdentity extends ConfirmationPerson {
   readonly expiresAt: number;
+  /** The one confirmation request the token signs in for (its `cfr` claim), when it names one. */
+  readonly requestId?: string;
 }
 
 /** The life of a platform-mode confirmation request: pending -> approved | denied | expired | cancelled. */

@@ -13,6 +13,11 @@ const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7E]{1,${IDEMPOTENCY_KEY_MAX_LENGT
 /** The request fields that carry an id a caller supplies. */
 export type CallerIdField = "operationId" | "requestId" | "runId" | "idempotencyKey";
 
+/** True for an id of the shape the runtime issues (operation, confirmation request, run). */
+export function isIssuedId(value: unknown): value is string {
+  return typeof value === "string" && ID.test(value);
+}
+
 /** @throws ToolpactError INPUT_INVALID naming `field` when `value` is not an id of its shape. */
 export function checkCallerId(field: CallerIdField, value: unknown): asserts value is string {
   const key = field === "idempotencyKey";

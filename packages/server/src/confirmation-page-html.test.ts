@@ -4,6 +4,7 @@ import {
   renderConfirmationPage,
   renderContinuePage,
   renderMessagePage,
+  renderSignInStep,
   type ConfirmationPageView,
 } from "./confirmation-page-html.js";
 
@@ -61,7 +62,7 @@ describe("the confirmation page's HTML", () => {
   });
 
   it("shows a decided or expired request's status without buttons", () => {
-    for (const status of ["approved", "denied", "expired", "cancelled"]) {
+    for (const status of ["approved", "denied", "expired", "cancelled"] as const) {
       const html = renderConfirmationPage(view({ status }), viewer, "csrf");
       expect(html).not.toContain("<form");
       expect(html).toContain(`data-status="${status}"`);
@@ -106,5 +107,36 @@ describe("the confirmation page's HTML", () => {
     expect(html).toContain('<meta http-equiv="refresh" content="0;url=abc">');
     expect(html).toContain('<a id="continue" href="abc">');
     expect(renderContinuePage(`x"><script>`)).not.toContain("<script>");
+  });
+
+  it("answers a decision with what was decided on: summary, details and exact input stay, under what you approved or denied", () => {
+    for (const [status, heading] of [["approved", "What you approved"], ["denied", "What you denied"]] as const) {
+      const html = renderConfirmationPage(view({ status, input: { title: "Q3 plan" } }), viewer, undefined);
+      expect(html).toContain(`<h2>${heading}</h2>`);
+      expect(html).toContain('<p class="summary" id="summary">Create note &quot;Q3 plan&quot;</p>');
+      expect(html).toMatch(/<pre id="input">\{\n {2}&quot;title&quot;: &quot;Q3 plan&quot;\n\}<\/pre>/);
+      expect(html).toContain(`data-status="${status}"`);
+      expect(html).not.toContain("<form");
+    }
+    // Read back later, a decided request's preview is no longer kept: the page says so instead of an empty heading.
+    const later = renderConfirmationPage(view({ status: "approved", summary: "", details: null }), viewer, undefined);
+    expect(later).toContain('id="not-kept"');
+    expect(later).not.toContain('id="summary"');
+  });
+
+  it("offers no buttons for a pending request when it may not decide here, and says why", () => {
+    const html = renderConfirmationPage(view(), viewer, undefined);
+    expect(html).not.toContain("<form");
+    expect(html).toContain('id="decide-elsewhere"');
+    expect(html).toContain("confirmationOrigin");
+  });
+
+  it("renders the sign-in step: a same-origin form posting the token (and next), escaped", () => {
+    const html = renderSignInStep({ token: `tok"en<`, next: "/confirm/abc" });
+    expect(html).toContain('<form method="post" action="session">');
+    expect(html).toContain('<input type="hidden" name="token" value="tok&quot;en&lt;">');
+    expect(html).toContain('<input type="hidden" name="next" value="/confirm/abc">');
+    expect(html).toContain('<button type="submit" id="continue">Continue</button>');
+    expect(renderSignInStep({ token: "t" })).not.toContain('name="next"');
   });
 });

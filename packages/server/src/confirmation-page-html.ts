@@ -3,28 +3,13 @@
  * Every value from a request, a provider or a store passes through `escapeHtml`, and what the approval
  * binds (summary, details, the exact input) through `visibleHtml`: shown whole, hidden characters as badges.
  */
+import type { ConfirmationRequestView } from "@toolpact/runtime";
 import { escapeHtml, sortedJson, visibleHtml } from "./visible-text.js";
 
 export { escapeHtml } from "./visible-text.js";
 
-/** What the page shows about one confirmation request (the runtime's view of it). */
-export interface ConfirmationPageView {
-  readonly requestId: string;
-  readonly tool: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly effect: string;
-  readonly summary: string;
-  readonly details: unknown;
-  /** The exact validated input the approval binds (absent once the request is decided). */
-  readonly input?: unknown;
-  readonly callerPluginId: string;
-  /** The calling plugin's human name, when its manifest gives one. */
-  readonly callerName?: string;
-  readonly status: string;
-  readonly expiresAt: string;
-  readonly createdAt: string;
-}
+/** What the page shows about one confirmation request: the runtime's view of it, one type for both. */
+export type ConfirmationPageView = ConfirmationRequestView;
 
 /** Who the page is shown to. */
 export interface ConfirmationPageViewer {
@@ -44,6 +29,10 @@ const STATUS_TEXT: Readonly<Record<string, string>> = {
   expired: "This request expired before anyone decided. Nothing was done; the app has to ask again.",
   cancelled: "The app that asked withdrew this request. Nothing was done.",
 };
+
+const DECIDE_ELSEWHERE =
+  "Approve and Deny are not offered here: this page shares its origin with an app whose scripts could press them in your name. " +
+  "The operator must serve the confirmation page from an origin of its own (confirmationOrigin).";
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
@@ -73,9 +62,10 @@ function layout(title: string, body: string, head = ""): string {
 /**
  * The page for one request: tool, effect, the provider's summary and details, the exact input the
  * approval binds (members in canonical order), who asks, expiry; Approve and Deny (forms posting the
- * session's CSRF token) only while the request is pending, after everything they approve.
+ * session's CSRF token) only while the request is pending, after everything they approve. Without a
+ * CSRF token (a page that may not decide here, or the answer to a decision) it shows no buttons.
  */
-export function renderConfirmationPage(view: ConfirmationPageView, viewer: ConfirmationPageViewer, csrfToken: string): string {
+export function renderConfirmationPage(view: ConfirmationPageView, viewer: ConfirmationPageViewer, csrfToken: string | undefined): string {
   const heading = view.title ?? view.tool;
   const effectMeaning = EFFECT_MEANING[view.effect];
   const details =
@@ -89,7 +79,9 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
   const hidden = [summary, details, input].some((html) => html?.includes('class="hidden-char"'));
   const id = encodeURIComponent(view.requestId);
   const decision =
-    view.status === "pending"
+    view.status === "pending" && csrfToken === undefined
+      ? `<p class="status" id="decide-elsewhere">${escapeHtml(DECIDE_ELSEWHERE)}</p>`
+      : view.status === "pending" && csrfToken !== undefined
       ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly the call shown above, with exactly this input, once.</p>` +
         `<div class="actions">` +
         decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
@@ -102,7 +94,10 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
     (effectMeaning === undefined ? "" : ` (${escapeHtml(effectMeaning)})`) +
     `</p>` +
     (view.description === undefined ? "" : `<p>${escapeHtml(view.description)}</p>`) +
-    `<h2>What will happen</h2><p class="summary" id="summary">${summary}</p>` +
+    (view.status !== "pending" && view.summary === "" && details === undefined && input === undefined
+      ? `<p class="note" id="not-kept">What was asked is not kept once a request is decided or ends.</p>`
+      : `<h2>${view.status === "pending" ? "What will happen" : `What you ${view.status === "approved" ? "approved" : view.status === "denied" ? "denied" : "were asked"}`}</h2>` +
+        `<p class="summary" id="summary">${summary}</p>`) +
     (details === undefined ? "" : `<pre id="details">${details}</pre>`) +
     (input === undefined
       ? ""
@@ -132,6 +127,23 @@ export function renderContinuePage(target: string): string {
     `<h1>Signed in</h1><p id="message">Opening the request for your confirmation&hellip; ` +
       `<a id="continue" href="${href}">Continue</a></p>`,
     `<meta http-equiv="refresh" content="0;url=${href}">`,
+  );
+}
+
+/**
+ * The same-site step of a sign-in another site started: a Continue button that posts the presence
+ * token from this page (a same-origin post, which only the person's click makes). Nothing is signed in
+ * before it, so another site cannot sign a browser into a session of its choosing.
+ */
+export function renderSignInStep(link: { readonly token: string; readonly next?: string }): string {
+  return layout(
+    "Sign in to confirm",
+    `<h1>Sign in to confirm</h1><p id="message">A link brought you here to sign in to the confirmation page. ` +
+      `Continue only if you just asked your app to do something that needs your confirmation.</p>` +
+      `<form method="post" action="session">` +
+      `<input type="hidden" name="token" value="${escapeHtml(link.token)}">` +
+      (link.next === undefined ? "" : `<input type="hidden" name="next" value="${escapeHtml(link.next)}">`) +
+      `<button type="submit" id="continue">Continue</button></form>`,
   );
 }
 

@@ -1,10 +1,17 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import { ToolpactError } from "@toolpact/contract";
+import { MAX_TOKEN_LENGTH, ToolpactError } from "@toolpact/contract";
 import type { Runtime } from "@toolpact/runtime";
-import { renderConfirmationPage, renderContinuePage, renderMessagePage } from "./confirmation-page-html.js";
+import {
+  isServedAtConfirmationOrigin,
+  mayDecideHere,
+  notServedHereMessage,
+  requireConfirmationOrigin,
+  type ConfirmationOrigin,
+} from "./confirmation-origin.js";
+import { renderConfirmationPage, renderContinuePage, renderMessagePage, renderSignInStep } from "./confirmation-page-html.js";
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import type { PresenceSession, PresenceSessions } from "./presence-session.js";
+import { personDeciding, type PresenceSession, type PresenceSessions } from "./presence-session.js";
 import { isForeignSite, isTopLevelNavigation } from "./request-site.js";
 import { createRouterCaller } from "./router.js";
 
@@ -26,17 +33,21 @@ export const CONFIRM_PREFIX = "/confirm/";
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const MAX_FORM_BYTES = 16 * 1024;
 
-/** The confirmation page's sessions and the host its own pages are served at (`publicUrl`'s, behind a proxy). */
+/**
+ * The confirmation page's sessions, the host its own pages are served at (`publicUrl`'s, behind a proxy),
+ * and whether it has an origin of its own to decide on.
+ */
 export interface PresencePage {
   readonly sessions: PresenceSessions;
   readonly publicHost: string | undefined;
+  readonly origin: ConfirmationOrigin;
 }
 
 /**
  * Step 1 of `approve`/`deny`, for the page's form posts and for tRPC alike: the request must carry no
  * caller credential (plugin key, actor token), must not come from another site (`Sec-Fetch-Site`, else
- * `Origin`), must carry a valid session cookie, and the session's CSRF token. Throws a ToolpactError
- * saying which rule failed.
+ * `Origin`), must reach a page with an origin of its own (`requireConfirmationOrigin`), must carry a
+ * valid session cookie, and the session's CSRF token. Throws a ToolpactError saying which rule failed.
  */
 export function requirePresence(page: PresencePage, headers: IncomingHttpHeaders, csrfToken: string | undefined): PresenceSession {
   const { sessions } = page;
@@ -55,6 +66,7 @@ export function requirePresence(page: PresencePage, headers: IncomingHttpHeaders
   if (isForeignSite(headers, page.publicHost)) {
     throw new ToolpactError("PERMISSION_DENIED", "approve and deny are accepted only from the confirmation page itself, not from another site");
   }
+  requireConfirmationOrigin(page.origin, headers);
   const session = sessions.read(headers.cookie);
   if (session === undefined) {
     throw new ToolpactError(
@@ -77,12 +89,15 @@ export interface ConfirmationPageOptions extends PresencePage {
   readonly logger: Logger;
   /** Aborts when the server shuts down. */
   readonly shutdown: AbortSignal;
+  /** Said on the "Sign-in needed" page: where this deployment's people find the link that signs them in. */
+  readonly signInHint?: string;
 }
 
 /**
  * The confirmation page's routes below `/confirm/`:
  * `GET|POST /confirm/session` (presence token -> session cookie, then on to the request `?next=` names;
- *   another site may only navigate a browser here, never post or embed),
+ *   another site may only navigate a browser here, never post or embed, and such a navigation gets a
+ *   Continue button whose same-origin post signs in: no site can sign a browser in by itself),
  * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
  * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
  */
@@ -110,23 +125,33 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
         "the confirmation page signs in people, not plugins: this request carries a plugin key or an actor token; open the link in a browser",
       );
     }
-    if (isForeignSite(req.headers, options.publicHost) && !isTopLevelNavigation(req.method, req.headers)) {
+    const foreign = isForeignSite(req.headers, options.publicHost);
+    if (foreign && !isTopLevelNavigation(req.method, req.headers)) {
       throw new ToolpactError(
         "PERMISSION_DENIED",
         "another site posted or embedded this sign-in: the confirmation page signs you in only when your browser opens its link itself; open the confirmation link from your app",
       );
     }
+    if (req.method === "POST" && options.origin.kind === "dedicated") requireConfirmationOrigin(options.origin, req.headers);
     if (token === undefined || token.length === 0) {
       throw new ToolpactError(
         "UNAUTHENTICATED",
         "no presence token: open the confirmation link from your app; it signs you in through /confirm/session?token=...",
       );
     }
-    if (token.length > 8192) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    if (token.length > MAX_TOKEN_LENGTH) {
+      throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    }
+    if (foreign) {
+      // A navigation another site started (the identity service's, or an attacker's with their own token):
+      // nothing is signed in until this page's own post, which only the person's click on it makes.
+      sendPage(res, { status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
+      return;
+    }
     const person = await runtime.verifyPresenceToken(token);
-    const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt });
+    const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
     res.setHeader("set-cookie", setCookie);
-    const requestId = next === undefined ? undefined : requestIdOfNext(next);
+    const requestId = person.requestId ?? (next === undefined ? undefined : requestIdOfNext(next));
     if (requestId !== undefined) {
       // Not a redirect: the identity service's page on another site started this navigation, and a
       // browser withholds SameSite=Strict cookies along a redirect chain a cross-site page started.
@@ -149,15 +174,17 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     if (session === undefined) {
       const html = renderMessagePage(
         "Sign-in needed",
-        "This page shows a request for your confirmation, and it needs to know who you are. Open the confirmation link from your app: " +
-          "it signs you in (through /confirm/session with a short-lived presence token) and brings you back here.",
+        "This page shows a request for your confirmation, and it needs to know who you are. " +
+          (options.signInHint ??
+            "Open the confirmation link from your app: it signs you in (through /confirm/session with a short-lived presence token) and brings you back here."),
       );
       sendPage(res, { status: 401, html }, head);
       return;
     }
-    const person = { tenantId: session.tenantId, userId: session.userId };
+    const person = personDeciding(session, requestId);
     const view = await runtime.describeConfirmation(person, requestId);
-    sendPage(res, { status: 200, html: renderConfirmationPage(view, person, sessions.csrfTokenOf(session)) }, head);
+    const csrfToken = mayDecideHere(options.origin) ? sessions.csrfTokenOf(session) : undefined;
+    sendPage(res, { status: 200, html: renderConfirmationPage(view, person, csrfToken) }, head);
   };
 
   const decide = async (
@@ -168,23 +195,30 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     const { requestId, decision } = asked;
     const form = await readForm(req);
     const csrf = form.get("csrf") ?? undefined;
+    const session = requirePresence(options, req.headers, csrf);
+    const person = personDeciding(session, requestId);
+    // What the person decides on, read before the decision: the preview is not kept once it is made.
+    const view = await runtime.describeConfirmation(person, requestId);
     const caller = createRouterCaller({
       runtime,
       authenticate: () => Promise.reject(new ToolpactError("UNAUTHENTICATED", "the confirmation page has no caller credentials")),
       authorizeAdmin: () => false,
-      presence: async () => requirePresence(options, req.headers, csrf),
+      presence: async () => session,
       shutdown,
     });
-    await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));
-    // Relative to /confirm/<id>/<decision>: back to the request, which now shows its status.
-    res.writeHead(303, { ...CONFIRMATION_PAGE_HEADERS, location: `../${encodeURIComponent(requestId)}` });
-    res.end();
+    const decided = await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));
+    // The page again, with what was decided on and its new status (a reload posts again and is told it is decided).
+    sendPage(res, { status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined) });
   };
 
   return (req, res, path) => {
     const query = (req.url ?? "").indexOf("?");
     const search = new URLSearchParams(query < 0 ? "" : (req.url ?? "").slice(query + 1));
     const rest = path.slice(CONFIRM_PREFIX.length).split("/");
+    if (!isServedAtConfirmationOrigin(options.origin, req.headers)) {
+      sendPage(res, { status: 404, html: renderMessagePage("Not found", notServedHereMessage(options.origin)) }, req.method === "HEAD");
+      return;
+    }
     let work: Promise<void>;
     if (rest.length === 1 && rest[0] === "session") {
       if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed(res, "GET, POST");
@@ -209,6 +243,11 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
       fail(res, error, req.method === "HEAD");
     });
   };
+}
+
+/** `{ requestId }` when a presence token bound its sign-in to one request. */
+function bound(requestId: string | undefined): { readonly requestId?: string } {
+  return requestId === undefined ? {} : { requestId };
 }
 
 /** The request id a `next` parameter points at: `/confirm/<id>` (under any prefix) or nothing. */

@@ -49,7 +49,7 @@ export interface ToolpactFetchHandler extends ClosableHandler {
  */
 export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNodeHandler {
   const basePath = normalizeBasePath(options.basePath);
-  const routes = createToolpactRoutes(options, basePath);
+  const routes = createToolpactRoutes(options, basePath, true);
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void => {
     const target = req.url ?? "/";
     const query = target.indexOf("?");
@@ -73,7 +73,7 @@ export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNode
  */
 export function createFetchHandler(options: ToolpactHandlerOptions): ToolpactFetchHandler {
   const basePath = normalizeBasePath(options.basePath);
-  const routes = createToolpactRoutes(options, basePath);
+  const routes = createToolpactRoutes(options, basePath, true);
   const handler = (request: Request): Promise<Response> =>
     serveFetchRequest(request, (req, res) => {
       const target = req.url ?? "/";

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createPresenceSessions, derivePresenceSessionSecret, type PresenceSessions } from "./presence-session.js";
+import { createPresenceSessions, derivePresenceSessionSecret, personDeciding, type PresenceSessions } from "./presence-session.js";
 
 const secret = new Uint8Array(randomBytes(32));
 
@@ -60,6 +60,23 @@ describe("presence sessions", () => {
     expect(codec.read(`${name}=${payload}`)).toBeUndefined();
     expect(sessions({ secret: new Uint8Array(randomBytes(32)) }).read(cookie)).toBeUndefined();
     expect(sessions({ now: () => Date.now() + 601_000 }).read(cookie)).toBeUndefined();
+  });
+
+  it("carry the request a bound sign-in is for, signed: such a session speaks for nobody on another request", () => {
+    const codec = sessions();
+    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER, requestId: "req-a" });
+    expect(codec.read(cookieOf(setCookie))).toEqual(session);
+    expect(session.requestId).toBe("req-a");
+    expect(personDeciding(session, "req-a")).toEqual({ tenantId: "t1", userId: "u1" });
+    expect(() => personDeciding(session, "req-b")).toThrow(/this sign-in is for confirmation request "req-a" only/);
+    // Unbound sessions decide any request of their person; unbinding a bound cookie breaks its signature.
+    const unbound = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).session;
+    expect(personDeciding(unbound, "req-b")).toEqual({ tenantId: "t1", userId: "u1" });
+    const [name, value] = cookieOf(setCookie).split("=") as [string, string];
+    const [payload, mac] = value.split(".") as [string, string];
+    const fields = JSON.parse(Buffer.from(payload, "base64url").toString()) as unknown[];
+    const widened = Buffer.from(JSON.stringify([...fields.slice(0, 4), null])).toString("base64url");
+    expect(codec.read(`${name}=${widened}.${mac}`)).toBeUndefined();
   });
 
   it("refuse a header carrying the cookie twice (a tossed cookie next to the real one)", () => {

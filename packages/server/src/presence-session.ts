@@ -1,4 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
+import { ToolpactError } from "@toolpact/contract";
+import type { ConfirmationPerson } from "@toolpact/runtime";
 
 /** The person a confirmation-page session speaks for, as a verified presence token named them. */
 export interface PresenceSession {
@@ -8,6 +10,24 @@ export interface PresenceSession {
   readonly sessionId: string;
   /** Unix ms. */
   readonly expiresAt: number;
+  /** The one confirmation request this session may see and decide, when its presence token named one (`cfr`). */
+  readonly requestId?: string;
+}
+
+/**
+ * The person a session speaks for on request `requestId`; a session made from a presence token bound to
+ * another request (`cfr`) speaks for nobody there.
+ * @throws ToolpactError PERMISSION_DENIED when the session is bound to another request.
+ */
+export function personDeciding(session: PresenceSession, requestId: string): ConfirmationPerson {
+  if (session.requestId !== undefined && session.requestId !== requestId) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      `this sign-in is for confirmation request "${session.requestId}" only: it can neither show nor decide another request; ` +
+        "open the link your app gave for this one",
+    );
+  }
+  return { tenantId: session.tenantId, userId: session.userId };
 }
 
 /** Options of `createPresenceSessions`. */
@@ -27,17 +47,20 @@ export interface PresenceSessionOptions {
 }
 
 /**
- * Stateless confirmation-page sessions: an HMAC-signed cookie naming tenant, user, session id and
- * expiry, and CSRF tokens that are an HMAC of the session id under a second derived key.
+ * Stateless confirmation-page sessions: an HMAC-signed cookie naming tenant, user, session id, expiry
+ * and the one request it is bound to (if any), and CSRF tokens that are an HMAC of the session id under a second derived key.
  */
 export interface PresenceSessions {
   /** The cookie's name. */
   readonly cookieName: string;
   /**
    * A new session for a verified person, lasting the configured TTL but never past `notAfter` (the
-   * presence token's expiry, Unix ms); `setCookie` is the `Set-Cookie` header value.
+   * presence token's expiry, Unix ms), and bound to `requestId` when given; `setCookie` is the `Set-Cookie` header value.
    */
-  issue(person: { readonly tenantId: string; readonly userId: string; readonly notAfter: number }): { session: PresenceSession; setCookie: string };
+  issue(person: { readonly tenantId: string; readonly userId: string; readonly notAfter: number; readonly requestId?: string }): {
+    session: PresenceSession;
+    setCookie: string;
+  };
   /** The session a `Cookie` header carries, if its signature holds and it has not expired. */
   read(cookieHeader: string | undefined): PresenceSession | undefined;
   /** The CSRF token of a session (what the page embeds in its forms). */
@@ -82,9 +105,10 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
         userId: person.userId,
         sessionId: randomBytes(18).toString("base64url"),
         expiresAt: Math.min(now + options.ttlSeconds * 1000, person.notAfter),
+        ...(person.requestId === undefined ? {} : { requestId: person.requestId }),
       };
       const payload = Buffer.from(
-        JSON.stringify([session.tenantId, session.userId, session.sessionId, session.expiresAt]),
+        JSON.stringify([session.tenantId, session.userId, session.sessionId, session.expiresAt, session.requestId ?? null]),
         "utf8",
       ).toString("base64url");
       const value = `${payload}.${mac(cookieKey, payload).toString("base64url")}`;
@@ -105,11 +129,12 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
       } catch {
         return undefined;
       }
-      if (!Array.isArray(fields) || fields.length !== 4) return undefined;
-      const [tenantId, userId, sessionId, expiresAt] = fields as unknown[];
+      if (!Array.isArray(fields) || fields.length !== 5) return undefined;
+      const [tenantId, userId, sessionId, expiresAt, requestId] = fields as unknown[];
       if (typeof tenantId !== "string" || typeof userId !== "string" || typeof sessionId !== "string") return undefined;
       if (typeof expiresAt !== "number" || !(expiresAt > clock())) return undefined;
-      return { tenantId, userId, sessionId, expiresAt };
+      if (requestId !== null && typeof requestId !== "string") return undefined;
+      return { tenantId, userId, sessionId, expiresAt, ...(requestId === null ? {} : { requestId }) };
     },
     csrfTokenOf: (session) => mac(csrfKey, session.sessionId).toString("base64url"),
     csrfMatches(session, presented) {

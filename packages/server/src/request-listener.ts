@@ -4,6 +4,7 @@ import { TRPCError } from "@trpc/server";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
+import { confirmationOriginOf } from "./confirmation-origin.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
@@ -35,6 +36,15 @@ export interface ToolpactRoutesOptions {
   readonly sessionSecret?: Uint8Array;
   /** How long a confirmation-page session lasts, seconds; default 600. */
   readonly sessionTtlSeconds?: number;
+  /**
+   * The origin of the confirmation page's own, e.g. `https://confirm.example.com`, where no other pages
+   * run scripts: the page is served, and approvals accepted, there only. A mounted handler without it
+   * shares the app's origin, whose scripts could approve in the person's name, so it refuses approvals
+   * (docs/embedding.md, "Same-origin mounts").
+   */
+  readonly confirmationOrigin?: string;
+  /** Said on the confirmation page's "Sign-in needed" page: where people find the link that signs them in. */
+  readonly confirmationSignInHint?: string;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
@@ -64,26 +74,34 @@ export const ROUTES_HINT = "the API is at /trpc, MCP at /mcp, the confirmation p
  * `GET /healthz` and `/readyz`, with the body limit, one call per request, and each route's own
  * content-type and cross-site checks. The standalone server and the handlers an app mounts all serve these.
  * `mountPath` is where a mount serves them (e.g. `/toolpact`): without a `publicUrl`, the confirmation
- * session cookie's `Path` starts with it.
+ * session cookie's `Path` starts with it. `mounted`: an app's handler, on the app's origin unless
+ * `confirmationOrigin` says otherwise.
  */
-export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath = ""): ToolpactRoutes {
+export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath = "", mounted = false): ToolpactRoutes {
   const runtime = options.runtime;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const logger = options.logger ?? silentLogger;
   const isAdminKey = createAdminKeyCheck(options.adminKey);
   const publicUrl = options.publicUrl === undefined ? undefined : new URL(options.publicUrl);
+  const pageOrigin = confirmationOriginOf(options.confirmationOrigin, mounted);
   const sessions = createPresenceSessions({
     secret: options.sessionSecret ?? new Uint8Array(randomBytes(32)),
     ttlSeconds: options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
-    secure: publicUrl?.protocol === "https:",
+    secure: (pageOrigin.kind === "dedicated" ? pageOrigin.origin.protocol : publicUrl?.protocol) === "https:",
     path: `${publicUrl === undefined ? mountPath : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
     clock: Date.now,
   });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
-  const presencePage = { sessions, publicHost: publicUrl?.host };
-  const confirmationPage = createConfirmationPage({ ...presencePage, runtime, logger, shutdown: shutdownSignal });
+  const presencePage = { sessions, publicHost: publicUrl?.host, origin: pageOrigin };
+  const confirmationPage = createConfirmationPage({
+    ...presencePage,
+    runtime,
+    logger,
+    shutdown: shutdownSignal,
+    ...(options.confirmationSignInHint === undefined ? {} : { signInHint: options.confirmationSignInHint }),
+  });
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,

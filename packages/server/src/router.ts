@@ -39,7 +39,7 @@ import type {
   ToolListing,
 } from "@toolpact/runtime";
 import { toErrorShape, toPublicError } from "./errors.js";
-import type { PresenceSession } from "./presence-session.js";
+import { personDeciding, type PresenceSession } from "./presence-session.js";
 
 /** What every procedure gets: the runtime and the request's (not yet checked) credentials. */
 export interface ServerContext {
@@ -71,10 +71,7 @@ function procedurePaths(): Iterable<string> {
 const callerProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { principal: await ctx.authenticate() } }));
 
 /** Procedures only the confirmation page's session reaches (never a plugin key or actor token). */
-const presenceProcedure = t.procedure.use(async ({ ctx, next }) => {
-  const session = await ctx.presence();
-  return next({ ctx: { person: { tenantId: session.tenantId, userId: session.userId } } });
-});
+const presenceProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: { session: await ctx.presence() } }));
 
 /** Procedures only the admin credential reaches. */
 const adminProcedure = t.procedure.use(({ ctx, next }) => {
@@ -266,10 +263,10 @@ export const appRouter = t.router({
     cancel: callerProcedure.input(requestIdInput).mutation(({ ctx, input }) => ctx.runtime.cancelConfirmation(ctx.principal, input.requestId)),
     approve: presenceProcedure
       .input(requestIdInput)
-      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(ctx.person, input.requestId, "approve")),
+      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(personDeciding(ctx.session, input.requestId), input.requestId, "approve")),
     deny: presenceProcedure
       .input(requestIdInput)
-      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(ctx.person, input.requestId, "deny")),
+      .mutation(({ ctx, input }) => ctx.runtime.decideConfirmation(personDeciding(ctx.session, input.requestId), input.requestId, "deny")),
   }),
   activity: t.router({
     list: callerProcedure

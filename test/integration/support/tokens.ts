@@ -67,11 +67,13 @@ export interface PresenceTokenSpec {
   /** Seconds from now; negative for an expired token. Default 120. */
   readonly expiresIn?: number;
   readonly secret?: Uint8Array;
+  /** The one confirmation request the sign-in is for (`cfr`); default none. */
+  readonly cfr?: unknown;
 }
 
 /** Mints a presence token (aud "toolpact-presence") as the platform identity service would. */
 export async function mintPresenceToken(secret: Uint8Array, spec: PresenceTokenSpec = {}): Promise<string> {
-  return new jose.SignJWT({ tid: spec.tid ?? "t1" })
+  return new jose.SignJWT({ tid: spec.tid ?? "t1", ...(spec.cfr === undefined ? {} : { cfr: spec.cfr }) })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuer(spec.iss ?? ACTOR_ISSUER)
     .setAudience(spec.aud ?? "toolpact-presence")

@@ -113,9 +113,12 @@ export function mintActorToken(
     .sign(subject.secret);
 }
 
-/** A single-use presence token (a fresh `jti`), `aud: "toolpact-presence"`: proof the person is at the browser now. */
-export function mintPresenceToken(subject: TokenSubject): Promise<string> {
-  return new SignJWT({ tid: subject.tenantId })
+/**
+ * A single-use presence token (a fresh `jti`), `aud: "toolpact-presence"`: proof the person is at the
+ * browser now; with `requestId`, its `cfr` claim binds the sign-in to that one confirmation request.
+ */
+export function mintPresenceToken(subject: TokenSubject, requestId?: string): Promise<string> {
+  return new SignJWT({ tid: subject.tenantId, ...(requestId === undefined ? {} : { cfr: requestId }) })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setIssuer(subject.issuer)
     .setAudience("toolpact-presence")

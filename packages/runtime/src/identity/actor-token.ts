@@ -1,6 +1,7 @@
 import { compactVerify, createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { ToolpactError, type ActorInfo } from "@toolpact/contract";
 import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
+import { checkPresenceTokenSize, PRESENCE_AUDIENCE, presenceFromClaims, type VerifiedPresence } from "./presence-token.js";
 
 /** How actor tokens are checked: the platform identity service's issuer and its HS256 secret or JWKS. */
 export interface ActorTokenConfig {
@@ -23,25 +24,10 @@ export interface VerifiedActor {
 
 /** `aud` every actor token carries. */
 export const ACTOR_AUDIENCE = "toolpact";
-/** `aud` of presence tokens: the confirmation page's sign-in. */
-export const PRESENCE_AUDIENCE = "toolpact-presence";
-/** The longest a presence token may live (`exp - iat`), in seconds. */
-export const PRESENCE_MAX_TTL_SECONDS = 600;
-
-/** A person a presence token signs in. */
-export interface VerifiedPresence {
-  readonly tenantId: string;
-  readonly userId: string;
-  /** `jti`: the presence token's id; a token signs in once. */
-  readonly tokenId: string;
-  /** `exp`, in Unix milliseconds. */
-  readonly expiresAt: number;
-}
 const ASYMMETRIC_ALGS = ["RS256", "ES256", "EdDSA"] as const;
 const SKEW_SECONDS = 5;
 const CACHE_LIMIT = 10_000;
 const MAX_ROLES = 64;
-const PRESENCE_JTI = /^[A-Za-z0-9][A-Za-z0-9._:-]{7,127}$/;
 
 /** Which token a check is about, for messages. */
 type TokenKind = "actor token" | "presence token";
@@ -125,33 +111,13 @@ export class ActorTokenVerifier {
 
   /**
    * Verifies a presence token: the same issuer and keys as actor tokens, `aud: "toolpact-presence"`,
-   * `sub`, `tid`, `jti`, `iat` and `exp` required, and a lifetime (`exp - iat`) of at most 600 s. Single
-   * use (the `jti`) is the store's to decide.
+   * and the claims `presenceFromClaims` checks (`sub`, `tid`, `jti`, `iat`, `exp`, a lifetime of at most
+   * 600 s, an optional `cfr`). Single use (the `jti`) is the store's to decide.
    * @throws ToolpactError UNAUTHENTICATED naming the check that failed.
    */
   async verifyPresence(token: string): Promise<VerifiedPresence> {
-    if (typeof token !== "string" || token.length === 0 || token.length > 8192) {
-      throw unauthenticated("no presence token: the identity service sends the browser to /confirm/session with one");
-    }
-    const { sub, tid, iat, exp, jti } = await this.#claimsOf(token, PRESENCE_CHECKS);
-    if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
-      throw unauthenticated("the presence token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
-    }
-    if (typeof tid !== "string" || tid.length === 0 || tid.length > 128) {
-      throw unauthenticated("the presence token's `tid` claim (tenant) must be a non-empty string of at most 128 characters");
-    }
-    if (typeof jti !== "string" || !PRESENCE_JTI.test(jti)) {
-      throw unauthenticated(
-        "the presence token's `jti` claim must be a unique id of 8 to 128 letters, digits, '-', '_', '.' or ':': each presence token is used once",
-      );
-    }
-    if (typeof iat !== "number" || typeof exp !== "number" || exp - iat > PRESENCE_MAX_TTL_SECONDS) {
-      throw unauthenticated(
-        `the presence token lives longer than ${PRESENCE_MAX_TTL_SECONDS} s (exp - iat): the identity service must issue short-lived presence tokens`,
-      );
-    }
-    if (iat > this.#clock() / 1000 + SKEW_SECONDS) throw unauthenticated("the presence token was issued in the future (`iat`)");
-    return Object.freeze({ tenantId: tid, userId: sub, tokenId: jti, expiresAt: exp * 1000 });
+    checkPresenceTokenSize(token);
+    return presenceFromClaims(await this.#claimsOf(token, PRESENCE_CHECKS), this.#clock());
   }
 
   /** The claims of a token whose header, signature, issuer, audience and times check out. */

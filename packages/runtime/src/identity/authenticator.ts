@@ -2,7 +2,8 @@ import { ToolpactError, isToolpactError } from "@toolpact/contract";
 import type { CallerCredentials, PresenceIdentity, Principal } from "../api.js";
 import type { Logger } from "../logger.js";
 import type { PluginKeyLookup, Store } from "../store/store.js";
-import type { ActorTokenVerifier, VerifiedActor, VerifiedPresence } from "./actor-token.js";
+import type { ActorTokenVerifier, VerifiedActor } from "./actor-token.js";
+import type { VerifiedPresence } from "./presence-token.js";
 import { PluginKeyCache } from "./plugin-key-cache.js";
 import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 
@@ -124,13 +125,13 @@ export class Authenticator {
     } catch (error) {
       throw this.#failure(isToolpactError(error) ? error.message : "the presence token did not verify");
     }
-    const { tenantId, userId, tokenId, expiresAt } = verified;
+    const { tenantId, userId, tokenId, expiresAt, requestId } = verified;
     if (!(await this.#store.usePresenceToken({ tenantId, tokenId, userId, usedAt: now, expiresAt }))) {
       throw this.#failure("this presence token was used already: a presence token signs in once; open the confirmation link from your app again", {
         tenantId,
       });
     }
-    return Object.freeze({ tenantId, userId, expiresAt });
+    return Object.freeze(requestId === undefined ? { tenantId, userId, expiresAt } : { tenantId, userId, expiresAt, requestId });
   }
 
   async #verify(actorToken: string, fields: Record<string, string>): Promise<VerifiedActor> {

@@ -22,7 +22,7 @@ import {
   type ToolTransport,
 } from "@toolpact/contract";
 import type { ActivityPage, ActivityQuery, ConfirmationDecision, Principal, TenantPolicy } from "../api.js";
-import { PRESENCE_AUDIENCE } from "../identity/actor-token.js";
+import { PRESENCE_AUDIENCE } from "../identity/presence-token.js";
 import { silentLogger, type Logger } from "../logger.js";
 import type { RuntimeOptions } from "../options.js";
 import { importActivate, readPluginFolder, runActivate, type ActivatePlugin } from "../plugin-code/plugin-folder.js";

@@ -28,6 +28,8 @@ export interface StartHostOptions {
   readonly instanceId?: string;
   /** Told of each platform confirmation a preview over HTTP or MCP opens, with its link (`toolpact dev` prints it). */
   readonly onConfirmationRequested?: (request: ConfirmationRequested) => void;
+  /** Said on the confirmation page's "Sign-in needed" page: where people find their sign-in link (`toolpact dev`: its terminal). */
+  readonly confirmationSignInHint?: string;
 }
 
 /** A platform confirmation a preview opened: what `onConfirmationRequested` is told. */
@@ -140,7 +142,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       ...withoutUndefined({ drainTimeoutMs: config.limits.drainTimeoutMs, publicUrl }),
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
-      ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds }),
+      ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds, confirmationSignInHint: options.confirmationSignInHint }),
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {
