@@ -186,7 +186,7 @@ describe("every code block in README.md and docs/", () => {
     const lists = ofLang("sh").filter((block) => !isSession(block));
     expect(lists.length).toBeGreaterThan(0);
     expect(lists.flatMap((block) => commandListProblems(block, commandFacts()))).toEqual([]);
-  });
+  }, 120_000); // the first to read the facts: it runs the CLI's --help for every command
 
   for (const file of docFiles) {
     const sessions = blocks.filter((block) => block.file === file && block.lang === "sh" && isSession(block) && !firstHour(block));
