@@ -66,7 +66,7 @@ describe("toolpact mcp (stdio)", () => {
     const client = await spawnBridge({ env: await envKeys() });
     const overHttp = await listAll(await world.connect());
     expect(await listAll(client)).toEqual(overHttp);
-    const result = await client.callTool({ name: "notes_list_notes", arguments: { query: "stdio" } });
+    const result = await client.callTool({ name: "com-test-notes_list_notes", arguments: { query: "stdio" } });
     expect(result.structuredContent).toEqual({ notes: [{ id: "note-1", title: "first" }], query: "stdio" });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
     // it forwards through /trpc and says so: the activity log records the call as an MCP call
@@ -79,7 +79,7 @@ describe("toolpact mcp (stdio)", () => {
     const decided: string[] = [];
     const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: userWho(world, "approve", decided) });
     const before = world.stack.probe.invocations.get("create-note") ?? 0;
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Approved from stdio" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Approved from stdio" } });
     expect(result.structuredContent).toMatchObject({ title: "Approved from stdio" });
     expect(decided).toHaveLength(1);
     expect(world.stack.probe.invocations.get("create-note")).toBe(before + 1);
@@ -89,7 +89,7 @@ describe("toolpact mcp (stdio)", () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: (params) => (asked.push(params), { action: "accept" }) });
     const stop = new AbortController();
-    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
+    const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
     await expect.poll(() => asked.length).toBe(1);
     stop.abort();
     await expect(calling).rejects.toThrow();
@@ -99,7 +99,7 @@ describe("toolpact mcp (stdio)", () => {
 
   it("sends a client without URL elicitation to the page with the URL-elicitation-required error", async () => {
     const client = await spawnBridge({ env: await envKeys() });
-    const error = await client.callTool({ name: "notes_create_note", arguments: { title: "Link only" } }).then(
+    const error = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Link only" } }).then(
       () => undefined,
       (failure: unknown) => failure,
     );
@@ -111,7 +111,7 @@ describe("toolpact mcp (stdio)", () => {
     const file = path.join(dir, "credentials.json");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }));
     const client = await spawnBridge({ args: ["--credentials", file] });
-    const seen = async () => ((await client.callTool({ name: "notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
+    const seen = async () => ((await client.callTool({ name: "com-test-notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
     expect(await seen()).toBe("user-1");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-2") }));
     expect(await seen()).toBe("user-2");
@@ -120,7 +120,7 @@ describe("toolpact mcp (stdio)", () => {
   it("passes the server's refusal of a bad actor token on: a protocol error for the list, a tool error for a call", async () => {
     const client = await spawnBridge({ env: { TOOLPACT_PLUGIN_KEY: pluginKey(), TOOLPACT_ACTOR_TOKEN: "not-a-token" } });
     await expect(client.listTools()).rejects.toThrow(/UNAUTHENTICATED/);
-    const result = await client.callTool({ name: "notes_echo", arguments: {} });
+    const result = await client.callTool({ name: "com-test-notes_echo", arguments: {} });
     expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "UNAUTHENTICATED" } });
   });
 
