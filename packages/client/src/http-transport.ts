@@ -1,9 +1,9 @@
 import { createTRPCClient, httpLink, type HTTPHeaders } from "@trpc/client";
 import {
   ToolpactError,
-  isToolpactError,
-  toToolpactError,
+  exchangeFailure,
   toolRefOf,
+  withToolpactAnswers,
   type ExecuteOptions,
   type ExecuteResult,
   type PreviewOptions,
@@ -17,7 +17,7 @@ import {
 import type { AppRouter } from "@toolpact/server";
 // undici's keep-alive pool in Node, the global fetch in browsers (package.json "imports").
 import { httpFetch } from "#http-fetch";
-import { withSendFailures, type WireFetch } from "./http-fetch.js";
+import { URL_SETTING, withSendFailures, type WireFetch } from "./http-fetch.js";
 
 /**
  * A `fetch` (the global one, undici's, ...). Declared here rather than taken from tRPC's types, which
@@ -49,8 +49,9 @@ export interface HttpTransportOptions {
  * A `ToolTransport` over the server's tRPC API (one HTTP request per call, no batching; in Node over a
  * keep-alive connection pool). The options are checked at once: a missing or malformed one throws
  * REQUEST_NOT_SENT naming it. Every rejection is a `ToolpactError` (`toToolpactError`): the server's code
- * and data; REQUEST_NOT_SENT when the request never left (connection refused, unknown host); or
- * OUTCOME_UNKNOWN when it may have reached the server and no toolpact answer came back.
+ * and data; REQUEST_NOT_SENT when the request never left (connection refused, unknown host) or what
+ * answered is not toolpact and its status proves nothing ran (a 404 page: a wrong URL); or OUTCOME_UNKNOWN
+ * when it may have reached the server and no toolpact answer came back.
  * @example
  * const transport = createHttpTransport({ url: "http://127.0.0.1:4400", pluginKey, actorToken });
  */
@@ -62,7 +63,7 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
     typeof token === "string"
       ? { authorization, "x-toolpact-actor": token }
       : async () => ({ authorization, "x-toolpact-actor": checkActorToken(await token()) });
-  const fetch: WireFetch = options.fetch ? withSendFailures(options.fetch as unknown as WireFetch) : httpFetch;
+  const fetch = withToolpactAnswers(options.fetch ? withSendFailures(options.fetch as unknown as WireFetch) : httpFetch, URL_SETTING);
   const client = createTRPCClient<AppRouter>({
     // tRPC's fetch type needs the DOM lib's Request and Response; WireFetch is the part of it tRPC uses.
     links: [httpLink({ url, headers, fetch: fetch as unknown as TrpcFetch })],
@@ -109,20 +110,21 @@ async function call<T>(request: Promise<Partial<T>>, kind: "preview" | "execute"
 }
 
 /**
- * What a failed request becomes: the server's toolpact error; the transport's own REQUEST_NOT_SENT (tRPC
- * wraps what the fetch or the headers threw); or OUTCOME_UNKNOWN, said plainly for the calls that have
- * no effect to be unknown about.
+ * What a failed request becomes (`exchangeFailure`): the server's toolpact error; the transport's own
+ * (tRPC wraps what the fetch or the headers threw); or OUTCOME_UNKNOWN, said plainly for the calls that
+ * have no effect to be unknown about.
  */
 function failureOf(error: unknown, kind: "preview" | "execute" | "wait"): ToolpactError {
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  if (isToolpactError(cause)) return cause;
   quieten(error);
-  const failure = toToolpactError(error);
-  if (failure.code !== "OUTCOME_UNKNOWN" || failure.cause !== error || kind === "execute") return failure;
-  const reason = error instanceof Error && error.message ? error.message : "no answer";
-  const again = kind === "preview" ? "preview again (a preview runs no tool)" : "wait again (waiting decides nothing)";
-  return new ToolpactError("OUTCOME_UNKNOWN", `no toolpact answer came back (${reason}): ${again}`, {}, { cause: error });
+  return exchangeFailure(error, AGAIN[kind]);
 }
+
+/** What to do when the answer to a call without effect was lost. */
+const AGAIN = {
+  preview: "preview again (a preview runs no tool)",
+  wait: "wait again (waiting decides nothing)",
+  execute: undefined,
+} as const;
 
 /**
  * tRPC's client error keeps the whole answer twice besides its `data` (`shape`, and `meta` with the
