@@ -18,6 +18,10 @@ import type { AppRouter } from "@toolpact/server";
 // undici's keep-alive pool in Node, the global fetch in browsers (package.json "imports").
 import { httpFetch } from "#http-fetch";
 import { URL_SETTING, withSendFailures, type WireFetch } from "./http-fetch.js";
+import { watchExpiry } from "./actor-token-expiry.js";
+
+/** The operation context key under which a wait names the actor token it checked. */
+const ACTOR_TOKEN_CONTEXT = "toolpactActorToken";
 
 /**
  * A `fetch` (the global one, undici's, ...). Declared here rather than taken from tRPC's types, which
@@ -59,10 +63,15 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
   const url = checkOptions(options);
   const authorization = `Bearer ${options.pluginKey}`;
   const token = options.actorToken;
-  const headers: HTTPHeaders | (() => Promise<HTTPHeaders>) =
+  const actorTokenNow = async (): Promise<string> => (typeof token === "string" ? token : checkActorToken(await token()));
+  // A wait names the token it checked (the operation's context), so that the one it watches is the one sent.
+  const headers: HTTPHeaders | ((opts: { op: { context: Record<string, unknown> } }) => Promise<HTTPHeaders>) =
     typeof token === "string"
       ? { authorization, "x-toolpact-actor": token }
-      : async () => ({ authorization, "x-toolpact-actor": checkActorToken(await token()) });
+      : async ({ op }) => {
+          const chosen = op.context[ACTOR_TOKEN_CONTEXT];
+          return { authorization, "x-toolpact-actor": typeof chosen === "string" ? chosen : checkActorToken(await token()) };
+        };
   const fetch = withToolpactAnswers(options.fetch ? withSendFailures(options.fetch as unknown as WireFetch) : httpFetch, URL_SETTING);
   const client = createTRPCClient<AppRouter>({
     // tRPC's fetch type needs the DOM lib's Request and Response; WireFetch is the part of it tRPC uses.
@@ -84,14 +93,22 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
         }),
         "execute",
       ),
-    // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s.
+    // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s,
+    // and this side stops when the actor token expires (UNAUTHENTICATED at once if it already has).
     waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }) => {
+      const actorToken = await actorTokenNow();
+      const expiry = watchExpiry(actorToken, requestId);
+      const signals = [opts?.signal, expiry?.signal].filter((signal) => signal !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
       try {
-        return await confirmations.wait.query({ requestId }, opts?.signal ? { signal: opts.signal } : {});
+        return await confirmations.wait.query({ requestId }, { ...(signal ? { signal } : {}), context: { [ACTOR_TOKEN_CONTEXT]: actorToken } });
       } catch (error) {
         // Stopped by the caller: reject with its reason, as `confirm()` expects, not as a failed call.
         if (opts?.signal?.aborted) throw opts.signal.reason;
+        if (expiry?.signal.aborted) throw expiry.expired();
         throw failureOf(error, "wait");
+      } finally {
+        expiry?.stop();
       }
     },
   };
