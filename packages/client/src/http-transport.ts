@@ -133,15 +133,8 @@ async function call<T>(request: Promise<Partial<T>>, kind: "preview" | "execute"
  */
 function failureOf(error: unknown, kind: "preview" | "execute" | "wait"): ToolpactError {
   quieten(error);
-  return exchangeFailure(error, AGAIN[kind]);
+  return exchangeFailure(error, kind);
 }
-
-/** What to do when the answer to a call without effect was lost. */
-const AGAIN = {
-  preview: "preview again (a preview runs no tool)",
-  wait: "wait again (waiting decides nothing)",
-  execute: undefined,
-} as const;
 
 /**
  * tRPC's client error keeps the whole answer twice besides its `data` (`shape`, and `meta` with the

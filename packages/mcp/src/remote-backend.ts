@@ -1,5 +1,5 @@
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
-import { exchangeFailure, withSendFailures, withToolpactAnswers } from "@toolpact/protocol";
+import { exchangeFailure, withSendFailures, withToolpactAnswers, type WireCall } from "@toolpact/protocol";
 import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
 import type { ToolBackend } from "./tool-backend.js";
@@ -24,14 +24,6 @@ export interface RemoteBackendOptions {
 
 type TrpcFetch = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
 
-/** What to do when the answer to a call without effect was lost. */
-const AGAIN = {
-  list: "list again (listing changes nothing)",
-  preview: "preview again (a preview runs no tool)",
-  wait: "wait again (waiting decides nothing)",
-  cancel: "cancel again (cancelling twice changes nothing more)",
-} as const;
-
 /**
  * A backend over a toolpact server's tRPC HTTP API (`tools.list`, `tools.preview`, `tools.execute`,
  * `confirmations.wait`, `confirmations.cancel`): what `toolpact mcp --url` forwards to.
@@ -53,24 +45,23 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
       }),
     ],
   });
-  const wire = async <T>(request: () => Promise<unknown>, again?: string): Promise<T> => {
+  const wire = async <T>(call: WireCall, request: () => Promise<unknown>): Promise<T> => {
     try {
       return (await request()) as T;
     } catch (error) {
-      throw exchangeFailure(error, again);
+      throw exchangeFailure(error, call);
     }
   };
   return {
-    listTools: () => wire<ToolListing[]>(() => client.query("tools.list"), AGAIN.list),
-    preview: (ref, input) => wire<PreviewResult>(() => client.mutation("tools.preview", { ref: refOf(ref), input }), AGAIN.preview),
+    listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
+    preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input })),
     execute: (ref, input, execute = {}) =>
-      wire<ExecuteResult>(() => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
+      wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
     waitConfirmation: (requestId, round) =>
-      wire<ConfirmationStatus>(
-        () => client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),
-        AGAIN.wait,
+      wire<ConfirmationStatus>("wait", () =>
+        client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),
       ),
-    cancelConfirmation: (requestId) => wire<void>(() => client.mutation("confirmations.cancel", { requestId }), AGAIN.cancel),
+    cancelConfirmation: (requestId) => wire<void>("cancel", () => client.mutation("confirmations.cancel", { requestId })),
   };
 }
 

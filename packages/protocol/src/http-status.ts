@@ -140,16 +140,28 @@ export function withToolpactAnswers(fetch: WireFetch, urlSetting: string): WireF
   };
 }
 
+/** The calls of the wire, as far as a lost answer is concerned: only an execute has an effect to be unknown about. */
+export type WireCall = "list" | "preview" | "execute" | "wait" | "cancel";
+
+/** What to do when the answer to a call without effect was lost. */
+const AGAIN: { readonly [TCall in WireCall]: string | undefined } = {
+  list: "list again (listing changes nothing)",
+  preview: "preview again (a preview runs no tool)",
+  execute: undefined,
+  wait: "wait again (waiting decides nothing)",
+  cancel: "cancel again (cancelling twice changes nothing more)",
+};
+
 /**
  * The ToolpactError of a failed call over tRPC: the server's, or the one the fetch threw (tRPC keeps it
- * as `cause`); anything else is OUTCOME_UNKNOWN. `again` is for calls that have no effect to be unknown
- * about (a list, a preview, a wait): their lost answer says so and what to do instead, e.g.
- * "preview again (a preview runs no tool)".
+ * as `cause`); anything else is OUTCOME_UNKNOWN, which for a call without effect (all but an execute)
+ * says that no answer came back and to make the call again.
  */
-export function exchangeFailure(error: unknown, again?: string): ToolpactError {
+export function exchangeFailure(error: unknown, call: WireCall): ToolpactError {
   const cause = isRecord(error) ? error.cause : undefined;
   if (isToolpactError(cause)) return cause;
   const failure = toToolpactError(error);
+  const again = AGAIN[call];
   if (again === undefined || failure.code !== "OUTCOME_UNKNOWN" || failure.cause !== error) return failure;
   const reason = error instanceof Error && error.message ? error.message : "no answer";
   return new ToolpactError("OUTCOME_UNKNOWN", `no toolpact answer came back (${reason}): ${again}`, {}, { cause: error });

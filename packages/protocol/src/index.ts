@@ -23,6 +23,7 @@ export {
   unrecognisedAnswer,
   withSendFailures,
   withToolpactAnswers,
+  type WireCall,
   type WireFetch,
   type WireRequestInit,
   type WireResponse,
