@@ -14,6 +14,7 @@ const ANSWERS: Record<string, readonly [number, string, string]> = {
   "/text200": [200, "text/plain", "hello from some other app"],
   "/json200": [200, "application/json", '{"status":"ok","version":"1.2.3"}'],
   "/trpc404": [404, "application/json", '{"error":{"message":"No procedure found","code":-32004,"data":{"code":"NOT_FOUND","httpStatus":404}}}'],
+  "/limited429": [429, "text/plain", "rate limited by the gateway"],
   "/gateway502": [502, "text/html", "<html><body>502 Bad Gateway</body></html>"],
   "/forbidden403": [403, "text/html", "<html><body>Forbidden</body></html>"],
 };
@@ -59,9 +60,10 @@ describe("a client pointed at something that is not a toolpact server", () => {
     const execute = await failure(transport.execute(createNote, { title: "x" }));
     expect(execute.code).toBe("REQUEST_NOT_SENT");
     expect(execute.message).toBe(
-      `the server at ${origin}/html404/trpc/tools.execute answered HTTP 404 without toolpact's JSON: it is not a toolpact server, ` +
-        "or toolpact is not at that path (a wrong URL?), so nothing ran at toolpact: check that the transport's `url` is the " +
-        "toolpact server's base URL (the one toolpact serve or toolpact dev prints), then call again",
+      `the server at ${origin}/html404/trpc/tools.execute answered HTTP 404 without toolpact's JSON: it is not a toolpact server ` +
+        "or toolpact is not at that path (a wrong URL?), or something in front of toolpact refused the request; either way nothing " +
+        "ran at toolpact: check that the transport's `url` is the toolpact server's base URL (the one toolpact serve or toolpact dev " +
+        "prints), then call again",
     );
     expect(execute.whatToDo).toMatch(/^nothing ran: fix the cause \(server down, wrong url, bad option\)/);
     expect((await failure(transport.preview(createNote, { title: "x" }))).code).toBe("REQUEST_NOT_SENT");
@@ -71,11 +73,11 @@ describe("a client pointed at something that is not a toolpact server", () => {
     expect(wait.message).toMatch(new RegExp(`^the server at ${origin}/html404/trpc/confirmations\\.wait answered HTTP 404 `));
   });
 
-  it("a 200 that is not JSON, JSON of another shape, or another tRPC server's 404: REQUEST_NOT_SENT", async () => {
-    for (const base of ["/text200", "/json200", "/trpc404"]) {
+  it("a 200 that is not JSON, JSON of another shape, another tRPC server's 404, a gateway's 429: REQUEST_NOT_SENT", async () => {
+    for (const base of ["/text200", "/json200", "/trpc404", "/limited429"]) {
       const error = await failure(transportAt(base).execute(createNote, { title: "x" }));
       expect(error.code, base).toBe("REQUEST_NOT_SENT");
-      expect(error.message).toContain(`answered HTTP ${base.endsWith("404") ? 404 : 200} without toolpact's JSON: it is not a toolpact server`);
+      expect(error.message).toContain(`answered HTTP ${base.slice(-3)} without toolpact's JSON: it is not a toolpact server or`);
     }
   });
 

@@ -155,8 +155,9 @@ describe("toolpact mcp (stdio)", () => {
       const error = await client.listTools().then(() => undefined, (failure: unknown) => failure as McpError);
       expect(error?.message).toBe(
         `MCP error -32603: REQUEST_NOT_SENT: the server at ${url}/trpc/tools.list answered HTTP 404 without toolpact's JSON: it is not a ` +
-          "toolpact server, or toolpact is not at that path (a wrong URL?), so nothing ran at toolpact: check that the --url of toolpact mcp " +
-          "is the toolpact server's base URL (the one toolpact serve or toolpact dev prints), then call again",
+          "toolpact server or toolpact is not at that path (a wrong URL?), or something in front of toolpact refused the request; either " +
+          "way nothing ran at toolpact: check that the --url of toolpact mcp is the toolpact server's base URL (the one toolpact serve or " +
+          "toolpact dev prints), then call again",
       );
       const called = await client.callTool({ name: "com-test-notes_echo", arguments: {} });
       expect(called).toMatchObject({ isError: true, _meta: { "toolpact/code": "REQUEST_NOT_SENT" } });

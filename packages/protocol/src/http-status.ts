@@ -102,7 +102,8 @@ export function unrecognisedAnswer(status: number, url: string, urlSetting: stri
   if (provesNothingRan(status)) {
     return new ToolpactError(
       "REQUEST_NOT_SENT",
-      `${where}: it is not a toolpact server, or toolpact is not at that path (a wrong URL?), so nothing ran at toolpact: ` +
+      `${where}: it is not a toolpact server or toolpact is not at that path (a wrong URL?), or something in front of ` +
+        "toolpact refused the request; either way nothing ran at toolpact: " +
         `check that ${urlSetting} is the toolpact server's base URL (the one toolpact serve or toolpact dev prints), then call again`,
     );
   }
