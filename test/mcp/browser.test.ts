@@ -70,7 +70,7 @@ if (SKIP) {
     it("Approve in the browser: the agent's call runs once and returns the result", async () => {
       const { client, pages } = await agentWithBrowser();
       const before = created();
-      const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Approved in Chromium over MCP" } });
+      const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Approved in Chromium over MCP" } });
       await expect.poll(() => pages.length).toBe(1);
       const page = await pages[0]!;
       expect(await page.textContent("#summary")).toBe('Create note "Approved in Chromium over MCP"');
@@ -86,7 +86,7 @@ if (SKIP) {
     it("Deny in the browser: the agent is told nothing ran, and nothing ran", async () => {
       const { client, pages } = await agentWithBrowser();
       const before = created();
-      const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Denied in Chromium over MCP" } });
+      const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Denied in Chromium over MCP" } });
       await expect.poll(() => pages.length).toBe(1);
       const page = await pages[0]!;
       await page.click("#deny");
@@ -101,7 +101,7 @@ if (SKIP) {
     it("Expiry with the page open: the agent is told nothing ran, and the page no longer offers Approve", async () => {
       const { client, pages } = await agentWithBrowser();
       const before = created();
-      const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Left to expire" } });
+      const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Left to expire" } });
       await expect.poll(() => pages.length).toBe(1);
       const page = await pages[0]!;
       await page.waitForSelector("#approve");

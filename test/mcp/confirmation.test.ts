@@ -54,7 +54,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
       completed.push(notification.params.elicitationId);
     });
     const before = created();
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Approved over MCP" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Approved over MCP" } });
 
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toMatchObject({ title: "Approved over MCP" });
@@ -70,7 +70,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
   it("deny on the page: a tool error that says nothing ran, and nothing ran", async () => {
     const client = await world.connect({ onUrlElicitation: userWho(world, "deny") });
     const before = created();
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Denied over MCP" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Denied over MCP" } });
     expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
     expect(textOf(result)).toMatch(/the user denied com\.test\.notes:create-note@1 on the confirmation page; nothing ran/);
     expect(created()).toBe(before);
@@ -80,7 +80,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await world.connect({ onUrlElicitation: recording(asked, "decline") });
     const before = created();
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Declined" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Declined" } });
     expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
     expect(textOf(result)).toContain("the user declined to open the confirmation page");
     expect(await statusOf(asked[0]!.elicitationId)).toBe("cancelled");
@@ -94,7 +94,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
       },
     });
     const before = created();
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Nowhere to show it" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Nowhere to show it" } });
     expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
     expect(textOf(result)).toMatch(/^CONFIRMATION_DENIED: the client could not show the confirmation page \(.*no browser on this machine.*\)/);
     const requestId = (result._meta as Record<string, string>)["toolpact/requestId"]!;
@@ -107,7 +107,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
     const client = await world.connect({ onUrlElicitation: recording(asked) });
     const stop = new AbortController();
     const before = created();
-    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
+    const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
     await expect.poll(() => asked.length).toBe(1);
     stop.abort("the agent moved on");
     await expect(calling).rejects.toThrow();
@@ -120,7 +120,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
   it("a client that hangs up mid-wait withdraws its request", async () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await world.connect({ onUrlElicitation: recording(asked) });
-    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Hung up" } }).catch((error: unknown) => error);
+    const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Hung up" } }).catch((error: unknown) => error);
     await expect.poll(() => asked.length).toBe(1);
     await client.close();
     await calling;
@@ -135,7 +135,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
       },
     });
     const progress: Progress[] = [];
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "With progress" } }, undefined, {
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "With progress" } }, undefined, {
       onprogress: (update) => progress.push(update),
       resetTimeoutOnProgress: true,
     });
@@ -149,7 +149,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await world.connect({ onUrlElicitation: recording(asked) });
     const before = created();
-    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Expired" } });
+    const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Expired" } });
     await expect.poll(() => asked.length).toBe(1);
     clockOffset = 10 * 60_000;
     try {
@@ -164,14 +164,17 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
 
   it("a session client without URL elicitation gets the URL-elicitation-required error; the request stays open", async () => {
     const client = await world.connect();
-    const error = await client.callTool({ name: "notes_create_note", arguments: { title: "Needs a link" } }).then(
+    const error = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Needs a link" } }).then(
       () => undefined,
       (failure: unknown) => failure,
     );
     expect(error).toBeInstanceOf(UrlElicitationRequiredError);
     const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
     expect(elicitation).toMatchObject({ mode: "url", url: `${world.stack.url}/confirm/${elicitation?.elicitationId}` });
-    expect((error as UrlElicitationRequiredError).message).toContain(elicitation!.url);
+    // The SDK prefixes the code once (the bridge sends the message without the prefix its own McpError adds).
+    expect((error as UrlElicitationRequiredError).message).toBe(
+      `MCP error -32042: com.test.notes:create-note@1 needs the user's approval: open ${elicitation!.url}, approve, then make the same call again`,
+    );
     expect(await statusOf(elicitation!.elicitationId)).toBe("pending");
   });
 
@@ -179,7 +182,7 @@ describe("confirmed calls over MCP (URL elicitation)", () => {
     async function pendingRequest(): Promise<string> {
       const asked: ElicitRequestURLParams[] = [];
       const client = await world.connect({ onUrlElicitation: recording(asked) });
-      void client.callTool({ name: "notes_create_note", arguments: { title: "Self-approval" } }).catch(() => {});
+      void client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Self-approval" } }).catch(() => {});
       await expect.poll(() => asked.length).toBe(1);
       return asked[0]!.elicitationId;
     }

@@ -177,7 +177,7 @@ describe("/mcp without sessions", () => {
     const client = await world.connect();
     expect((client.transport as StreamableHTTPClientTransport).sessionId).toBeUndefined();
     expect((await listAll(client)).length).toBe(10);
-    const result = await client.callTool({ name: "notes_list_notes", arguments: {} });
+    const result = await client.callTool({ name: "com-test-notes_list_notes", arguments: {} });
     expect(result.structuredContent).toMatchObject({ notes: [{ id: "note-1" }] });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
   });
@@ -186,7 +186,7 @@ describe("/mcp without sessions", () => {
     // Without a session nothing can reach the client during the call: it cannot be asked, only told.
     const client = await world.connect({ onUrlElicitation: () => ({ action: "accept" }) });
     const before = world.stack.probe.invocations.get("create-note") ?? 0;
-    const error = await client.callTool({ name: "notes_create_note", arguments: { title: "Stateless" } }).then(
+    const error = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Stateless" } }).then(
       () => undefined,
       (failure: unknown) => failure,
     );
@@ -203,7 +203,7 @@ describe("/mcp when the server shuts down", () => {
     try {
       const waiting: string[] = [];
       const client = await world.connect({ onUrlElicitation: (params) => (waiting.push(params.elicitationId), { action: "accept" }) });
-      const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Interrupted" } });
+      const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Interrupted" } });
       await expect.poll(() => waiting.length).toBe(1);
       const started = performance.now();
       await world.stack.close();

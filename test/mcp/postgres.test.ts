@@ -58,7 +58,7 @@ describe.skipIf(skip !== undefined)("MCP on two toolpact serve instances sharing
     await client.connect(new StreamableHTTPClientTransport(new URL(`${a!.url}/mcp`), { requestInit: { headers } }));
     clients.push(client);
 
-    const calling = client.callTool({ name: "pg_charge", arguments: { title: "approved on the other instance" } });
+    const calling = client.callTool({ name: "com-test-pg_charge", arguments: { title: "approved on the other instance" } });
     await expect.poll(() => asked.length).toBe(1);
     const requestId = asked[0]!.elicitationId;
     const session = await signIn(b!.url, secrets.actorSecret, { tid: tenantId, sub: "user-1" });
@@ -77,7 +77,7 @@ describe.skipIf(skip !== undefined)("MCP on two toolpact serve instances sharing
     await client.connect(new StreamableHTTPClientTransport(new URL(`${a!.url}/mcp`), { requestInit: { headers } }));
     clients.push(client);
     const names = async () => (await client.listTools()).tools.map((tool) => tool.name);
-    expect(await names()).toContain("pg_charge");
+    expect(await names()).toContain("com-test-pg_charge");
     let changed = 0;
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       changed += 1;

@@ -23,7 +23,7 @@ describe("retrying a call after approving it on the page (no URL elicitation)", 
   /** Calls create-note; answers the tool result, or the request id the URL-elicitation-required error names. */
   async function call(client: Client, title: string): Promise<CallToolResult | { needsApproval: string }> {
     try {
-      return (await client.callTool({ name: "notes_create_note", arguments: { title } })) as CallToolResult;
+      return (await client.callTool({ name: "com-test-notes_create_note", arguments: { title } })) as CallToolResult;
     } catch (error) {
       if (!(error instanceof UrlElicitationRequiredError)) throw error;
       return { needsApproval: error.elicitations[0]!.elicitationId };

@@ -3,6 +3,7 @@
  * transport, forwarding to a toolpact server over its HTTP API. Uses the built CLI (`pnpm build`).
  */
 import { execFile } from "node:child_process";
+import { createServer } from "node:http";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,7 +12,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, UrlElicitationRequiredError, type ElicitRequestURLParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, McpError, UrlElicitationRequiredError, type ElicitRequestURLParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID } from "../integration/support/plugins.js";
 import { mintActorToken } from "../integration/support/tokens.js";
 import { listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
@@ -39,13 +40,14 @@ describe("toolpact mcp (stdio)", () => {
 
   /** Starts `toolpact mcp` as a local agent's MCP client would, and connects the SDK client to it. */
   async function spawnBridge(options: {
+    url?: string;
     env?: Record<string, string>;
     args?: string[];
     onUrlElicitation?: (params: ElicitRequestURLParams) => ElicitResult;
   }): Promise<Client> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [BIN, "mcp", "--url", world.stack.url, ...(options.args ?? [])],
+      args: [BIN, "mcp", "--url", options.url ?? world.stack.url, ...(options.args ?? [])],
       env: { PATH: process.env.PATH ?? "", ...options.env },
       stderr: "pipe",
     });
@@ -66,7 +68,7 @@ describe("toolpact mcp (stdio)", () => {
     const client = await spawnBridge({ env: await envKeys() });
     const overHttp = await listAll(await world.connect());
     expect(await listAll(client)).toEqual(overHttp);
-    const result = await client.callTool({ name: "notes_list_notes", arguments: { query: "stdio" } });
+    const result = await client.callTool({ name: "com-test-notes_list_notes", arguments: { query: "stdio" } });
     expect(result.structuredContent).toEqual({ notes: [{ id: "note-1", title: "first" }], query: "stdio" });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
     // it forwards through /trpc and says so: the activity log records the call as an MCP call
@@ -79,7 +81,7 @@ describe("toolpact mcp (stdio)", () => {
     const decided: string[] = [];
     const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: userWho(world, "approve", decided) });
     const before = world.stack.probe.invocations.get("create-note") ?? 0;
-    const result = await client.callTool({ name: "notes_create_note", arguments: { title: "Approved from stdio" } });
+    const result = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Approved from stdio" } });
     expect(result.structuredContent).toMatchObject({ title: "Approved from stdio" });
     expect(decided).toHaveLength(1);
     expect(world.stack.probe.invocations.get("create-note")).toBe(before + 1);
@@ -89,7 +91,7 @@ describe("toolpact mcp (stdio)", () => {
     const asked: ElicitRequestURLParams[] = [];
     const client = await spawnBridge({ env: await envKeys(), onUrlElicitation: (params) => (asked.push(params), { action: "accept" }) });
     const stop = new AbortController();
-    const calling = client.callTool({ name: "notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
+    const calling = client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Cancelled" } }, undefined, { signal: stop.signal });
     await expect.poll(() => asked.length).toBe(1);
     stop.abort();
     await expect(calling).rejects.toThrow();
@@ -99,7 +101,7 @@ describe("toolpact mcp (stdio)", () => {
 
   it("sends a client without URL elicitation to the page with the URL-elicitation-required error", async () => {
     const client = await spawnBridge({ env: await envKeys() });
-    const error = await client.callTool({ name: "notes_create_note", arguments: { title: "Link only" } }).then(
+    const error = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "Link only" } }).then(
       () => undefined,
       (failure: unknown) => failure,
     );
@@ -111,7 +113,7 @@ describe("toolpact mcp (stdio)", () => {
     const file = path.join(dir, "credentials.json");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }));
     const client = await spawnBridge({ args: ["--credentials", file] });
-    const seen = async () => ((await client.callTool({ name: "notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
+    const seen = async () => ((await client.callTool({ name: "com-test-notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
     expect(await seen()).toBe("user-1");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-2") }));
     expect(await seen()).toBe("user-2");
@@ -120,8 +122,49 @@ describe("toolpact mcp (stdio)", () => {
   it("passes the server's refusal of a bad actor token on: a protocol error for the list, a tool error for a call", async () => {
     const client = await spawnBridge({ env: { TOOLPACT_PLUGIN_KEY: pluginKey(), TOOLPACT_ACTOR_TOKEN: "not-a-token" } });
     await expect(client.listTools()).rejects.toThrow(/UNAUTHENTICATED/);
-    const result = await client.callTool({ name: "notes_echo", arguments: {} });
+    const result = await client.callTool({ name: "com-test-notes_echo", arguments: {} });
     expect(result).toMatchObject({ isError: true, _meta: { "toolpact/code": "UNAUTHENTICATED" } });
+  });
+
+  it("with its server down, answers tools/list that the server is unreachable and what to do (a list has no effect to be unknown)", async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const closed = `http://127.0.0.1:${(probe.address() as { port: number }).port}`;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const client = await spawnBridge({ url: closed, env: await envKeys() });
+    const error = await client.listTools().then(() => undefined, (failure: unknown) => failure as McpError);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error?.message).toMatch(
+      new RegExp(
+        `^MCP error -32603: REQUEST_NOT_SENT: could not reach the toolpact server at ${closed} \\(connect ECONNREFUSED [^)]+\\); the request was never sent, ` +
+          "so nothing ran: check that the server is running and that the --url of toolpact mcp points at it, then call again$",
+      ),
+    );
+    expect(error?.message).not.toMatch(/OUTCOME_UNKNOWN|took effect/);
+  });
+
+  it("pointed at something that is not a toolpact server, says so: REQUEST_NOT_SENT for a 404 page", async () => {
+    const foreign = createServer((req, res) => {
+      req.resume();
+      res.writeHead(404, { "content-type": "text/html" }).end("<h1>Not Found</h1>");
+    });
+    await new Promise<void>((resolve) => foreign.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(foreign.address() as { port: number }).port}`;
+      const client = await spawnBridge({ url, env: await envKeys() });
+      const error = await client.listTools().then(() => undefined, (failure: unknown) => failure as McpError);
+      expect(error?.message).toBe(
+        `MCP error -32603: REQUEST_NOT_SENT: the server at ${url}/trpc/tools.list answered HTTP 404 without toolpact's JSON: it is not a ` +
+          "toolpact server or toolpact is not at that path (a wrong URL?), or something in front of toolpact refused the request; either " +
+          "way nothing ran at toolpact: check that the --url of toolpact mcp is the toolpact server's base URL (the one toolpact serve or " +
+          "toolpact dev prints), then call again",
+      );
+      const called = await client.callTool({ name: "com-test-notes_echo", arguments: {} });
+      expect(called).toMatchObject({ isError: true, _meta: { "toolpact/code": "REQUEST_NOT_SENT" } });
+      expect(textOf(called)).toMatch(/^REQUEST_NOT_SENT: the server at .+\/trpc\/tools\.list answered HTTP 404 without toolpact's JSON/);
+    } finally {
+      await new Promise<void>((resolve) => foreign.close(() => resolve()));
+    }
   });
 
   it("exits 2 with what to do when it has no credentials or no usable URL", async () => {

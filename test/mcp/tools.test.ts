@@ -36,16 +36,16 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     expect(first.nextCursor).toBeDefined();
     const tools = await listAll(client);
     expect(tools.map((tool) => tool.name)).toEqual([
-      "notes_broken",
-      "notes_create_note",
-      "notes_deep",
-      "notes_echo",
-      "notes_list_notes",
-      "notes_slow_note",
-      "notes_slow_read",
-      "notes_verified_read",
-      "notes_versioned",
-      "notes_versioned-v1",
+      "com-test-notes_broken",
+      "com-test-notes_create_note",
+      "com-test-notes_deep",
+      "com-test-notes_echo",
+      "com-test-notes_list_notes",
+      "com-test-notes_slow_note",
+      "com-test-notes_slow_read",
+      "com-test-notes_verified_read",
+      "com-test-notes_versioned",
+      "com-test-notes_versioned-v1",
     ]);
     for (const tool of tools) expect(tool.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     // The unhandled tool, the disabled provider's and the uninstalled provider's are not offered.
@@ -55,14 +55,14 @@ describe("MCP tools over Streamable HTTP with a session", () => {
   it("describes each tool: title, description, schemas as declared, annotations from the effect", async () => {
     const client = await world.connect();
     const tools = new Map((await listAll(client)).map((tool) => [tool.name, tool]));
-    const create = tools.get("notes_create_note")!;
+    const create = tools.get("com-test-notes_create_note")!;
     expect(create.title).toBe("Create note");
     expect(create.description).toContain("com.test.notes:create-note@1: changes data; each call waits for the user to approve it");
     expect(create.inputSchema).toMatchObject({ type: "object", required: ["title"], additionalProperties: false });
     expect(create.outputSchema).toEqual({ type: "object" });
     expect(create.annotations).toEqual({ title: "Create note", readOnlyHint: false, destructiveHint: true, openWorldHint: false });
     expect(create._meta).toEqual({ "toolpact/tool": "com.test.notes:create-note@1" });
-    const list = tools.get("notes_list_notes")!;
+    const list = tools.get("com-test-notes_list_notes")!;
     expect(list.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, openWorldHint: false });
     expect(list.description).toBe("com.test.notes:list-notes@1: reads data");
     expect(list.outputSchema).toBeUndefined();
@@ -70,13 +70,13 @@ describe("MCP tools over Streamable HTTP with a session", () => {
 
   it("offers a caller only what its `uses` allows", async () => {
     const client = await world.connect({ caller: NARROW_CALLER_ID });
-    expect((await listAll(client)).map((tool) => tool.name)).toEqual(["notes_list_notes"]);
+    expect((await listAll(client)).map((tool) => tool.name)).toEqual(["com-test-notes_list_notes"]);
   });
 
   it("calls a read tool: structuredContent, its JSON as text, the operation id in _meta", async () => {
     const client = await world.connect();
     await listAll(client); // so the SDK client validates structuredContent against the listed schemas
-    const result = await client.callTool({ name: "notes_list_notes", arguments: { query: "first" } });
+    const result = await client.callTool({ name: "com-test-notes_list_notes", arguments: { query: "first" } });
     expect(result.isError).toBeUndefined();
     expect(result.structuredContent).toEqual({ notes: [{ id: "note-1", title: "first" }], query: "first" });
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent);
@@ -85,7 +85,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
 
   it("records MCP calls in the activity log like any other, marked by an mcp: correlation id and via mcp", async () => {
     const client = await world.connect();
-    const result = await client.callTool({ name: "notes_echo", arguments: { marker: "activity" } });
+    const result = await client.callTool({ name: "com-test-notes_echo", arguments: { marker: "activity" } });
     const operationId = (result._meta as Record<string, string>)["toolpact/operationId"];
     const event = await eventOf(operationId);
     expect(event).toMatchObject({ callerPluginId: ASSISTANT_ID, tool: "com.test.notes:echo@1", via: "mcp" });
@@ -107,7 +107,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     await mislabelled.connect(
       new StreamableHTTPClientTransport(world.mcpUrl, { requestInit: { headers: { ...headers, "x-toolpact-via": "http" } } }),
     );
-    const result = await mislabelled.callTool({ name: "notes_echo", arguments: {} });
+    const result = await mislabelled.callTool({ name: "com-test-notes_echo", arguments: {} });
     await mislabelled.close();
     expect((await eventOf((result._meta as Record<string, string>)["toolpact/operationId"]))?.via).toBe("mcp");
   });
@@ -115,43 +115,53 @@ describe("MCP tools over Streamable HTTP with a session", () => {
   it("answers a refusal as a tool error with the code in text and _meta, never structuredContent", async () => {
     const client = await world.connect();
     await listAll(client);
-    const invalid = await client.callTool({ name: "notes_list_notes", arguments: { query: 5 } });
+    const invalid = await client.callTool({ name: "com-test-notes_list_notes", arguments: { query: 5 } });
     expect(invalid.isError).toBe(true);
     expect(invalid.structuredContent).toBeUndefined();
     expect(textOf(invalid)).toMatch(/^INPUT_INVALID: .*\n- \/query: /s);
     expect(invalid._meta).toEqual({ "toolpact/code": "INPUT_INVALID" });
 
-    const unverified = await client.callTool({ name: "notes_verified_read", arguments: {} });
+    const unverified = await client.callTool({ name: "com-test-notes_verified_read", arguments: {} });
     expect(unverified).toMatchObject({ isError: true, _meta: { "toolpact/code": "VERIFICATION_REQUIRED" } });
   });
 
   it("keeps structuredContent off refusals of tools with an outputSchema, so the stock SDK client shows them", async () => {
     const client = await world.connect();
     await listAll(client); // create-note declares an outputSchema: the client validates against it
-    const refused = await client.callTool({ name: "notes_create_note", arguments: { body: "no title" } });
+    const refused = await client.callTool({ name: "com-test-notes_create_note", arguments: { body: "no title" } });
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toBeUndefined();
     expect(textOf(refused)).toContain("INPUT_INVALID");
   });
 
-  it("answers an unknown tool name with a protocol error and a suggestion", async () => {
+  it("answers an unknown tool name with a protocol error and the closest names, prefixed once by the SDK", async () => {
     const client = await world.connect();
-    const error = await client.callTool({ name: "notes_list_note", arguments: {} }).then(
-      () => undefined,
-      (failure: unknown) => failure,
+    const unknown = (name: string) =>
+      client.callTool({ name, arguments: {} }).then(
+        () => undefined,
+        (failure: unknown) => failure as McpError,
+      );
+    const typo = await unknown("com-test-notes_list_note");
+    expect(typo).toBeInstanceOf(McpError);
+    expect(typo?.code).toBe(ErrorCode.InvalidParams);
+    expect(typo?.message).toBe(
+      'MCP error -32602: unknown tool "com-test-notes_list_note": no tool by that name is offered to this caller and user; did you mean "com-test-notes_list_notes"?',
     );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
-    expect((error as McpError).message).toContain('did you mean "notes_list_notes"');
+    // Without the provider part, and by the full toolpact name, the tool is found too.
+    expect((await unknown("notes_create_note"))?.message).toMatch(/; did you mean "com-test-notes_create_note"\?$/);
+    expect((await unknown("com.test.notes:versioned@1"))?.message).toMatch(/; did you mean "com-test-notes_versioned-v1", "com-test-notes_versioned"\?$/);
+    expect((await unknown("zzz"))?.message).toBe(
+      'MCP error -32602: unknown tool "zzz": no tool by that name is offered to this caller and user: list them with tools/list',
+    );
   });
 
   it("calls the version a name stands for: plain for the highest, -v<n> for any", async () => {
     const decided: string[] = [];
     const client = await world.connect({ onUrlElicitation: userWho(world, "approve", decided) });
     const called = async (name: string) => (await client.callTool({ name, arguments: { title: name } })).structuredContent;
-    expect(await called("notes_versioned")).toEqual({ version: 2 });
-    expect(await called("notes_versioned-v1")).toEqual({ version: 1 });
-    expect(await called("notes_versioned-v2")).toEqual({ version: 2 });
+    expect(await called("com-test-notes_versioned")).toEqual({ version: 2 });
+    expect(await called("com-test-notes_versioned-v1")).toEqual({ version: 1 });
+    expect(await called("com-test-notes_versioned-v2")).toEqual({ version: 2 });
     expect(decided).toHaveLength(3);
   });
 
@@ -159,7 +169,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     // Tenant t2 keeps the test world's policy: writes confirmed in token mode by trusted UIs (the assistant).
     const client = await world.connect({ tenant: "t2" });
     const before = world.stack.probe.invocations.get("create-note") ?? 0;
-    const refused = await client.callTool({ name: "notes_create_note", arguments: { title: "self-confirmed" } });
+    const refused = await client.callTool({ name: "com-test-notes_create_note", arguments: { title: "self-confirmed" } });
     expect(refused).toMatchObject({ isError: true, _meta: { "toolpact/code": "PERMISSION_DENIED" } });
     expect(textOf(refused)).toContain("MCP clients are never trusted to confirm; nothing ran");
     expect(world.stack.probe.invocations.get("create-note") ?? 0).toBe(before);
@@ -179,7 +189,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     });
     try {
       await expect.poll(() => changed, { timeout: 3_000 }).toBeGreaterThan(0);
-      expect((await listAll(client)).map((tool) => tool.name)).not.toContain("notes_list_notes");
+      expect((await listAll(client)).map((tool) => tool.name)).not.toContain("com-test-notes_list_notes");
     } finally {
       await world.stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
     }

@@ -9,8 +9,8 @@ import { ElicitRequestSchema, type CallToolResult, type Tool } from "@modelconte
 import type { Narrator } from "./narrator.js";
 import { SessionCheckError, type AssistantSessionOptions } from "./session.js";
 
-/** The MCP names the agent expects the bridge to offer (`<last id segment>_<tool>`). */
-export const EXPECTED_MCP_TOOLS = ["mailer_send_summary", "notes_archive_record", "notes_create_record", "notes_search_records"] as const;
+/** The MCP names the agent expects the bridge to offer (`<provider id, . as ->_<tool, _ for ->`). */
+export const EXPECTED_MCP_TOOLS = ["com-example-mailer_send_summary", "com-example-notes_archive_record", "com-example-notes_create_record", "com-example-notes_search_records"] as const;
 
 /** What the agent did. */
 export interface AgentSessionResult {
@@ -51,17 +51,17 @@ export async function runAgentOverMcp(options: AssistantSessionOptions): Promise
       `tools/list should offer ${EXPECTED_MCP_TOOLS.join(", ")}; it offered ${names.join(", ") || "nothing"}`,
     );
 
-    const search = await client.callTool({ name: "notes_search_records", arguments: { query: "Q3" } });
-    const found = (structured(search, "notes_search_records") as { records: { title: string }[] }).records;
-    say.say("read", `notes_search_records "Q3": ${found.map((record) => `"${record.title}"`).join(", ") || "nothing"} (runs at once: a read tool)`);
+    const search = await client.callTool({ name: "com-example-notes_search_records", arguments: { query: "Q3" } });
+    const found = (structured(search, "com-example-notes_search_records") as { records: { title: string }[] }).records;
+    say.say("read", `com-example-notes_search_records "Q3": ${found.map((record) => `"${record.title}"`).join(", ") || "nothing"} (runs at once: a read tool)`);
     check(found.length === 1, `the agent should find the note the session created; it found ${found.length}`);
 
     const mail = { to: user.email, subject: "Summary, sent by the agent", body: "The Q3 plan is in your notes." };
-    say.say("call", `mailer_send_summary to ${mail.to}: external, so it waits for ${user.id}'s approval on toolpact's page`);
-    const sent = await client.callTool({ name: "mailer_send_summary", arguments: mail });
+    say.say("call", `com-example-mailer_send_summary to ${mail.to}: external, so it waits for ${user.id}'s approval on toolpact's page`);
+    const sent = await client.callTool({ name: "com-example-mailer_send_summary", arguments: mail });
     check(approval !== undefined, "the bridge should have sent the user to the confirmation page before it ran");
     await approval;
-    const { messageId } = structured(sent, "mailer_send_summary") as { messageId: string };
+    const { messageId } = structured(sent, "com-example-mailer_send_summary") as { messageId: string };
     const operationId = String(sent._meta?.["toolpact/operationId"] ?? "");
     say.say("ran", `once approved: operation ${operationId}, message ${messageId}; the agent never held a token`);
     return { messageId, operationId };

@@ -1,9 +1,9 @@
 import { createTRPCClient, httpLink, type HTTPHeaders } from "@trpc/client";
 import {
   ToolpactError,
-  isToolpactError,
-  toToolpactError,
+  exchangeFailure,
   toolRefOf,
+  withToolpactAnswers,
   type ExecuteOptions,
   type ExecuteResult,
   type PreviewOptions,
@@ -17,7 +17,11 @@ import {
 import type { AppRouter } from "@toolpact/server";
 // undici's keep-alive pool in Node, the global fetch in browsers (package.json "imports").
 import { httpFetch } from "#http-fetch";
-import { withSendFailures, type WireFetch } from "./http-fetch.js";
+import { URL_SETTING, withSendFailures, type WireFetch } from "./http-fetch.js";
+import { watchExpiry } from "./actor-token-expiry.js";
+
+/** The operation context key under which a wait names the actor token it checked. */
+const ACTOR_TOKEN_CONTEXT = "toolpactActorToken";
 
 /**
  * A `fetch` (the global one, undici's, ...). Declared here rather than taken from tRPC's types, which
@@ -49,8 +53,9 @@ export interface HttpTransportOptions {
  * A `ToolTransport` over the server's tRPC API (one HTTP request per call, no batching; in Node over a
  * keep-alive connection pool). The options are checked at once: a missing or malformed one throws
  * REQUEST_NOT_SENT naming it. Every rejection is a `ToolpactError` (`toToolpactError`): the server's code
- * and data; REQUEST_NOT_SENT when the request never left (connection refused, unknown host); or
- * OUTCOME_UNKNOWN when it may have reached the server and no toolpact answer came back.
+ * and data; REQUEST_NOT_SENT when the request never left (connection refused, unknown host) or what
+ * answered is not toolpact and its status proves nothing ran (a 404 page: a wrong URL); or OUTCOME_UNKNOWN
+ * when it may have reached the server and no toolpact answer came back.
  * @example
  * const transport = createHttpTransport({ url: "http://127.0.0.1:4400", pluginKey, actorToken });
  */
@@ -58,11 +63,16 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
   const url = checkOptions(options);
   const authorization = `Bearer ${options.pluginKey}`;
   const token = options.actorToken;
-  const headers: HTTPHeaders | (() => Promise<HTTPHeaders>) =
+  const actorTokenNow = async (): Promise<string> => (typeof token === "string" ? token : checkActorToken(await token()));
+  // A wait names the token it checked (the operation's context), so that the one it watches is the one sent.
+  const headers: HTTPHeaders | ((opts: { op: { context: Record<string, unknown> } }) => Promise<HTTPHeaders>) =
     typeof token === "string"
       ? { authorization, "x-toolpact-actor": token }
-      : async () => ({ authorization, "x-toolpact-actor": checkActorToken(await token()) });
-  const fetch: WireFetch = options.fetch ? withSendFailures(options.fetch as unknown as WireFetch) : httpFetch;
+      : async ({ op }) => {
+          const chosen = op.context[ACTOR_TOKEN_CONTEXT];
+          return { authorization, "x-toolpact-actor": typeof chosen === "string" ? chosen : checkActorToken(await token()) };
+        };
+  const fetch = withToolpactAnswers(options.fetch ? withSendFailures(options.fetch as unknown as WireFetch) : httpFetch, URL_SETTING);
   const client = createTRPCClient<AppRouter>({
     // tRPC's fetch type needs the DOM lib's Request and Response; WireFetch is the part of it tRPC uses.
     links: [httpLink({ url, headers, fetch: fetch as unknown as TrpcFetch })],
@@ -83,14 +93,22 @@ export function createHttpTransport(options: HttpTransportOptions): ToolTranspor
         }),
         "execute",
       ),
-    // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s.
+    // One long-poll round (`confirmations.wait`, a query): the server answers on a decision or after ~25 s,
+    // and this side stops when the actor token expires (UNAUTHENTICATED at once if it already has).
     waitForConfirmation: async (requestId: string, opts?: { readonly signal?: AbortSignal }) => {
+      const actorToken = await actorTokenNow();
+      const expiry = watchExpiry(actorToken, requestId);
+      const signals = [opts?.signal, expiry?.signal].filter((signal) => signal !== undefined);
+      const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
       try {
-        return await confirmations.wait.query({ requestId }, opts?.signal ? { signal: opts.signal } : {});
+        return await confirmations.wait.query({ requestId }, { ...(signal ? { signal } : {}), context: { [ACTOR_TOKEN_CONTEXT]: actorToken } });
       } catch (error) {
         // Stopped by the caller: reject with its reason, as `confirm()` expects, not as a failed call.
         if (opts?.signal?.aborted) throw opts.signal.reason;
+        if (expiry?.signal.aborted) throw expiry.expired();
         throw failureOf(error, "wait");
+      } finally {
+        expiry?.stop();
       }
     },
   };
@@ -109,19 +127,13 @@ async function call<T>(request: Promise<Partial<T>>, kind: "preview" | "execute"
 }
 
 /**
- * What a failed request becomes: the server's toolpact error; the transport's own REQUEST_NOT_SENT (tRPC
- * wraps what the fetch or the headers threw); or OUTCOME_UNKNOWN, said plainly for the calls that have
- * no effect to be unknown about.
+ * What a failed request becomes (`exchangeFailure`): the server's toolpact error; the transport's own
+ * (tRPC wraps what the fetch or the headers threw); or OUTCOME_UNKNOWN, said plainly for the calls that
+ * have no effect to be unknown about.
  */
 function failureOf(error: unknown, kind: "preview" | "execute" | "wait"): ToolpactError {
-  const cause = (error as { cause?: unknown } | null)?.cause;
-  if (isToolpactError(cause)) return cause;
   quieten(error);
-  const failure = toToolpactError(error);
-  if (failure.code !== "OUTCOME_UNKNOWN" || failure.cause !== error || kind === "execute") return failure;
-  const reason = error instanceof Error && error.message ? error.message : "no answer";
-  const again = kind === "preview" ? "preview again (a preview runs no tool)" : "wait again (waiting decides nothing)";
-  return new ToolpactError("OUTCOME_UNKNOWN", `no toolpact answer came back (${reason}): ${again}`, {}, { cause: error });
+  return exchangeFailure(error, kind);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
-import { toToolpactError } from "@toolpact/protocol";
+import { exchangeFailure, withSendFailures, withToolpactAnswers, type WireCall } from "@toolpact/protocol";
 import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
 import type { ToolBackend } from "./tool-backend.js";
@@ -18,17 +18,25 @@ export interface RemoteBackendOptions {
   readonly url: string | URL;
   /** Read before every request, so a refreshed actor token is picked up without a restart. */
   readonly keys: () => CallerKeys | Promise<CallerKeys>;
+  /** Where `url` came from, as error messages name it; default "the server URL". */
+  readonly urlSetting?: string;
 }
+
+type TrpcFetch = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
 
 /**
  * A backend over a toolpact server's tRPC HTTP API (`tools.list`, `tools.preview`, `tools.execute`,
  * `confirmations.wait`, `confirmations.cancel`): what `toolpact mcp --url` forwards to.
  */
 export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend {
+  const urlSetting = options.urlSetting ?? "the server URL";
+  // The same decisions as @toolpact/client's transport: a request that never left, or an answer that is not toolpact's.
+  const fetch = withToolpactAnswers(withSendFailures((url, init) => globalThis.fetch(url, init as RequestInit), urlSetting), urlSetting);
   const client = createTRPCUntypedClient({
     links: [
       httpLink({
         url: `${String(options.url).replace(/\/+$/, "")}/trpc`,
+        fetch: fetch as unknown as TrpcFetch,
         headers: async () => {
           const keys = await options.keys();
           // The server records these calls as MCP calls (a label, not a credential).
@@ -37,23 +45,23 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
       }),
     ],
   });
-  const wire = async <T>(request: () => Promise<unknown>): Promise<T> => {
+  const wire = async <T>(call: WireCall, request: () => Promise<unknown>): Promise<T> => {
     try {
       return (await request()) as T;
     } catch (error) {
-      throw toToolpactError(error);
+      throw exchangeFailure(error, call);
     }
   };
   return {
-    listTools: () => wire<ToolListing[]>(() => client.query("tools.list")),
-    preview: (ref, input) => wire<PreviewResult>(() => client.mutation("tools.preview", { ref: refOf(ref), input })),
+    listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
+    preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input })),
     execute: (ref, input, execute = {}) =>
-      wire<ExecuteResult>(() => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
+      wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
     waitConfirmation: (requestId, round) =>
-      wire<ConfirmationStatus>(() =>
+      wire<ConfirmationStatus>("wait", () =>
         client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),
       ),
-    cancelConfirmation: (requestId) => wire<void>(() => client.mutation("confirmations.cancel", { requestId })),
+    cancelConfirmation: (requestId) => wire<void>("cancel", () => client.mutation("confirmations.cancel", { requestId })),
   };
 }
 

@@ -40,7 +40,11 @@ export interface StdioBridge {
 /** Serves MCP on stdin/stdout, forwarding every call to the server at `url`. */
 export async function serveStdio(options: StdioBridgeOptions): Promise<StdioBridge> {
   const source = options.credentials;
-  const backend = createRemoteBackend({ url: options.url, keys: "keys" in source ? () => source.keys : () => readKeysFile(source.file) });
+  const backend = createRemoteBackend({
+    url: options.url,
+    keys: "keys" in source ? () => source.keys : () => readKeysFile(source.file),
+    urlSetting: "the --url of toolpact mcp",
+  });
   const server = createToolServer({
     scopeOf: () => ({ backend }),
     canAskClient: true,

@@ -23,10 +23,10 @@ describe("tools/list", () => {
   it("pages by the last name shown, so removed tools do not shift the next page", () => {
     const all = ["a", "b", "c", "d", "e"].map((name) => tool(name));
     const first = listPage(createToolDirectory(all), undefined, 2);
-    expect(first.tools.map((t) => t.name)).toEqual(["notes_a", "notes_b"]);
+    expect(first.tools.map((t) => t.name)).toEqual(["com-example-notes_a", "com-example-notes_b"]);
     const shrunk = createToolDirectory(all.filter((t) => t.name !== "a" && t.name !== "c"));
     const second = listPage(shrunk, first.nextCursor, 2);
-    expect(second.tools.map((t) => t.name)).toEqual(["notes_d", "notes_e"]);
+    expect(second.tools.map((t) => t.name)).toEqual(["com-example-notes_d", "com-example-notes_e"]);
     expect(second.nextCursor).toBeUndefined();
   });
 

@@ -1,21 +1,27 @@
 /**
- * MCP tool names for toolpact tools: `<provider alias>_<tool>`, the provider as generated clients name it
- * (`tools.notes`) and the tool in the snake case MCP tools customarily have, e.g. `notes_create_record`
- * for `com.example.notes:create-record`. The provider part is the provider's alias (its manifest's
- * `alias`, else its last id segment camelCased; the whole id camelCased when two listed providers share an
- * alias); the tool part is the tool name with `_` for `-`. The highest listed version has the plain name,
- * every other `-v<n>` (`notes_create_record-v1`). Names use only `[A-Za-z0-9_-]` (MCP allows `.` too, but
- * model APIs do not), are at most 128 characters, and depend only on what `tools.list` shows, so a name
- * means the same tool over HTTP and stdio, across restarts, and until a higher version is listed.
+ * MCP tool names for toolpact tools: `<provider id>_<tool>`, each part escaped so that a name is a
+ * function of its tool alone. In the provider id `-` becomes `--` and `.` becomes `-`; in the tool name `-`
+ * becomes `_`: `com.example.notes:create-record` is `com-example-notes_create_record`, and
+ * `com.example-mailer:send` is `com-example--mailer_send`. The highest listed version of a tool has the
+ * plain name; every version also has `<name>-v<n>` (listed for the others, accepted for the highest).
+ *
+ * Why this shape: the escaped id has no `_` and the escaped tool name no `-`, so the first `_` ends the
+ * provider and `-v<n>` can only be a version: two different tools never get one name (injective), and since
+ * a name depends on nothing else in the listing, adding or removing another provider or tool never renames
+ * a tool, nor hands one tool's name to another (stable, over HTTP and stdio and across restarts). A name
+ * longer than MCP's 128 characters is cut to 114 and ends in `-h` and 12 hex digits of the SHA-256 of the
+ * whole name (a name that is not cut never ends that way). Names use only `[A-Za-z0-9_-]` (MCP allows `.`
+ * too, but model APIs do not).
  */
 import { createHash } from "node:crypto";
-import { camelCase } from "@toolpact/contract";
+import { closestMatch } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
 
 /** MCP's rule for tool names (2025-11-25). */
 export const MCP_TOOL_NAME_PATTERN = /^[a-zA-Z0-9_.-]{1,128}$/;
 const MAX_NAME = 128;
-const HASH_CHARS = 8;
+const HASH_CHARS = 12;
+const CUT_SUFFIX = "-h";
 
 /** The tools one listing offers, by MCP name, in name order. */
 export interface ToolDirectory {
@@ -27,9 +33,18 @@ export interface ToolDirectory {
   nameOf(tool: ToolListing): string;
 }
 
+/** The MCP name of a tool without a version: the name of its highest listed version. */
+export function mcpToolName(providerId: string, tool: string): string {
+  return fitted(`${escapeProviderId(providerId)}_${tool.replaceAll("-", "_")}`);
+}
+
+/** The MCP name of one version of a tool, `<name>-v<n>`. */
+export function mcpVersionedToolName(providerId: string, tool: string, version: number): string {
+  return fitted(`${escapeProviderId(providerId)}_${tool.replaceAll("-", "_")}-v${version}`);
+}
+
 /** Names every tool of a listing (see the module comment for the rules). */
 export function createToolDirectory(listing: readonly ToolListing[]): ToolDirectory {
-  const prefixes = providerPrefixes(listing);
   const highest = new Map<string, number>();
   for (const tool of listing) {
     const key = `${tool.providerId}:${tool.name}`;
@@ -38,15 +53,13 @@ export function createToolDirectory(listing: readonly ToolListing[]): ToolDirect
   const byName = new Map<string, ToolListing>();
   const nameOf = new Map<ToolListing, string>();
   const aliases = new Map<string, ToolListing>();
-  // In full-name order, so that which of two colliding names gets the hash does not depend on the listing's order.
-  for (const tool of [...listing].sort((a, b) => (a.fullName < b.fullName ? -1 : a.fullName > b.fullName ? 1 : 0))) {
-    const base = `${prefixes.get(tool.providerId)}_${tool.name.replaceAll("-", "_")}`;
+  for (const tool of listing) {
+    const versioned = mcpVersionedToolName(tool.providerId, tool.name, tool.version);
     const isHighest = highest.get(`${tool.providerId}:${tool.name}`) === tool.version;
-    const name = fitted(isHighest ? base : `${base}-v${tool.version}`, tool.fullName);
-    const unique = byName.has(name) ? fitted(`${name}-${hashOf(tool.fullName)}`, tool.fullName) : name;
-    byName.set(unique, tool);
-    nameOf.set(tool, unique);
-    if (isHighest) aliases.set(fitted(`${base}-v${tool.version}`, tool.fullName), tool);
+    const name = isHighest ? mcpToolName(tool.providerId, tool.name) : versioned;
+    byName.set(name, tool);
+    nameOf.set(tool, name);
+    if (isHighest) aliases.set(versioned, tool);
   }
   let names: readonly string[] | undefined;
   return {
@@ -64,36 +77,49 @@ export function createToolDirectory(listing: readonly ToolListing[]): ToolDirect
 }
 
 /**
- * The listed names closest to an unknown one (same tool part, or same prefix), for "did you mean";
- * compared without case, `_`, `-` and `.`, so `notes_searchRecords` finds `notes_search_records`.
+ * The listed names closest to an unknown one, best first, at most three, for "did you mean": the closest
+ * whole name, then names of the same tool (`notes_create_record` finds `com-example-notes_create_record`,
+ * and so does the full toolpact name `com.example.notes:create-record@1`), then names of the closest tool.
+ * Compared without case, `_`, `-` and `.`.
  */
 export function similarNames(directory: ToolDirectory, name: string): string[] {
-  const folded = (text: string) => text.toLowerCase().replace(/[-_.]/g, "");
-  const wanted = folded(name);
-  const tail = folded(name.slice(name.indexOf("_") + 1));
-  return directory.names
-    .filter((candidate) => {
-      const other = folded(candidate);
-      const method = folded(candidate.slice(candidate.indexOf("_") + 1));
-      return other.includes(tail) || tail.includes(method) || other.startsWith(wanted);
-    })
-    .slice(0, 3);
+  const byFolded = new Map<string, string>();
+  const byTool = new Map<string, string[]>();
+  for (const candidate of directory.names) {
+    byFolded.set(folded(candidate), candidate);
+    const tool = folded(toolPartOf(candidate));
+    byTool.set(tool, [...(byTool.get(tool) ?? []), candidate]);
+  }
+  const wantedTool = folded(toolPartOf(name));
+  const closeTool = closestMatch(wantedTool, byTool.keys());
+  const whole = closestMatch(folded(name), byFolded.keys());
+  const found = [
+    ...(whole === undefined ? [] : [byFolded.get(whole)!]),
+    ...(byTool.get(wantedTool) ?? []),
+    ...(closeTool === undefined ? [] : byTool.get(closeTool)!),
+  ];
+  return [...new Set(found)].filter((candidate) => candidate !== name).slice(0, 3);
 }
 
-/** Each listed provider's name prefix: its alias, or its whole id camelCased when another listed provider has the same alias. */
-function providerPrefixes(listing: readonly ToolListing[]): Map<string, string> {
-  const aliases = new Map<string, string>();
-  for (const tool of listing) aliases.set(tool.providerId, tool.alias);
-  const counts = new Map<string, number>();
-  for (const alias of aliases.values()) counts.set(alias, (counts.get(alias) ?? 0) + 1);
-  return new Map([...aliases].map(([id, alias]) => [id, counts.get(alias)! > 1 ? camelCase(id.replaceAll(".", "-")) : alias]));
+/** The provider id with `-` doubled and `.` as `-`: no `_`, and decodable (an id segment never starts with `-`). */
+function escapeProviderId(providerId: string): string {
+  return providerId.replaceAll("-", "--").replaceAll(".", "-");
 }
 
-/** The name itself when it fits in 128 characters, else its head and a hash of the tool's full name. */
-function fitted(name: string, fullName: string): string {
-  return name.length <= MAX_NAME ? name : `${name.slice(0, MAX_NAME - HASH_CHARS - 1)}-${hashOf(fullName)}`;
+/** The tool part of an MCP name (after the first `_`), or of a full toolpact name (`<id>:<tool>@<n>`). */
+function toolPartOf(name: string): string {
+  const colon = name.indexOf(":");
+  if (colon >= 0) return name.slice(colon + 1).replace(/@\d*$/, "");
+  return name.slice(name.indexOf("_") + 1).replace(/-v\d+$/, "");
 }
 
-function hashOf(fullName: string): string {
-  return createHash("sha256").update(fullName, "utf8").digest("hex").slice(0, HASH_CHARS);
+function folded(text: string): string {
+  return text.toLowerCase().replace(/[-_.]/g, "");
+}
+
+/** The name itself when it fits in 128 characters, else its head, `-h` and a hash of the whole name. */
+function fitted(name: string): string {
+  if (name.length <= MAX_NAME) return name;
+  const hash = createHash("sha256").update(name, "utf8").digest("hex").slice(0, HASH_CHARS);
+  return `${name.slice(0, MAX_NAME - CUT_SUFFIX.length - HASH_CHARS)}${CUT_SUFFIX}${hash}`;
 }

@@ -5,6 +5,7 @@
 import { createRequire } from "node:module";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
   ElicitResultSchema,
@@ -73,6 +74,8 @@ export function createToolServer(options: ToolServerOptions): Server {
     { name: "toolpact", title: "toolpact", version },
     { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, jsonSchemaValidator: noFormInput },
   );
+  const connect = server.connect.bind(server);
+  server.connect = (transport) => connect(withPlainErrorMessages(transport));
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   const waitRoundMs = options.waitRoundMs ?? DEFAULT_WAIT_ROUND_MS;
   const { logger } = options;
@@ -110,6 +113,22 @@ export function createToolServer(options: ToolServerOptions): Server {
     }
   });
   return server;
+}
+
+/**
+ * The SDK's `McpError` writes "MCP error <code>: " before its message, and its server sends that message
+ * as it is; the client SDK prefixes what it receives again ("MCP error -32602: MCP error -32602: ..."). So
+ * every error answer leaves this server with the message alone, whoever threw it (this bridge or the SDK).
+ */
+function withPlainErrorMessages(transport: Transport): Transport {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (!("error" in message) || typeof message.error.message !== "string") return send(message, options);
+    const prefix = `MCP error ${message.error.code}: `;
+    if (!message.error.message.startsWith(prefix)) return send(message, options);
+    return send({ ...message, error: { ...message.error, message: message.error.message.slice(prefix.length) } }, options);
+  };
+  return transport;
 }
 
 /** A failure that is not a tool's answer, as a JSON-RPC error: toolpact's code and message, or a generic one. */

@@ -53,7 +53,7 @@ export const TOOLPACT_ERRORS = {
   PROVIDER_FAILED: "INTERNAL_SERVER_ERROR",
   /** The effect may or may not have happened (timeout, lost commit); recovery settles it. */
   OUTCOME_UNKNOWN: "INTERNAL_SERVER_ERROR",
-  /** The client never sent the request (no connection, unknown host, bad client options); nothing ran. */
+  /** The client never sent the request (no connection, unknown host, bad client options), or what answered is not toolpact and proves nothing ran there; nothing ran. */
   REQUEST_NOT_SENT: "SERVICE_UNAVAILABLE",
   /** Too many previews or pending confirmations for this caller and actor. */
   RATE_LIMITED: "TOO_MANY_REQUESTS",

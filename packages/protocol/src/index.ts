@@ -15,6 +15,19 @@ export {
   type ValidationIssue,
 } from "./errors.js";
 export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
+export {
+  exchangeFailure,
+  isToolpactAnswer,
+  provesNothingRan,
+  requestNotSent,
+  unrecognisedAnswer,
+  withSendFailures,
+  withToolpactAnswers,
+  type WireCall,
+  type WireFetch,
+  type WireRequestInit,
+  type WireResponse,
+} from "./http-status.js";
 export { EFFECTS, toolRefOf } from "./protocol.js";
 export type {
   ToolRef,

@@ -1,14 +1,15 @@
 /**
  * Providers whose tools carry the names the MCP conformance suite calls (`test_simple_text`,
- * `test_error_handling`, `json_schema_2020_12_tool`): MCP names are `<last id segment>_<tool>`.
+ * `test_error_handling`, `json_schema_2020_12_tool`): MCP names are `<provider id>_<tool>` (`.` as `-` in the
+ * id, `_` for `-` in the tool), so the ids are one segment each.
  */
 import type { ToolpactRuntime } from "../../../packages/runtime/src/index.js";
 import { manifest } from "../../integration/support/plugins.js";
 
 /** Its tools are named `test_*` over MCP. */
-export const CONFORMANCE_TEST_ID = "org.conformance.test";
+export const CONFORMANCE_TEST_ID = "test";
 /** Its tool is named `json_schema_2020_12_tool` over MCP. */
-export const CONFORMANCE_JSON_ID = "org.conformance.json";
+export const CONFORMANCE_JSON_ID = "json";
 
 /** The text `test_simple_text` answers, as the suite describes it. */
 export const SIMPLE_TEXT = "This is a simple text response for testing.";
