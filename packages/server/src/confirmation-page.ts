@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import { ToolpactError } from "@toolpact/contract";
+import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError } from "@toolpact/contract";
 import type { Runtime } from "@toolpact/runtime";
 import { renderConfirmationPage, renderContinuePage, renderMessagePage } from "./confirmation-page-html.js";
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
@@ -122,7 +122,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
         "no presence token: open the confirmation link from your app; it signs you in through /confirm/session?token=...",
       );
     }
-    if (token.length > 8192) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    if (token.length > ACTOR_TOKEN_MAX_LENGTH) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt });
     res.setHeader("set-cookie", setCookie);

@@ -1,5 +1,5 @@
 import { compactVerify, createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
-import { ToolpactError, type ActorInfo } from "@toolpact/contract";
+import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError, type ActorInfo } from "@toolpact/contract";
 import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
 
 /** How actor tokens are checked: the platform identity service's issuer and its HS256 secret or JWKS. */
@@ -130,7 +130,7 @@ export class ActorTokenVerifier {
    * @throws ToolpactError UNAUTHENTICATED naming the check that failed.
    */
   async verifyPresence(token: string): Promise<VerifiedPresence> {
-    if (typeof token !== "string" || token.length === 0 || token.length > 8192) {
+    if (typeof token !== "string" || token.length === 0 || token.length > ACTOR_TOKEN_MAX_LENGTH) {
       throw unauthenticated("no presence token: the identity service sends the browser to /confirm/session with one");
     }
     const { sub, tid, iat, exp, jti } = await this.#claimsOf(token, PRESENCE_CHECKS);
