@@ -27,6 +27,9 @@ const secretsSchema = z.strictObject({
   storageKey: z.string().min(1).optional().describe("Base64 key that seals stored inputs and results; TOOLPACT_STORAGE_KEY takes precedence."),
 });
 
+/** The smallest `limits.maxBodyBytes` accepted: 1 KiB. */
+const SMALLEST_BODY_LIMIT = 1024;
+
 /** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -80,7 +83,7 @@ export const configSchema = z.strictObject({
     .describe("Allow plain http to a non-loopback host (actorJwksUrl): keys fetched that way can be swapped on the path. Default false."),
   limits: z
     .strictObject({
-      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
+      maxBodyBytes: z.number().int().min(SMALLEST_BODY_LIMIT).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
       maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional().describe("Largest tool input, as JSON bytes."),
       maxInputDepth: z.number().int().min(1).max(1000).optional().describe("Deepest nesting of a tool input."),
       confirmationTtlSeconds: z
