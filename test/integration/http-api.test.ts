@@ -415,9 +415,15 @@ describe("the pipeline's refusals", () => {
     const nested = '{"a":'.repeat(depth) + "{}" + "}".repeat(depth);
     const body = `{"ref":${JSON.stringify(ref("deep"))},"input":${nested}}`;
     expect(body.length).toBeLessThan(1024 * 1024);
+    // Past the body's own depth bound: refused while it streams in, before step 1 (so not in the activity log).
     const answer = await mutateText(stack.url, "tools.execute", body, await as(ASSISTANT_ID, { sub: "u-deep" }));
-    expectDenied(answer, "INPUT_INVALID", 400, { userId: "u-deep" });
+    expectDenied(answer, "INPUT_INVALID", 400);
     expect(answer.body.error!.message).toMatch(/nest|depth/i);
+    // Within the body's bound but past the input's (64): the runtime refuses it, and records the denial.
+    const past = `{"ref":${JSON.stringify(ref("deep"))},"input":${'{"a":'.repeat(70)}{}${"}".repeat(70)}}`;
+    const refused = await mutateText(stack.url, "tools.execute", past, await as(ASSISTANT_ID, { sub: "u-deep" }));
+    expectDenied(refused, "INPUT_INVALID", 400, { userId: "u-deep" });
+    expect(refused.body.error!.message).toMatch(/nested more than 64 levels/);
     ok(await execute(await as(ASSISTANT_ID), "list-notes", {}));
   });
 

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_MAX_LONG_POLLS_PER_CALLER } from "@toolpact/contract";
 import { signIn } from "./support/confirm-page.js";
 import { ASSISTANT_ID, manifest, OTHER_CALLER_ID, PROVIDER_ID } from "./support/plugins.js";
 import { callerHeadersOf, configureWorld, makeSecrets, startStack, type CallerHeaders, type Stack } from "./support/stack.js";
@@ -153,6 +154,26 @@ const REQUESTS: Record<string, () => Promise<Seen>> = {
   "a body over `limits.maxBodyBytes` (chunked, no length)": async () => {
     const body = Buffer.concat([Buffer.from('{"input":"'), Buffer.alloc(1024 * 1024, 0x61), Buffer.from('"}')]);
     return seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", "transfer-encoding": "chunked", ...(await as(ASSISTANT_ID)) }, body }));
+  },
+  "a body nested deeper than `limits.maxInputDepth` + 8 (at least 128), refused while it streams in": async () => {
+    const body = `{"ref":{"providerId":"${PROVIDER_ID}","tool":"create-note"},"input":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+    return seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", ...(await as(ASSISTANT_ID)) }, body }));
+  },
+  "`PUT`, `DELETE`, `OPTIONS` or another method than `GET` and `POST` on `/trpc/` (with `Allow: GET, POST`)": async () =>
+    seen(await json("PUT", "tools.preview", createNote, await as(ASSISTANT_ID))),
+  "an input sent to a procedure that takes none (`tools.list`, `tools.manifests`)": async () =>
+    seen(await get("tools.manifests", { tenantId: "t2" }, await as(ASSISTANT_ID))),
+  "a caller past `limits.maxLongPollsPerCaller` (or `maxRequestsPerCaller`) at once, with `Retry-After`": async () => {
+    const requestId = await pendingRequest();
+    const headers = await platformHeaders();
+    const stop = new AbortController();
+    const wait = `${stack.url}/trpc/confirmations.wait?input=${encodeURIComponent(JSON.stringify({ requestId, timeoutMs: 20_000 }))}`;
+    const held = Array.from({ length: DEFAULT_MAX_LONG_POLLS_PER_CALLER }, () => fetch(wait, { headers, signal: stop.signal }).catch(() => undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const excess = await get("confirmations.wait", { requestId, timeoutMs: 20_000 }, headers);
+    stop.abort();
+    await Promise.all(held);
+    return seen(excess);
   },
   "a body that is not `application/json`": async () =>
     seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "text/plain", ...(await as(ASSISTANT_ID)) }, body: JSON.stringify(createNote) })),

@@ -1,6 +1,6 @@
 /**
  * What `/mcp` checks before the MCP SDK sees a request: where it claims to come from (DNS rebinding),
- * who sends it (401 with `WWW-Authenticate`), and how large its body is. Refusals are JSON-RPC errors.
+ * and who sends it (401 with `WWW-Authenticate`). Refusals are JSON-RPC errors.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isToolpactError } from "@toolpact/contract";
@@ -74,33 +74,4 @@ export function refuseUnauthenticated(res: ServerResponse, error: unknown, prese
       "Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>",
     { "www-authenticate": challenge },
   );
-}
-
-/** What reading a request body gave: the parsed JSON, or the refusal already sent. */
-export type BodyRead = { readonly ok: true; readonly body: unknown } | { readonly ok: false };
-
-/** Reads and parses a JSON body of at most `maxBytes`; a larger or unparsable one is refused (413, 400). */
-export async function readJsonBody(req: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<BodyRead> {
-  const tooLarge = () => {
-    refuse(res, 413, `request body too large: at most ${maxBytes} bytes`, { connection: "close" });
-    return { ok: false } as const;
-  };
-  if (Number(req.headers["content-length"] ?? 0) > maxBytes) return tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) return tooLarge();
-      chunks.push(chunk);
-    }
-  } catch {
-    return { ok: false };
-  }
-  try {
-    return { ok: true, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) };
-  } catch {
-    refuse(res, 400, "Parse error: the body is not JSON: send one JSON-RPC message (or a batch) as application/json", {}, -32700);
-    return { ok: false };
-  }
 }

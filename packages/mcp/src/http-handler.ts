@@ -9,8 +9,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_BODY_DEPTH, readBoundedJson, type BodyLimits } from "@toolpact/contract";
 import type { Principal, Runtime, Logger } from "@toolpact/runtime";
-import { createHostCheck, readJsonBody, refuse, refuseUnauthenticated } from "./http-guards.js";
+import { createHostCheck, refuse, refuseUnauthenticated, TRANSPORT_ERROR } from "./http-guards.js";
 import { createSessionRegistry } from "./http-sessions.js";
 import { createRuntimeBackend } from "./tool-backend.js";
 import { createToolServer, type CallScope, type HandlerExtra } from "./tool-server.js";
@@ -22,6 +23,8 @@ export interface McpHttpOptions {
   readonly authenticate: (req: IncomingMessage) => Promise<Principal>;
   /** Largest request body, bytes. */
   readonly maxBodyBytes: number;
+  /** Deepest nesting of a request body; default 128. Checked while the body streams in, before any parse. */
+  readonly maxBodyDepth?: number;
   /** The address clients reach the server at: its host is accepted in `Host` and `Origin` besides loopback names. */
   readonly publicUrl?: string | URL;
   /** False answers every request on its own: no session ids (for several instances without sticky sessions). Default true. */
@@ -65,6 +68,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const sessionsOn = options.sessions ?? true;
   const hostProblem = createHostCheck(options.publicUrl);
   const { waitRoundMs, pageSize } = options;
+  const bodyLimits: BodyLimits = { maxBytes: options.maxBodyBytes, maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH };
   const scopeOf = (extra: HandlerExtra): CallScope => {
     const { principal, hangup } = requestContextOf(extra.authInfo);
     return { backend: createRuntimeBackend(runtime, principal, `mcp:${randomUUID()}`), hangup };
@@ -127,14 +131,14 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       const session = registry.get(sessionId, principal);
       if (session === undefined) return refuse(res, 404, "Session not found: initialize a new session", {}, -32001);
       if (method === "GET") registry.holdStream(session, (listener) => res.once("close", listener));
-      const body = method === "POST" ? await readJsonBody(req, res, options.maxBodyBytes) : { ok: true as const, body: undefined };
+      const body = method === "POST" ? await readJsonBody(req, res, bodyLimits) : { ok: true as const, body: undefined };
       if (!body.ok) return;
       return session.transport.handleRequest(req, res, body.body);
     }
     if (method !== "POST") {
       return refuse(res, 405, `${method} needs a session (the ${SESSION_HEADER} header of an initialized session)`, { allow: "POST" });
     }
-    const body = await readJsonBody(req, res, options.maxBodyBytes);
+    const body = await readJsonBody(req, res, bodyLimits);
     if (!body.ok) return;
     if (sessionsOn && isInitializeRequest(body.body)) {
       // Only a client that can be asked during a call (URL elicitation) ever receives anything before
@@ -167,6 +171,45 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       return registry.size;
     },
   });
+}
+
+/** What reading a request body gave: the parsed JSON, or the refusal already sent. */
+type BodyRead = { readonly ok: true; readonly body: unknown } | { readonly ok: false };
+
+/**
+ * Reads and parses a JSON body with its size and depth bounded while it streams in (nothing parses a
+ * body past either limit). A refused one gets its answer at once (413 too large, 400 too deep) and the
+ * rest is read and dropped so the client sees it, as `/trpc` does; an unparsable one gets -32700.
+ */
+async function readJsonBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<BodyRead> {
+  let read;
+  try {
+    read = await readBoundedJson(req, {
+      ...limits,
+      declaredBytes: Number(req.headers["content-length"] ?? 0),
+      onRefused: (refusal) => {
+        const body = JSON.stringify({ jsonrpc: "2.0", error: { code: TRANSPORT_ERROR, message: refusal.message }, id: null });
+        const status = refusal.reason === "too-large" ? 413 : 400;
+        res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+        res.write(body);
+      },
+    });
+  } catch {
+    // The client went away while sending.
+    res.destroy();
+    return { ok: false };
+  }
+  if (!read.ok) {
+    if (read.drained) res.end();
+    else res.destroy();
+    return { ok: false };
+  }
+  try {
+    return { ok: true, body: JSON.parse(read.text) };
+  } catch {
+    refuse(res, 400, "Parse error: the body is not JSON: send one JSON-RPC message (or a batch) as application/json", {}, -32700);
+    return { ok: false };
+  }
 }
 
 /** What the handler hands each MCP request through the SDK's `authInfo`. */

@@ -31,5 +31,30 @@ export const MAX_VERIFICATION_LEVEL = 3;
 export const CONFIRMATION_TTL_MIN_SECONDS = 30;
 /** A confirmation token lives this many seconds at most. */
 export const CONFIRMATION_TTL_MAX_SECONDS = 900;
-/** The longest token accepted (actor, presence, confirmation), characters. */
-export const MAX_TOKEN_LENGTH = 8192;
+/** The longest confirmation token (a compact JWS) a caller may send. */
+export const CONFIRMATION_TOKEN_MAX_LENGTH = 8192;
+/** The longest actor or presence token (a compact JWS) accepted. */
+export const ACTOR_TOKEN_MAX_LENGTH = 8192;
+/** The longest activity-page cursor a caller hands back. */
+export const ACTIVITY_CURSOR_MAX_LENGTH = 1024;
+/** The longest tool pattern (`com.example.*:create-*`) in a policy, run or recovery rule. */
+export const TOOL_PATTERN_MAX_LENGTH = 512;
+/** The most entries in one policy list (rules, callers, users, roles, trusted UIs). */
+export const POLICY_LIST_MAX = 10_000;
+/** How long shutdown waits for requests and calls in flight, ms (the HTTP server and the runtime alike). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
+/** 1 MiB: the largest request body accepted unless configured otherwise. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * The deepest nesting of a request body unless configured otherwise: room for the default input depth
+ * (64) inside the request's own envelope. Checked while the body streams in, before any parse.
+ */
+export const DEFAULT_MAX_BODY_DEPTH = 128;
+/** How much deeper than a tool input its request body may nest (the envelope: `{ "input": ... }`, JSON-RPC `params.arguments`, a batch). */
+export const BODY_ENVELOPE_DEPTH = 8;
+/** How much of a refused body is read and dropped (so that the client sees the answer) before the connection is cut. */
+export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+/** Requests one caller (plugin key) may have in flight at once unless configured otherwise. */
+export const DEFAULT_MAX_REQUESTS_PER_CALLER = 128;
+/** Long polls (`confirmations.wait`, MCP streams) one caller may hold open at once unless configured otherwise. */
+export const DEFAULT_MAX_LONG_POLLS_PER_CALLER = 32;

@@ -2,6 +2,7 @@ import { hkdfSync, randomUUID } from "node:crypto";
 import {
   CONFIRMATION_TTL_MAX_SECONDS,
   CONFIRMATION_TTL_MIN_SECONDS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_INPUT_LIMITS,
   withoutUndefined,
   type InputLimits,
@@ -55,7 +56,7 @@ export interface RuntimeOptions {
   readonly inputLimits?: Partial<InputLimits>;
   /** How long an operation lease lasts without renewal, ms (default 30000; renewed every third of it). */
   readonly leaseMs?: number;
-  /** How long `close()` waits for in-flight calls, ms (default 10000). */
+  /** How long `close()` waits for in-flight calls, ms (default 15000, DEFAULT_DRAIN_TIMEOUT_MS). */
   readonly drainTimeoutMs?: number;
   /** How long idempotency keys are remembered, ms (default 24 h). */
   readonly idempotencyTtlMs?: number;
@@ -174,7 +175,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     logger: options.logger ?? silentLogger,
     inputLimits: Object.freeze(limits),
     leaseMs,
-    drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
+    drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS,
     idempotencyTtlMs,
     configRefreshMs: Math.max(0, options.configRefreshMs ?? 1000),
     activityRetentionMs: activityDays * DAY_MS,

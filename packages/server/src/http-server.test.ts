@@ -95,6 +95,19 @@ describe("createToolpactServer", () => {
     expect(body.error.data).toMatchObject({ code: "PAYLOAD_TOO_LARGE", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
   });
 
+  it("answers methods /trpc does not serve with 405 and Allow, as a JSON INPUT_INVALID", async () => {
+    const { url } = await server();
+    for (const method of ["PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]) {
+      const response = await fetch(`${url}/trpc/tools.execute`, { method, headers: { "content-type": "application/json" }, ...(method === "PUT" || method === "PATCH" ? { body: "{}" } : {}) });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get("allow"), method).toBe("GET, POST");
+      if (method === "HEAD") continue;
+      const body = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
+      expect(body.error.data).toMatchObject({ code: "METHOD_NOT_SUPPORTED", toolpactCode: "INPUT_INVALID", path: "tools.execute" });
+      expect(body.error.message).toBe(`method ${method} is not allowed here: queries use GET, mutations POST`);
+    }
+  });
+
   it("refuses a call whose body is not JSON with a JSON 415 that names the procedure, before authentication", async () => {
     const rt = await runtime();
     const created = createToolpactServer({ runtime: rt, adminKey: undefined, port: 0 });

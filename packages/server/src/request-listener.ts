@@ -1,15 +1,25 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { TRPCError } from "@trpc/server";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import {
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_BODY_DEPTH,
+  DEFAULT_MAX_LONG_POLLS_PER_CALLER,
+  DEFAULT_MAX_REQUESTS_PER_CALLER,
+  isNestedDeeperThan,
+  tooDeep,
+} from "@toolpact/contract";
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { confirmationOriginOf } from "./confirmation-origin.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
-import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
+import { createCallerAdmission, RETRY_AFTER_SECONDS } from "./caller-admission.js";
+import { bearerToken, createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { createPresenceSessions } from "./presence-session.js";
+import { readCallBody } from "./request-body.js";
 import { appRouter, type ServerContext } from "./router.js";
 
 /** What serving toolpact's routes takes, standalone or mounted in an app; every omitted option has a default. */
@@ -19,6 +29,12 @@ export interface ToolpactRoutesOptions {
   readonly adminKey: string | undefined;
   /** Largest request body; default 1 MiB. Larger bodies are refused while streaming, before any parse. */
   readonly maxBodyBytes?: number;
+  /** Deepest nesting of a request body (`/trpc` and `/mcp`); default 128. Checked while streaming, before any parse. */
+  readonly maxBodyDepth?: number;
+  /** Requests one caller (plugin key) may have in flight at once; default 128. The excess is RATE_LIMITED (429). */
+  readonly maxRequestsPerCaller?: number;
+  /** Long polls (`confirmations.wait`, MCP streams) one caller may hold open at once; default 32. The excess is RATE_LIMITED (429). */
+  readonly maxLongPollsPerCaller?: number;
   /** How long closing waits for in-flight requests; default 15 s. */
   readonly drainTimeoutMs?: number;
   readonly logger?: Logger;
@@ -59,11 +75,9 @@ export interface ToolpactRoutes {
   readonly adminAuthFailures: number;
 }
 
-/** 1 MiB: the largest request body accepted unless configured otherwise. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export { DEFAULT_MAX_BODY_BYTES };
 /** Ten minutes: how long a confirmation-page session lasts unless configured otherwise. */
 export const DEFAULT_SESSION_TTL_SECONDS = 600;
-const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 const TRPC_PREFIX = "/trpc/";
 const MCP_PATH = "/mcp";
 /** Where each route lives, for a 404 that says so. */
@@ -80,6 +94,11 @@ export const ROUTES_HINT = "the API is at /trpc, MCP at /mcp, the confirmation p
 export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath = "", mounted = false): ToolpactRoutes {
   const runtime = options.runtime;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const bodyLimits = { maxBytes: maxBodyBytes, maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH };
+  const admit = createCallerAdmission({
+    maxRequests: options.maxRequestsPerCaller ?? DEFAULT_MAX_REQUESTS_PER_CALLER,
+    maxLongPolls: options.maxLongPollsPerCaller ?? DEFAULT_MAX_LONG_POLLS_PER_CALLER,
+  });
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
   const logger = options.logger ?? silentLogger;
   const isAdminKey = createAdminKeyCheck(options.adminKey);
@@ -107,6 +126,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     runtime,
     authenticate: (req) => runtime.authenticate(credentialsOf(req.headers)),
     maxBodyBytes,
+    maxBodyDepth: bodyLimits.maxDepth,
     ...(publicUrl === undefined ? {} : { publicUrl }),
     shutdown: shutdownSignal,
     logger,
@@ -179,16 +199,25 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     switch (route) {
       case "trpc": {
         const procedures = path.slice(TRPC_PREFIX.length);
-        if (search.length > 1 && new URLSearchParams(search.slice(1)).has("batch")) return refuseBatch(res, procedures), true;
-        const declared = Number(req.headers["content-length"] ?? 0);
-        if (declared > maxBodyBytes) return refuseLargeBody(req, res, procedures), true;
-        if (req.method === "POST" && !isJson(req.headers["content-type"])) return refuseMediaType(req, res, procedures), true;
+        if (req.method !== "GET" && req.method !== "POST") return refuseMethod(req, res, procedures), true;
+        const query = search.length > 1 ? new URLSearchParams(search.slice(1)) : undefined;
+        if (query?.has("batch")) return refuseBatch(res, procedures), true;
+        const oversized = Number(req.headers["content-length"] ?? 0) > maxBodyBytes;
+        if (req.method === "POST" && !oversized && !isJson(req.headers["content-type"])) return refuseMediaType(req, res, procedures), true;
+        const input = query?.get("input");
+        if (input != null && isNestedDeeperThan(input, bodyLimits.maxDepth)) {
+          const { message } = tooDeep(bodyLimits.maxDepth);
+          return refuseInput(res, "BAD_REQUEST", message, procedures), true;
+        }
+        if (!admitCaller(req, res, procedures === "confirmations.wait", (message) => refuseRateLimited(req, res, message, procedures))) return true;
         // The tRPC handler reads the procedure from the URL: hand it the path without any mount prefix.
         req.url = `${TRPC_PREFIX}${procedures}${search}`;
-        void trpc(req, res);
+        if (req.method === "GET") void trpc(req, res);
+        else void readCallBody(req, res, bodyLimits, procedures).then((ok) => ok && trpc(req, res));
         return true;
       }
       case "mcp":
+        if (!admitCaller(req, res, req.method === "GET", (message) => refuseMcpRateLimited(req, res, message))) return true;
         void mcp(req, res);
         return true;
       case "confirm":
@@ -201,6 +230,19 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
         void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
         return true;
     }
+  };
+
+  /** Counts the request against its caller's bound (by plugin key; none presented, none counted), or refuses it. */
+  const admitCaller = (req: IncomingMessage, res: ServerResponse, longPoll: boolean, refuse: (message: string) => void): boolean => {
+    const key = bearerToken(req.headers.authorization);
+    if (key === undefined) return true;
+    const admission = admit(key, longPoll);
+    if (!admission.ok) {
+      refuse(admission.message);
+      return false;
+    }
+    res.once("close", admission.release);
+    return true;
   };
 
   const drain = (): Promise<void> => {
@@ -270,7 +312,7 @@ function refuseMediaType(req: IncomingMessage, res: ServerResponse, procedures: 
 }
 
 /** A refusal of the request itself (INPUT_INVALID with one issue), closing the connection after it. */
-function refuseInput(res: ServerResponse, trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE", message: string, procedures: string): void {
+function refuseInput(res: ServerResponse, trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE" | "METHOD_NOT_SUPPORTED", message: string, procedures: string): void {
   const shape = toErrorShape(
     { trpcCode, message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
     procedures.slice(0, 200),
@@ -279,29 +321,27 @@ function refuseInput(res: ServerResponse, trpcCode: "BAD_REQUEST" | "UNSUPPORTED
   res.end(JSON.stringify({ error: shape }));
 }
 
-/** How much of an oversized body is read and dropped (so the client sees the 413), at most. */
-const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+/** Answers 405 to a method `/trpc` does not serve (queries are GET, mutations POST), with `Allow`. */
+function refuseMethod(req: IncomingMessage, res: ServerResponse, procedures: string): void {
+  res.setHeader("allow", "GET, POST");
+  refuseInput(res, "METHOD_NOT_SUPPORTED", `method ${String(req.method).slice(0, 20)} is not allowed here: queries use GET, mutations POST`, procedures);
+  req.resume();
+}
 
-/**
- * Answers 413 from the declared length alone, without keeping the body: the whole answer is written at
- * once (a client that reads while it sends sees it at once), and the rest of the body is read and
- * dropped before the connection closes, so a client still sending gets the 413 rather than a reset
- * connection (EPIPE). A body past DRAIN_MAX_BYTES, or one that stalls past the request timeout, is cut.
- */
-function refuseLargeBody(req: IncomingMessage, res: ServerResponse, procedure: string): void {
-  const shape = toErrorShape(toPublicError(new TRPCError({ code: "PAYLOAD_TOO_LARGE" })), procedure);
-  const body = JSON.stringify({ error: shape });
-  res.writeHead(shape.data.httpStatus, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(body),
-    connection: "close",
-  });
-  res.write(body);
-  let drained = 0;
-  req.on("data", (chunk: Buffer) => {
-    drained += chunk.byteLength;
-    if (drained > DRAIN_MAX_BYTES) req.destroy();
-  });
-  req.once("end", () => res.end());
-  req.once("error", () => res.destroy());
+/** Answers 429 RATE_LIMITED with `Retry-After` to a caller past its bound; the body is read and dropped. */
+function refuseRateLimited(req: IncomingMessage, res: ServerResponse, message: string, procedures: string): void {
+  const shape = toErrorShape(
+    { trpcCode: "TOO_MANY_REQUESTS", message, toolpactCode: "RATE_LIMITED", toolpactData: { retryAfterMs: RETRY_AFTER_SECONDS * 1000 }, internal: false },
+    procedures.slice(0, 200),
+  );
+  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", "retry-after": String(RETRY_AFTER_SECONDS) });
+  res.end(JSON.stringify({ error: shape }));
+  req.resume();
+}
+
+/** The same refusal on `/mcp`, as a JSON-RPC error. */
+function refuseMcpRateLimited(req: IncomingMessage, res: ServerResponse, message: string): void {
+  res.writeHead(429, { "content-type": "application/json", "retry-after": String(RETRY_AFTER_SECONDS) });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `RATE_LIMITED: ${message}` }, id: null }));
+  req.resume();
 }

@@ -1,6 +1,8 @@
 import { initTRPC } from "@trpc/server";
 import { z } from "zod";
 import {
+  ACTIVITY_CURSOR_MAX_LENGTH,
+  CONFIRMATION_TOKEN_MAX_LENGTH,
   EFFECTS,
   ID_MAX_LENGTH,
   IDEMPOTENCY_KEY_MAX_LENGTH,
@@ -10,12 +12,14 @@ import {
   OUTBOX_BATCH_MAX,
   OUTBOX_LEASE_MAX_SECONDS,
   PLUGIN_ID_MAX_LENGTH,
+  POLICY_LIST_MAX,
   POLICY_NAME_MAX_LENGTH,
   RECOVERY_ATTEMPTS_MAX,
   RUN_ALLOW_MAX,
   RUN_TTL_MAX_SECONDS,
   TENANT_ID_MAX_LENGTH,
   TOOL_NAME_MAX_LENGTH,
+  TOOL_PATTERN_MAX_LENGTH,
   ToolpactError,
   toolFullName,
   toolRefOf,
@@ -98,24 +102,24 @@ const previewSchema = z.strictObject({
 
 const executeSchema = z.strictObject({
   ...previewSchema.shape,
-  confirmationToken: z.string().min(1).max(8192).optional(),
+  confirmationToken: z.string().min(1).max(CONFIRMATION_TOKEN_MAX_LENGTH).optional(),
   idempotencyKey: z.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH).optional(),
 });
 
 const pageSchema = {
   limit: z.number().int().min(1).max(MAX_ACTIVITY_PAGE).optional(),
-  cursor: z.string().min(1).max(1024).optional(),
+  cursor: z.string().min(1).max(ACTIVITY_CURSOR_MAX_LENGTH).optional(),
 };
 
 const tenantId = z.string().min(1).max(TENANT_ID_MAX_LENGTH);
 const pluginId = z.string().min(1).max(PLUGIN_ID_MAX_LENGTH);
-const names = z.array(z.string().min(1).max(POLICY_NAME_MAX_LENGTH)).max(10_000);
+const names = z.array(z.string().min(1).max(POLICY_NAME_MAX_LENGTH)).max(POLICY_LIST_MAX);
 
 const policySchema = z.strictObject({
   rules: z
     .array(
       z.strictObject({
-        tools: z.string().min(1).max(512),
+        tools: z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH),
         callers: names.optional(),
         users: names.optional(),
         roles: names.optional(),
@@ -125,7 +129,7 @@ const policySchema = z.strictObject({
         minVerificationLevel: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
       }),
     )
-    .max(10_000),
+    .max(POLICY_LIST_MAX),
   trustedConfirmationUis: names.optional(),
   minVerificationLevel: z
     .strictObject({
@@ -134,8 +138,11 @@ const policySchema = z.strictObject({
       external: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
     })
     .optional(),
-  narrow: z.record(z.string().min(1).max(512), names).optional(),
+  narrow: z.record(z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH), names).optional(),
 });
+
+/** For procedures that take nothing: an input sent anyway is refused rather than silently ignored. */
+const noInput = z.undefined({ error: "this procedure takes no input: send none (the caller and user come from the request's credentials)" });
 
 const requestIdInput = z.strictObject({ requestId: z.string().min(1).max(ID_MAX_LENGTH) });
 
@@ -145,7 +152,7 @@ const waitSchema = z.strictObject({
 });
 
 const runOpenSchema = z.strictObject({
-  allow: z.array(z.string().min(1).max(512)).min(1).max(RUN_ALLOW_MAX),
+  allow: z.array(z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH)).min(1).max(RUN_ALLOW_MAX),
   ttlSeconds: z.number().int().min(1).max(RUN_TTL_MAX_SECONDS),
 });
 
@@ -169,12 +176,12 @@ const recoveryPolicySchema = z.strictObject({
   rules: z
     .array(
       z.strictObject({
-        tools: z.string().min(1).max(512),
+        tools: z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH),
         retry: z.enum(["none", "reinvoke"]),
         maxAttempts: z.number().int().min(1).max(RECOVERY_ATTEMPTS_MAX).optional(),
       }),
     )
-    .max(10_000),
+    .max(POLICY_LIST_MAX),
 });
 
 /** Compile-time guard: each body schema names exactly the fields of the runtime type it becomes. */
@@ -229,8 +236,10 @@ function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: read
 /** The tRPC router served at `/trpc`: it translates requests into runtime calls; the runtime decides. */
 export const appRouter = t.router({
   tools: t.router({
-    list: callerProcedure.query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
-    manifests: callerProcedure.query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
+    list: callerProcedure.input(noInput).query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
+    manifests: callerProcedure
+      .input(noInput)
+      .query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
     preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
       const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
       return ctx.runtime.preview(ctx.principal, toolRefOf(input.ref), input.input, options);

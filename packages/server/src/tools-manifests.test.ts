@@ -224,6 +224,19 @@ describe("tools.manifests", () => {
     ]);
   });
 
+  it("refuses an input it would otherwise ignore, as INPUT_INVALID (tools.list too)", async () => {
+    const headers = await callerHeaders(ASSISTANT);
+    for (const procedure of ["tools.manifests", "tools.list"]) {
+      for (const input of [{}, { tenantId: "t2" }, null, 1]) {
+        const response = await fetch(`${url}/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers });
+        const body = (await response.json()) as { error?: { message: string; data: Record<string, unknown> } };
+        expect(response.status, `${procedure} ${JSON.stringify(input)}`).toBe(400);
+        expect(body.error?.data).toMatchObject({ toolpactCode: "INPUT_INVALID", path: procedure });
+        expect(body.error?.message).toMatch(/this procedure takes no input: send none/);
+      }
+    }
+  });
+
   it("refuses a request without a plugin key, with a forged key, or with another tenant's actor token", async () => {
     const headers = await callerHeaders(ASSISTANT);
     const attempts: Record<string, string>[] = [

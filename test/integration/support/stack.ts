@@ -78,6 +78,8 @@ export interface StackOptions {
   readonly setup?: (runtime: ToolpactRuntime) => void;
   /** The server's MCP endpoint options (sessions on or off, polling periods). */
   readonly mcp?: ToolpactServerOptions["mcp"];
+  /** The server's per-caller and body bounds (default: the server's defaults). */
+  readonly bounds?: Pick<ToolpactServerOptions, "maxRequestsPerCaller" | "maxLongPollsPerCaller" | "maxBodyDepth" | "maxBodyBytes">;
   /** More runtime options (rate limits, lease timing, ...). */
   readonly runtimeOptions?: Partial<Omit<RuntimeOptions, "store" | "signingKeys" | "storageKey" | "actorTokens" | "logger">>;
 }
@@ -131,6 +133,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     logger,
     drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+    ...options.bounds,
   });
   const url = await server.listen();
   const adminHeaders = { authorization: `Bearer ${secrets.adminKey}` };

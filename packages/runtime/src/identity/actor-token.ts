@@ -1,5 +1,5 @@
 import { compactVerify, createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
-import { ToolpactError, type ActorInfo } from "@toolpact/contract";
+import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError, type ActorInfo } from "@toolpact/contract";
 import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
 import { checkPresenceTokenSize, PRESENCE_AUDIENCE, presenceFromClaims, type VerifiedPresence } from "./presence-token.js";
 

@@ -3,7 +3,7 @@
  * identity service names one, the one confirmation request the sign-in is for. The signature, issuer,
  * audience and times are checked beside actor tokens (`ActorTokenVerifier.verifyPresence`).
  */
-import { MAX_TOKEN_LENGTH, ToolpactError } from "@toolpact/contract";
+import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError } from "@toolpact/contract";
 import { isIssuedId } from "../caller-ids.js";
 
 /** `aud` of presence tokens: the confirmation page's sign-in. */
@@ -30,7 +30,7 @@ const SKEW_SECONDS = 5;
 
 /** Refuses an empty or oversized presence token before any parse. */
 export function checkPresenceTokenSize(token: unknown): asserts token is string {
-  if (typeof token !== "string" || token.length === 0 || token.length > MAX_TOKEN_LENGTH) {
+  if (typeof token !== "string" || token.length === 0 || token.length > ACTOR_TOKEN_MAX_LENGTH) {
     throw unauthenticated("no presence token: the identity service sends the browser to /confirm/session with one");
   }
 }

@@ -2,7 +2,14 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUndefined } from "@toolpact/contract";
+import {
+  CONFIRMATION_TTL_MAX_SECONDS,
+  CONFIRMATION_TTL_MIN_SECONDS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_MAX_LONG_POLLS_PER_CALLER,
+  DEFAULT_MAX_REQUESTS_PER_CALLER,
+  withoutUndefined,
+} from "@toolpact/contract";
 import { isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
@@ -19,6 +26,9 @@ const secretsSchema = z.strictObject({
   signingKeys: z.string().min(1).optional().describe('Confirmation signing keys, "kid1:base64,kid2:base64" (the first signs); TOOLPACT_SIGNING_KEYS takes precedence.'),
   storageKey: z.string().min(1).optional().describe("Base64 key that seals stored inputs and results; TOOLPACT_STORAGE_KEY takes precedence."),
 });
+
+/** The smallest `limits.maxBodyBytes` accepted: 1 KiB. */
+const SMALLEST_BODY_LIMIT = 1024;
 
 /** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -63,10 +73,17 @@ export const configSchema = z.strictObject({
   port: z.number().int().min(0).max(65_535).optional().describe("The port to listen on (default 4400; 0 picks a free one)."),
   publicUrl: z.url({ protocol: /^https?$/ }).optional().describe("The address people's browsers reach this server at: confirmation links use it."),
   actorIssuer: z.string().min(1).optional().describe('The "iss" claim of your identity service\'s actor tokens.'),
-  actorJwksUrl: z.url({ protocol: /^https?$/ }).optional().describe("A JWKS URL to verify actor tokens with, instead of the HS256 actor secret."),
+  actorJwksUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("A JWKS URL to verify actor tokens with, instead of the HS256 actor secret: https, or http to a loopback host (unless insecure is set)."),
+  insecure: z
+    .boolean()
+    .optional()
+    .describe("Allow plain http to a non-loopback host (actorJwksUrl): keys fetched that way can be swapped on the path. Default false."),
   limits: z
     .strictObject({
-      maxBodyBytes: z.number().int().min(1024).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
+      maxBodyBytes: z.number().int().min(SMALLEST_BODY_LIMIT).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
       maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional().describe("Largest tool input, as JSON bytes."),
       maxInputDepth: z.number().int().min(1).max(1000).optional().describe("Deepest nesting of a tool input."),
       confirmationTtlSeconds: z
@@ -76,7 +93,27 @@ export const configSchema = z.strictObject({
         .max(CONFIRMATION_TTL_MAX_SECONDS)
         .optional()
         .describe("How long a confirmation token or request lives (default 300)."),
-      drainTimeoutMs: z.number().int().min(0).max(600_000).optional().describe("How long shutdown waits for requests and calls in flight, ms (default 15000)."),
+      drainTimeoutMs: z
+        .number()
+        .int()
+        .min(0)
+        .max(600_000)
+        .optional()
+        .describe(`How long shutdown waits for requests and calls in flight, ms (default ${DEFAULT_DRAIN_TIMEOUT_MS}).`),
+      maxRequestsPerCaller: z
+        .number()
+        .int()
+        .min(1)
+        .max(1_000_000)
+        .optional()
+        .describe(`Requests one caller (plugin key) may have in flight at once; more is RATE_LIMITED (default ${DEFAULT_MAX_REQUESTS_PER_CALLER}).`),
+      maxLongPollsPerCaller: z
+        .number()
+        .int()
+        .min(1)
+        .max(1_000_000)
+        .optional()
+        .describe(`Long polls (confirmations.wait, MCP streams) one caller may hold open at once; more is RATE_LIMITED (default ${DEFAULT_MAX_LONG_POLLS_PER_CALLER}).`),
       sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
       leaseMs: z.number().int().min(1000).max(600_000).optional().describe("How long an operation's lease lasts without renewal, ms."),
       recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional().describe("How often this instance settles expired leases, ms."),
@@ -142,6 +179,10 @@ export interface HostConfig {
     readonly maxInputDepth?: number;
     readonly confirmationTtlSeconds?: number;
     readonly drainTimeoutMs?: number;
+    /** Requests one caller (plugin key) may have in flight at once. */
+    readonly maxRequestsPerCaller?: number;
+    /** Long polls one caller may hold open at once. */
+    readonly maxLongPollsPerCaller?: number;
     /** How long a confirmation-page session lasts, seconds (60..3600, default 600). */
     readonly sessionTtlSeconds?: number;
     /** How long an operation's lease lasts without renewal, ms (the runtime renews it while the provider runs). */
@@ -198,6 +239,12 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     );
   }
   const config = parsed.data;
+  if (config.actorJwksUrl !== undefined && config.insecure !== true && !isSafeTransport(new URL(config.actorJwksUrl))) {
+    throw new HostError(
+      `${shown}: "actorJwksUrl" ${config.actorJwksUrl} is plain http to a host that is not loopback: the keys that verify actor ` +
+        'tokens could be swapped on the way. Use an https URL, or set "insecure": true if this network is trusted',
+    );
+  }
   const baseDir = path.dirname(file);
   const env = options.env ?? process.env;
   const database = options.database ?? readSecretVariable(env, "TOOLPACT_DATABASE_URL") ?? config.database ?? DEFAULT_DATABASE;
@@ -227,3 +274,9 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
   };
 }
 
+/** https anywhere, or http to this machine (localhost, 127.0.0.0/8, ::1). */
+function isSafeTransport(url: URL): boolean {
+  if (url.protocol === "https:") return true;
+  const host = url.hostname;
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}

@@ -95,6 +95,34 @@ describe("loadHostConfig", () => {
     });
   });
 
+  it("refuses an actorJwksUrl over plain http to a host that is not loopback, unless insecure is set", async () => {
+    for (const jwks of ["http://id.example/.well-known/jwks.json", "http://10.0.0.5/jwks", "http://127.0.0.1.evil.example/jwks", "http://[::2]/jwks"]) {
+      writeConfig({ actorIssuer: "https://id.example", actorJwksUrl: jwks });
+      const error = await hostError(() => loadHostConfig({ cwd: dir, env: {} }));
+      expect(error.message, jwks).toBe(
+        `toolpact.config.json: "actorJwksUrl" ${jwks} is plain http to a host that is not loopback: the keys that verify actor ` +
+          'tokens could be swapped on the way. Use an https URL, or set "insecure": true if this network is trusted',
+      );
+      writeConfig({ actorIssuer: "https://id.example", actorJwksUrl: jwks, insecure: true });
+      expect((await loadHostConfig({ cwd: dir, env: {} })).actorJwksUrl, jwks).toBe(jwks);
+    }
+    for (const jwks of ["https://id.example/jwks", "http://127.0.0.1:9000/jwks", "http://localhost/jwks", "http://[::1]:8080/jwks", "http://127.4.5.6/jwks"]) {
+      writeConfig({ actorIssuer: "https://id.example", actorJwksUrl: jwks });
+      expect((await loadHostConfig({ cwd: dir, env: {} })).actorJwksUrl, jwks).toBe(jwks);
+    }
+    writeConfig({ actorIssuer: "https://id.example", insecure: "yes" });
+    expect((await hostError(() => loadHostConfig({ cwd: dir, env: {} }))).details.join("\n")).toMatch(/insecure/);
+  });
+
+  it("reads the per-caller bounds, and refuses them out of range", async () => {
+    writeConfig({ limits: { maxRequestsPerCaller: 64, maxLongPollsPerCaller: 8 } });
+    expect((await loadHostConfig({ cwd: dir, env: {} })).limits).toMatchObject({ maxRequestsPerCaller: 64, maxLongPollsPerCaller: 8 });
+    writeConfig({ limits: { maxRequestsPerCaller: 0, maxLongPollsPerCaller: 1.5 } });
+    const details = (await hostError(() => loadHostConfig({ cwd: dir }))).details.join("\n");
+    expect(details).toMatch(/limits\.maxRequestsPerCaller/);
+    expect(details).toMatch(/limits\.maxLongPollsPerCaller/);
+  });
+
   it("lets the command line and TOOLPACT_DATABASE_URL override the file", async () => {
     writeConfig({ database: "./data/db.sqlite", host: "127.0.0.2", port: 1 });
     expect(await loadHostConfig({ cwd: dir, env: {}, port: 0, host: "127.0.0.1" })).toMatchObject({ port: 0, host: "127.0.0.1" });

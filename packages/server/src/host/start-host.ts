@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { withoutUndefined, type Manifest } from "@toolpact/contract";
+import { BODY_ENVELOPE_DEPTH, DEFAULT_MAX_BODY_DEPTH, withoutUndefined, type Manifest } from "@toolpact/contract";
 import { createRuntime, silentLogger, type Logger, type RetentionOptions, type ToolpactRuntime } from "@toolpact/runtime";
 import { createToolpactServer, type ToolpactServer } from "../http-server.js";
 import { derivePresenceSessionSecret } from "../presence-session.js";
@@ -139,7 +139,14 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       host: config.host,
       port: config.port,
       maxBodyBytes: config.limits.maxBodyBytes,
-      ...withoutUndefined({ drainTimeoutMs: config.limits.drainTimeoutMs, publicUrl }),
+      // Room for the configured input depth inside the request's envelope, checked before any parse.
+      maxBodyDepth: Math.max(DEFAULT_MAX_BODY_DEPTH, (config.limits.maxInputDepth ?? 0) + BODY_ENVELOPE_DEPTH),
+      ...withoutUndefined({
+        drainTimeoutMs: config.limits.drainTimeoutMs,
+        publicUrl,
+        maxRequestsPerCaller: config.limits.maxRequestsPerCaller,
+        maxLongPollsPerCaller: config.limits.maxLongPollsPerCaller,
+      }),
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
       ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds, confirmationSignInHint: options.confirmationSignInHint }),
