@@ -46,6 +46,9 @@ if (SKIP) {
       );
       await page.goto("http://identity.example/confirm-for-toolpact");
       await page.click("#continue");
+      // A sign-in link followed from another site signs in only after a same-site step on toolpact's page.
+      await page.waitForSelector('form[action="session"] #continue');
+      await page.click('form[action="session"] #continue');
       await page.waitForURL(params.url);
       await page.waitForSelector("#summary, #message");
       return page;
