@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { main } from "./main.js";
 
 /** The built binary, as users run it. `pnpm test` builds it before the tests run. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
@@ -10,7 +11,24 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs `node dist/bin.js ...args` and collects its output. */
+/**
+ * Runs `toolpact ...args` in this process through main(argv, io) and collects what it printed: the
+ * fast way for a command's cases (no Node start, no build needed). `env` defaults to a copy of this
+ * process's environment, so a command that takes secrets out of it leaves the test's own alone.
+ */
+export async function runMain(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, {
+    cwd: options.cwd ?? process.cwd(),
+    env: options.env ?? { ...process.env },
+    stdout: (line) => void (stdout += `${line}\n`),
+    stderr: (line) => void (stderr += `${line}\n`),
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs `node dist/bin.js ...args` and collects its output: the outside test, as users run it. */
 export function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {

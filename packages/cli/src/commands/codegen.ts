@@ -128,7 +128,7 @@ async function secret(source: SecretSource, io: CliIo): Promise<string> {
   let value: string | undefined;
   if (source.file !== undefined) {
     try {
-      value = readCredentialFile(path.resolve(io.cwd, source.file), `a ${source.what}`, source.file).trim();
+      value = readCredentialFile(path.resolve(io.cwd, source.file), `${/^[aeiou]/.test(source.what) ? "an" : "a"} ${source.what}`, source.file).trim();
     } catch (error) {
       if (error instanceof CredentialFileError) throw error;
       throw new SetupError(`cannot read the ${source.what} from ${source.file}: ${(error as Error).message}`);
