@@ -150,7 +150,10 @@ export class DevSupervisor {
     const manifestChanged = changes.some((change) => change.kind === "manifest");
     const toBuild = manifestChanged ? this.#folders : this.#folders.filter((folder) => changes.some((c) => c.kind === "source" && c.folder === folder));
     const alsoStale = this.#folders.filter((folder) => this.#stale.has(folder) && !toBuild.includes(folder));
-    const files = [...new Set(changes.map((change) => shown(this.#io, change.file)))];
+    // An editor's swap or backup file, gone by now, is not what the author changed.
+    const changed = [...new Set(changes.map((change) => change.file))];
+    const present = changed.filter((file) => existsSync(file));
+    const files = (present.length > 0 ? present : changed).map((file) => shown(this.#io, file));
     const what = manifestChanged ? "regenerating clients, rebuilding and restarting" : toBuild.length > 0 || alsoStale.length > 0 ? "rebuilding and restarting" : "restarting";
     const also = alsoStale.length === 0 ? "" : ` (also ${alsoStale.map((folder) => shown(this.#io, folder)).join(", ")}, not built since a build failed)`;
     this.#io.stdout(`toolpact dev: ${files.join(", ")} changed: ${what}${also}`);
