@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runMain } from "../../packages/cli/src/cli-test-helpers.js";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { preloadCommands, runMain } from "../../packages/cli/src/cli-test-helpers.js";
 
 const CLI_DIST = fileURLToPath(new URL("../../packages/cli/dist/", import.meta.url));
 if (!existsSync(path.join(CLI_DIST, "commands", "serve.js"))) {
@@ -35,6 +35,8 @@ function commandLine(command: "serve" | "migrate", args: readonly string[]): str
   );
   return [launcher, ...args];
 }
+
+beforeAll(() => preloadCommands("serve", "migrate"), 180_000);
 
 let dir: string;
 const children: ChildProcess[] = [];

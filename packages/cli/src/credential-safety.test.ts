@@ -1,9 +1,11 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { runMain } from "./cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runMain, preloadCommands } from "./cli-test-helpers.js";
 import { isLoopbackHost, plainHttpProblem } from "./credential-safety.js";
+
+beforeAll(() => preloadCommands("codegen", "mcp"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-credentials-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

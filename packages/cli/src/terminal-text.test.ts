@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runMain } from "./cli-test-helpers.js";
+import { runMain, preloadCommands } from "./cli-test-helpers.js";
 import { terminalText } from "./terminal-text.js";
+
+beforeAll(() => preloadCommands("codegen"), 180_000);
 
 /** What a hostile server puts in its answers: a title change, a screen clear, colour, and a right-to-left override. */
 const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b1m \u202Egnp.exe\u2066x\u2069 \r\u0000\u200B";
@@ -15,6 +17,7 @@ describe("terminalText", () => {
       "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{1b}[31mred\\u{9b}1m \\u{202e}gnp.exe\\u{2066}x\\u{2069} \\u{d}\\u{0}\\u{200b}",
     );
     expect(terminalText("line one\n\tline two: ünïcödé, 名前, emoji 🙂")).toBe("line one\n\tline two: ünïcödé, 名前, emoji 🙂");
+    expect(terminalText("npm output\r\nnext line\rover")).toBe("npm output\nnext line\\u{d}over");
   });
 });
 

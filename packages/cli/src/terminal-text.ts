@@ -10,7 +10,10 @@
  */
 const HIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
 
-/** `text` with every character in HIDDEN shown as `\u{…}`: ESC prints as `\u{1b}`, RIGHT-TO-LEFT OVERRIDE as `\u{202e}`. */
+/**
+ * `text` with every character in HIDDEN shown as `\u{…}`: ESC prints as `\u{1b}`, RIGHT-TO-LEFT
+ * OVERRIDE as `\u{202e}`. A CR LF line end (a Windows tool's output) is a line end, not a stray CR.
+ */
 export function terminalText(text: string): string {
-  return text.replace(HIDDEN, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
+  return text.replace(/\r\n/g, "\n").replace(HIDDEN, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
 }

@@ -10,7 +10,9 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, runCli, runMain, startCli, type RunningCli } from "../cli-test-helpers.js";
+import { BIN, runCli, runMain, startCli, type RunningCli, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("dev"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-dev-loop-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -2,8 +2,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { BIN, approveOnPage, runCli, runMain, startCli, trpc } from "../cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, approveOnPage, runCli, runMain, startCli, trpc, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("dev"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-dev-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

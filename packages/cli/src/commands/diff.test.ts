@@ -3,8 +3,10 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runMain } from "../cli-test-helpers.js";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("diff"), 180_000);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 /** The real binary, built by `pnpm build` (run `pnpm exec tsc -b packages/cli` before testing alone). */

@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli, runMain } from "../cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("init", "validate"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-init-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

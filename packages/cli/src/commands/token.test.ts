@@ -4,8 +4,10 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { jwtVerify } from "jose";
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli, runMain } from "../cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("token"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-token-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

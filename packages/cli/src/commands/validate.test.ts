@@ -1,6 +1,8 @@
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
-import { runCli, runMain } from "../cli-test-helpers.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runCli, runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("validate"), 180_000);
 
 const fixtures = fileURLToPath(new URL("../../../contract/fixtures/", import.meta.url));
 
