@@ -1,6 +1,8 @@
 /**
- * `toolpact serve` and `toolpact migrate` from the outside: a separate Node process started with a
- * crafted environment, checked by exit code, output and behaviour. Uses the built CLI (`pnpm build`).
+ * `toolpact serve` and `toolpact migrate`: refusals run in process through main(argv, io) with a crafted
+ * environment (fast); serving, the secrets' re-execution and a migration also run from the outside, as a
+ * separate Node process started with a crafted environment. The outside cases use the built CLI
+ * (`pnpm build`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -8,7 +10,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { preloadCommands, runMain } from "../../packages/cli/src/cli-test-helpers.js";
 
 const CLI_DIST = fileURLToPath(new URL("../../packages/cli/dist/", import.meta.url));
 if (!existsSync(path.join(CLI_DIST, "commands", "serve.js"))) {
@@ -32,6 +35,8 @@ function commandLine(command: "serve" | "migrate", args: readonly string[]): str
   );
   return [launcher, ...args];
 }
+
+beforeAll(() => preloadCommands("serve", "migrate"), 180_000);
 
 let dir: string;
 const children: ChildProcess[] = [];
@@ -70,6 +75,11 @@ interface Finished {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
+}
+
+/** `toolpact <command> ...args` in this process, in `dir`, with only `env` (and PATH) as its environment. */
+function inProcess(command: "serve" | "migrate", args: readonly string[], env: Record<string, string>): Promise<Finished> {
+  return runMain([command, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", ...env } });
 }
 
 function finished(child: ChildProcess, timeoutMs = 20_000): Promise<Finished> {
@@ -135,42 +145,42 @@ const echoManifest = {
 };
 
 describe(`toolpact serve (${BIN_WIRED ? "bin.js" : "command module; bin.js does not dispatch serve yet"})`, () => {
-  it("refuses to start without each secret, naming the missing one", async () => {
+  it("refuses to start without each secret, naming the missing one (in process)", async () => {
     writeConfig({});
     for (const name of ["TOOLPACT_ADMIN_KEY", "TOOLPACT_SIGNING_KEYS", "TOOLPACT_STORAGE_KEY", "TOOLPACT_ACTOR_SECRET"]) {
       const env = secretsEnv();
       delete (env as Record<string, string | undefined>)[name];
-      const result = await finished(spawnCli("serve", [], env));
+      const result = await inProcess("serve", [], env);
       expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toContain(name);
       expect(result.stdout).not.toMatch(/serving/);
     }
   });
 
-  it("refuses a key shorter than 32 bytes and a key equal to another secret", async () => {
+  it("refuses a key shorter than 32 bytes and a key equal to another secret (in process)", async () => {
     writeConfig({});
-    const short = await finished(spawnCli("serve", [], { ...secretsEnv(), TOOLPACT_SIGNING_KEYS: `k1:${b64(16)}` }));
+    const short = await inProcess("serve", [], { ...secretsEnv(), TOOLPACT_SIGNING_KEYS: `k1:${b64(16)}` });
     expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/signing key "k1" is too short/);
-    const shortStorage = await finished(spawnCli("serve", [], { ...secretsEnv(), TOOLPACT_STORAGE_KEY: b64(24) }));
+    const shortStorage = await inProcess("serve", [], { ...secretsEnv(), TOOLPACT_STORAGE_KEY: b64(24) });
     expect(shortStorage.code).toBe(1);
     expect(shortStorage.stderr).toMatch(/TOOLPACT_STORAGE_KEY/);
     const shared = b64();
-    const reused = await finished(spawnCli("serve", [], { ...secretsEnv(), TOOLPACT_ACTOR_SECRET: shared, TOOLPACT_SIGNING_KEYS: `k1:${shared}` }));
+    const reused = await inProcess("serve", [], { ...secretsEnv(), TOOLPACT_ACTOR_SECRET: shared, TOOLPACT_SIGNING_KEYS: `k1:${shared}` });
     expect(reused.code).toBe(1);
     expect(reused.stderr).toMatch(/same secret/);
     expect(reused.stderr).not.toContain(shared);
   });
 
-  it("refuses an invalid manifest with file:line:col, and an unreachable PostgreSQL database without showing its password", async () => {
+  it("refuses an invalid manifest with file:line:col, and an unreachable PostgreSQL database without showing its password (in process)", async () => {
     writeConfig({ plugins: [writePlugin("bad", { ...echoManifest, tools: [{ name: "echo", effect: "read", inputSchema: { type: "strnig" } }] })] });
-    const invalid = await finished(spawnCli("serve", [], secretsEnv()));
+    const invalid = await inProcess("serve", [], secretsEnv());
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/plugin\.json:\d+:\d+/);
     expect(invalid.stderr).toMatch(/strnig/);
     // Port 1 on 127.0.0.1: nothing listens, the connection is refused at once.
     writeConfig({ database: "postgres://app:hunter2-secret@127.0.0.1:1/toolpact" });
-    const postgres = await finished(spawnCli("serve", [], secretsEnv()));
+    const postgres = await inProcess("serve", [], secretsEnv());
     expect(postgres.code).toBe(1);
     expect(postgres.stderr).toMatch(/the database \(PostgreSQL postgres:\/\/app@127\.0\.0\.1:1\/toolpact\) could not be opened: .*unreachable/);
     expect(postgres.stderr).not.toContain("hunter2-secret");
@@ -203,25 +213,25 @@ describe(`toolpact serve (${BIN_WIRED ? "bin.js" : "command module; bin.js does 
     expect((await exit).code).toBe(0);
   });
 
-  it("rejects a bad --port as a usage error", async () => {
-    const result = await finished(spawnCli("serve", ["--port", "http"], secretsEnv()));
+  it("rejects a bad --port as a usage error (in process)", async () => {
+    const result = await inProcess("serve", ["--port", "http"], secretsEnv());
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--port/);
   });
 });
 
 describe("toolpact migrate", () => {
-  it("creates and migrates the database named by --database, needing no secrets", async () => {
+  it("creates and migrates the database named by --database, needing no secrets (the binary, then in process)", async () => {
     const result = await finished(spawnCli("migrate", ["--database", "./data/app.db"], {}));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/latest schema/);
     expect(existsSync(path.join(dir, "data", "app.db"))).toBe(true);
-    const again = await finished(spawnCli("migrate", ["--database", "./data/app.db"], {}));
+    const again = await inProcess("migrate", ["--database", "./data/app.db"], {});
     expect(again.code).toBe(0);
   });
 
-  it("fails on an unreachable PostgreSQL URL, naming it without the password", async () => {
-    const result = await finished(spawnCli("migrate", ["--database", "postgres://app:hunter2-secret@127.0.0.1:1/toolpact"], {}));
+  it("fails on an unreachable PostgreSQL URL, naming it without the password (in process)", async () => {
+    const result = await inProcess("migrate", ["--database", "postgres://app:hunter2-secret@127.0.0.1:1/toolpact"], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/PostgreSQL postgres:\/\/app@127\.0\.0\.1:1\/toolpact could not be migrated: .*unreachable/);
     expect(result.stderr).not.toContain("hunter2-secret");

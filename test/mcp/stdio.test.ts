@@ -111,7 +111,7 @@ describe("toolpact mcp (stdio)", () => {
 
   it("reads a --credentials file before every request: a refreshed actor token takes effect without a restart", async () => {
     const file = path.join(dir, "credentials.json");
-    writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }));
+    writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }), { mode: 0o600 });
     const client = await spawnBridge({ args: ["--credentials", file] });
     const seen = async () => ((await client.callTool({ name: "com-test-notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
     expect(await seen()).toBe("user-1");

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { assertOwnerOnly, CredentialFileError, readCredentialFile } from "./credential-safety.js";
+import { devStateOwner } from "./dev-state-owner.js";
 
 /** Where `toolpact dev` keeps its throwaway state (config with secrets, SQLite file), relative to the project. */
 export const DEV_STATE_DIR = ".toolpact/dev";
@@ -11,6 +13,8 @@ export const DEV_TENANT = "dev";
 export const DEV_ACTOR_ISSUER = "toolpact-dev";
 
 const ACTOR_SECRET = "TOOLPACT_ACTOR_SECRET";
+/** The shortest HS256 actor secret accepted, in bytes (the server refuses shorter ones too). */
+export const MIN_ACTOR_SECRET_BYTES = 32;
 
 /** How actor and presence tokens are signed, and where that came from. */
 export interface ActorSigning {
@@ -25,8 +29,9 @@ export interface ActorSigning {
 /**
  * Finds the actor secret as `toolpact serve` reads it: `TOOLPACT_ACTOR_SECRET`, the file
  * `TOOLPACT_ACTOR_SECRET_FILE` names, or the config's `secrets.actorSecret`; failing those, the one a
- * `toolpact dev` in `cwd` generated.
- * @throws Error saying which secret is missing and where it is looked for.
+ * `toolpact dev` in `cwd` generated, while that `toolpact dev` runs. A file holding the secret must be
+ * readable by its owner alone, and the secret at least 32 bytes.
+ * @throws Error saying which secret is missing, stale, too short or too widely readable, and what to do.
  */
 export function findActorSigning(options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly config?: string }): ActorSigning {
   const configFile = path.resolve(options.cwd, options.config ?? "toolpact.config.json");
@@ -37,11 +42,22 @@ export function findActorSigning(options: { readonly cwd: string; readonly env: 
   const fromEnv = readEnvSecret(options.env);
   if (fromEnv !== undefined) return { issuer, secret: decodeSecret(fromEnv.source, fromEnv.value), source: fromEnv.source };
   if (config?.secrets?.actorSecret !== undefined) {
-    const source = `"secrets.actorSecret" in ${path.relative(options.cwd, configFile) || configFile}`;
+    const shown = path.relative(options.cwd, configFile) || configFile;
+    assertOwnerOnly(configFile, "the actor secret", shown);
+    const source = `"secrets.actorSecret" in ${shown}`;
     return { issuer, secret: decodeSecret(source, config.secrets.actorSecret), source };
   }
   const devConfig = path.join(options.cwd, DEV_STATE_DIR, DEV_CONFIG_FILE);
   if (existsSync(devConfig)) {
+    const owner = devStateOwner(path.dirname(devConfig));
+    if (!owner.alive) {
+      throw new Error(
+        `the secret in ${path.join(DEV_STATE_DIR, DEV_CONFIG_FILE)} is stale: the \`toolpact dev\` that made it` +
+          `${owner.pid === undefined ? "" : ` (pid ${owner.pid})`} is no longer running, so no server accepts its tokens; ` +
+          "start `toolpact dev` in this folder again (it replaces the stale state), or set TOOLPACT_ACTOR_SECRET",
+      );
+    }
+    assertOwnerOnly(devConfig, "the dev session's secrets", path.join(DEV_STATE_DIR, DEV_CONFIG_FILE));
     const dev = readConfig(devConfig);
     if (dev.secrets?.actorSecret !== undefined) {
       const source = `the running \`toolpact dev\` (${path.join(DEV_STATE_DIR, DEV_CONFIG_FILE)})`;
@@ -83,8 +99,9 @@ function readEnvSecret(env: NodeJS.ProcessEnv): { value: string; source: string 
   if (value !== undefined) throw new Error(`both ${ACTOR_SECRET} and ${ACTOR_SECRET}_FILE are set: set one of them`);
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readCredentialFile(file, "the actor secret");
   } catch (error) {
+    if (error instanceof CredentialFileError) throw error;
     const code = (error as { code?: unknown }).code;
     throw new Error(`${ACTOR_SECRET}_FILE names ${file}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}: point it at the file holding the secret`);
   }
@@ -96,7 +113,14 @@ function readEnvSecret(env: NodeJS.ProcessEnv): { value: string; source: string 
 /** Decodes a secret as the server does: base64, or base64url when it holds `-` or `_`. */
 function decodeSecret(source: string, text: string): Uint8Array {
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new Error(`the actor secret from ${source} is not base64: it must be the server's own, as it is configured`);
-  return new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"));
+  const secret = new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"));
+  if (secret.length < MIN_ACTOR_SECRET_BYTES) {
+    throw new Error(
+      `the actor secret from ${source} is ${secret.length} byte${secret.length === 1 ? "" : "s"} long; HS256 needs at least ${MIN_ACTOR_SECRET_BYTES}: ` +
+        "generate one with `openssl rand -base64 32` and configure the server with it too",
+    );
+  }
+  return secret;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

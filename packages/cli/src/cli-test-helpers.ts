@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { main } from "./main.js";
 
 /** The built binary, as users run it. `pnpm test` builds it before the tests run. */
 export const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
@@ -10,7 +11,45 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs `node dist/bin.js ...args` and collects its output. */
+/**
+ * Runs `toolpact ...args` in this process through main(argv, io) and collects what it printed: the
+ * fast way for a command's cases (no Node start, no build needed). `env` defaults to a copy of this
+ * process's environment, so a command that takes secrets out of it leaves the test's own alone.
+ */
+export async function runMain(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(args, {
+    cwd: options.cwd ?? process.cwd(),
+    env: options.env ?? { ...process.env },
+    stdout: (line) => void (stdout += `${line}\n`),
+    stderr: (line) => void (stderr += `${line}\n`),
+  });
+  return { code, stdout, stderr };
+}
+
+/**
+ * Loads commands' modules (and what they import) ahead of the first in-process case, in a hook with
+ * room for it, so that a loaded machine's first transform does not eat a case's own time budget.
+ */
+export async function preloadCommands(...names: readonly (keyof typeof COMMAND_MODULES)[]): Promise<void> {
+  await Promise.all(names.map((name) => COMMAND_MODULES[name]()));
+}
+
+/** Each command's module, imported by a literal path (what the test runner's transform can follow). */
+const COMMAND_MODULES = {
+  codegen: () => import("./commands/codegen.js"),
+  diff: () => import("./commands/diff.js"),
+  dev: () => import("./commands/dev.js"),
+  init: () => import("./commands/init.js"),
+  mcp: () => import("./commands/mcp.js"),
+  migrate: () => import("./commands/migrate.js"),
+  serve: () => import("./commands/serve.js"),
+  token: () => import("./commands/token.js"),
+  validate: () => import("./commands/validate.js"),
+};
+
+/** Runs `node dist/bin.js ...args` and collects its output: the outside test, as users run it. */
 export function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {

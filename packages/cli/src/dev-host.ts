@@ -4,7 +4,7 @@
  * plugins for the dev tenant, sets the dev policy, issues keys and mints an actor token.
  * `node dev-host.js <config file> [--setup] [--user <id>]`; stops on SIGINT, SIGTERM or the end of stdin (exit 0).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import type { Manifest } from "@toolpact/contract";
@@ -95,7 +95,9 @@ async function setUpDevTenant(running: RunningHost, config: string, userId: stri
     if (!callsTools(plugin)) continue;
     const variables = { TOOLPACT_URL: running.url, PLUGIN_KEY: keys.get(plugin.id)!, ACTOR_TOKEN: actorToken };
     const envFile = path.join(pluginDirs[index]!, DEV_ENV_FILE);
-    mkdirSync(path.dirname(envFile), { recursive: true });
+    mkdirSync(path.dirname(envFile), { recursive: true, mode: 0o700 });
+    // Owner-only before the secrets go in: a file that exists keeps its mode through a write.
+    if (existsSync(envFile)) chmodSync(envFile, 0o600);
     writeFileSync(envFile, Object.entries(variables).map(([name, value]) => `${name}=${value}\n`).join(""), { mode: 0o600 });
     say(`to call as ${plugin.id} (also written to ${path.relative(process.cwd(), envFile)}):`);
     say(`  export ${Object.entries(variables).map(([name, value]) => `${name}=${value}`).join(" ")}`);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DEV_ACTOR_ISSUER, DEV_CONFIG_FILE, DEV_STATE_DIR } from "./actor-signing.js";
+import { claimDevState } from "./dev-state-owner.js";
 
 /** The line the dev host prints once it serves, after the keys and token (the supervisor waits for it). */
 export const DEV_READY_LINE = "toolpact dev: serving";
@@ -28,12 +29,15 @@ export interface DevSession {
 
 /**
  * Starts a dev session's state afresh: removes `.toolpact/dev`, generates throwaway secrets, and writes
- * the config the dev host serves with (the plugins, SQLite in that folder, the dev issuer, the secrets).
+ * the config the dev host serves with (the plugins, SQLite in that folder, the dev issuer, the secrets),
+ * owner-only, with this process recorded as its owner. The caller checks first that no live
+ * `toolpact dev` owns the folder (devStateOwner).
  */
 export function createDevSession(options: { readonly cwd: string; readonly plugins: readonly string[]; readonly host: string; readonly port: number }): DevSession {
   const dir = path.join(options.cwd, DEV_STATE_DIR);
   rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  claimDevState(dir);
   const random = () => randomBytes(32).toString("base64");
   const shownHost = options.host.includes(":") ? `[${options.host}]` : options.host === "0.0.0.0" ? "127.0.0.1" : options.host;
   const url = `http://${shownHost}:${options.port}`;

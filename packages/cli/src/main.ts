@@ -1,4 +1,5 @@
 import type { CliIo } from "./io.js";
+import { terminalText } from "./terminal-text.js";
 
 /** A `toolpact` subcommand: takes its arguments, returns the exit code (0 ok, 1 failed, 2 usage). */
 type Command = (args: readonly string[], io: CliIo) => Promise<number>;
@@ -65,8 +66,19 @@ export const USAGE = [
   "Run `toolpact <command> --help` for a command's options.",
 ].join("\n");
 
-/** Runs the `toolpact` CLI; returns the process exit code. */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+/**
+ * Runs the `toolpact` CLI in this process: writes through `io`, reads `io.env` and `io.cwd`, and returns
+ * the exit code (it never calls process.exit). Every line is printed through terminalText, so no text
+ * that came from outside can drive the terminal.
+ * @example process.exitCode = await main(process.argv.slice(2), processIo);
+ */
+export async function main(argv: readonly string[], outerIo: CliIo): Promise<number> {
+  const io: CliIo = {
+    cwd: outerIo.cwd,
+    env: outerIo.env,
+    stdout: (line) => outerIo.stdout(terminalText(line)),
+    stderr: (line) => outerIo.stderr(terminalText(line)),
+  };
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(USAGE);

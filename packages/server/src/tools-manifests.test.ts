@@ -310,8 +310,9 @@ describe("toolpact codegen --from <url>", () => {
   it("reads the key and token from files named by flags", async () => {
     const keyFile = path.join(work, "plugin-key");
     const tokenFile = path.join(work, "actor-token");
-    await writeFile(keyFile, `${keys.get(`t1/${OPEN_CALLER}`)!}\n`);
-    await writeFile(tokenFile, await actorToken("t1"));
+    // Owner-only, as the CLI requires of a file holding a credential.
+    await writeFile(keyFile, `${keys.get(`t1/${OPEN_CALLER}`)!}\n`, { mode: 0o600 });
+    await writeFile(tokenFile, await actorToken("t1"), { mode: 0o600 });
     const generated = await toolpact(["codegen", "--out", "open", "--from", url, "--plugin-key-file", keyFile, "--actor-token-file", "actor-token"]);
     expect(generated.stderr).toBe("");
     expect(generated.stdout).toMatch(/: 1 provider, 3 tools; 2 files written/);

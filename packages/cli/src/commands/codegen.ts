@@ -1,5 +1,4 @@
 import { watch, type FSWatcher } from "node:fs";
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import {
   checkGeneratedFiles,
@@ -14,6 +13,7 @@ import {
 import { formatDiagnostic, isToolpactError, loadManifest, parseManifest, type Manifest, type ManifestLoadResult } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
+import { CredentialFileError, plainHttpProblem, readCredentialFile } from "../credential-safety.js";
 
 const HELP = `usage: toolpact codegen --out <dir> [--check | --watch] [--caller <manifest>] <manifest...>
        toolpact codegen --out <dir> [--check] --from <url> [<manifest...>]
@@ -35,7 +35,10 @@ all are valid, and files are replaced whole (never half-written).
                              in TOOLPACT_ACTOR_TOKEN
   --plugin-key-file <file>   read the plugin key from this file instead of TOOLPACT_PLUGIN_KEY
   --actor-token-file <file>  read the actor token from this file instead of TOOLPACT_ACTOR_TOKEN
-  Keys never go on the command line, where other users could read them in the process list.
+  --insecure                 allow --from over plain http to another machine (the key and token travel
+                             unencrypted); without it, only https or this machine's http is accepted
+  Keys never go on the command line, where other users could read them in the process list, and a file
+  holding one must be readable by its owner alone (chmod 600).
 
 Exit 0 when the output was written (with --check: is up to date), 1 on an invalid manifest,
 a codegen error or stale files, 2 on usage errors.`;
@@ -64,6 +67,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       from: { type: "string" },
       "plugin-key-file": { type: "string" },
       "actor-token-file": { type: "string" },
+      insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -76,6 +80,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (values.from === undefined && (values["plugin-key-file"] !== undefined || values["actor-token-file"] !== undefined)) {
     return usage(io, "--plugin-key-file and --actor-token-file go with --from <url>");
   }
+  if (values.from === undefined && values.insecure === true) return usage(io, "--insecure goes with --from <url>");
 
   let options: Options;
   try {
@@ -88,7 +93,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       server: values.from === undefined ? undefined : await serverOptions(values.from, values, io),
     };
   } catch (error) {
-    if (!isToolpactError(error) && !(error instanceof SetupError)) throw error;
+    if (!isToolpactError(error) && !(error instanceof SetupError) && !(error instanceof CredentialFileError)) throw error;
     io.stderr(`toolpact codegen: ${error.message}; nothing was written`);
     return 1;
   }
@@ -100,10 +105,12 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 /** `--from`: the URL and the caller's credentials, from files named by flags or from the environment, never from argv. */
 async function serverOptions(
   url: string,
-  values: { readonly "plugin-key-file"?: string | undefined; readonly "actor-token-file"?: string | undefined },
+  values: { readonly "plugin-key-file"?: string | undefined; readonly "actor-token-file"?: string | undefined; readonly insecure?: boolean | undefined },
   io: CliIo,
 ): Promise<ServerManifestsOptions> {
-  if (!/^https?:\/\//.test(url)) throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
+  if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
+  const insecure = plainHttpProblem(url, "--from", values.insecure === true);
+  if (insecure !== undefined) throw new SetupError(insecure);
   const pluginKey = await secret({ what: "plugin key", variable: "TOOLPACT_PLUGIN_KEY", flag: "--plugin-key-file", file: values["plugin-key-file"] }, io);
   const actorToken = await secret({ what: "actor token", variable: "TOOLPACT_ACTOR_TOKEN", flag: "--actor-token-file", file: values["actor-token-file"] }, io);
   return { url, pluginKey, actorToken };
@@ -121,12 +128,13 @@ async function secret(source: SecretSource, io: CliIo): Promise<string> {
   let value: string | undefined;
   if (source.file !== undefined) {
     try {
-      value = (await readFile(path.resolve(io.cwd, source.file), "utf8")).trim();
+      value = readCredentialFile(path.resolve(io.cwd, source.file), `${/^[aeiou]/.test(source.what) ? "an" : "a"} ${source.what}`, source.file).trim();
     } catch (error) {
+      if (error instanceof CredentialFileError) throw error;
       throw new SetupError(`cannot read the ${source.what} from ${source.file}: ${(error as Error).message}`);
     }
   } else {
-    value = process.env[source.variable]?.trim();
+    value = io.env[source.variable]?.trim();
   }
   if (value === undefined || value === "") {
     throw new SetupError(`--from needs the calling plugin's ${source.what}: set ${source.variable}, or name a file holding it with ${source.flag} <file>`);

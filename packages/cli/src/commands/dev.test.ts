@@ -2,8 +2,10 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { BIN, approveOnPage, runCli, startCli, trpc } from "../cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, approveOnPage, runCli, runMain, startCli, trpc, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("dev"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-dev-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -150,10 +152,10 @@ describe("toolpact dev (the real binary)", () => {
     expect(existsSync(path.join(root, "assistant/.toolpact/dev.env"))).toBe(false);
   }, 120_000);
 
-  it("refuses a folder without plugin.json, naming it", async () => {
+  it("refuses a folder without plugin.json, naming it (in process)", async () => {
     const empty = path.join(work, "empty");
     mkdirSync(empty, { recursive: true });
-    const run = await runCli(["dev", "--port", "0"], { cwd: empty, env });
+    const run = await runMain(["dev", "--port", "0"], { cwd: empty, env });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^toolpact dev: plugin\.json not found: each plugin folder needs its manifest$/m);
   });

@@ -1,12 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, rmSync, watch, type FSWatcher } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 import { DEV_STATE_DIR, DEV_TENANT } from "../actor-signing.js";
-import { createDevSession, DEV_ENV_FILE, DEV_READY_LINE, type DevSession } from "../dev-session.js";
+import { isLoopbackHost } from "../credential-safety.js";
+import { createDevSession, DEV_ENV_FILE } from "../dev-session.js";
+import { devStateOwner } from "../dev-state-owner.js";
+import { DevSupervisor, shown } from "../dev-supervisor.js";
 
 const HELP = `usage: toolpact dev [folder...] [--port n] [--host h] [--user id]
 
@@ -21,22 +22,25 @@ tokens from it meanwhile). It
   - prints the URL, a plugin key per plugin and an actor token for --user (default "dev"),
   - prints the link of each confirmation a preview opens: open it to approve or deny,
   - rebuilds and restarts when a manifest, a source file or a built module changes (a manifest change
-    rebuilds every folder: callers generate their clients from it).
+    rebuilds every folder: callers generate their clients from it); after a failed build it serves
+    again once every folder's build passes.
 
-  --port <n>   the port (default 4400; 0 picks a free one)
-  --host <h>   the address to listen on (default 127.0.0.1)
+  --port <n>   the port (default: "port" in ./toolpact.config.json, else 4400; 0 picks a free one)
+  --host <h>   the address to listen on (default: "host" in ./toolpact.config.json, else 127.0.0.1)
   --user <id>  the user the printed actor token acts for (default "dev")
 
-Ctrl-C (SIGINT) or SIGTERM stops it; exit 0. Exit 1 when a folder has no plugin.json, 2 on usage errors.`;
+Ctrl-C (SIGINT), SIGTERM or SIGHUP stops it and removes the throwaway state; exit 0. Exit 1 when a
+folder has no plugin.json, the port is taken, or another \`toolpact dev\` runs in this folder; 2 on
+usage errors.`;
 
-/** Quiet time after the last file change before rebuilding (editors and compilers write in bursts). */
-const DEBOUNCE_MS = 200;
-const DEV_HOST = fileURLToPath(new URL("../dev-host.js", import.meta.url));
+/** The defaults `toolpact dev` takes from ./toolpact.config.json, when there is one. */
+interface ProjectConfig {
+  readonly plugins?: readonly string[];
+  readonly port?: number;
+  readonly host?: string;
+}
 
-/** What a file change asks for: a manifest rebuilds every folder, a source its own, a module only restarts. */
-type Change = { readonly kind: "manifest" | "source" | "module"; readonly folder: string; readonly file: string };
-
-/** `toolpact dev [folder...]`: runs until SIGINT or SIGTERM; 0 after a clean stop. */
+/** `toolpact dev [folder...]`: runs until SIGINT, SIGTERM or SIGHUP; 0 after a clean stop. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseCommandArgs({ name: "dev", help: HELP }, io, {
     args: [...args],
@@ -50,264 +54,128 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   });
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
-  const requestedPort = Number(values.port ?? "4400");
+  const project = readProjectConfig(io.cwd);
+  const requestedPort = values.port === undefined ? (project.port ?? 4400) : Number(values.port);
   if (!(Number.isInteger(requestedPort) && requestedPort >= 0 && requestedPort <= 65_535)) {
     io.stderr(`toolpact dev: --port must be an integer from 0 to 65535, got "${values.port}"`);
     return 2;
   }
-  const folders = pluginFolders(io.cwd, positionals);
+  const portSource = values.port !== undefined ? "--port" : project.port !== undefined ? '"port" in toolpact.config.json' : "the default port";
+  const folders = positionals.length > 0 ? positionals.map((folder) => path.resolve(io.cwd, folder)) : (project.plugins ?? ["."]).map((folder) => path.resolve(io.cwd, folder));
   const missing = folders.filter((folder) => !existsSync(path.join(folder, "plugin.json")));
   if (missing.length > 0) {
     for (const folder of missing) io.stderr(`toolpact dev: ${path.join(shown(io, folder), "plugin.json")} not found: each plugin folder needs its manifest`);
     io.stderr("name plugin folders (toolpact dev ./todo ./assistant), list them under \"plugins\" in toolpact.config.json, or run `toolpact init`");
     return 1;
   }
-  const host = values.host ?? "127.0.0.1";
-  const port = requestedPort === 0 ? await freePort(host) : requestedPort;
+
+  const stateDir = path.join(io.cwd, DEV_STATE_DIR);
+  const owner = devStateOwner(stateDir);
+  if (owner.alive && owner.pid !== process.pid) {
+    io.stderr(`toolpact dev: another toolpact dev (pid ${owner.pid}) is running in this folder (${DEV_STATE_DIR}): stop it first (Ctrl-C in its terminal), or start this one from another folder`);
+    return 1;
+  }
+  const host = values.host ?? project.host ?? "127.0.0.1";
+  if (!isLoopbackHost(host)) {
+    io.stderr(
+      `toolpact dev: warning: listening on ${host}, which is not this machine's loopback address: other machines that reach it can ` +
+        "use its confirmation page and anyone holding the printed keys can call your plugins; use --host 127.0.0.1 unless you mean to share it",
+    );
+  }
+  // Before any build: a taken port is reported now, not after the builds.
+  const port = await bindablePort(host, requestedPort);
+  if (typeof port === "string") {
+    io.stderr(
+      `toolpact dev: cannot listen on ${host}:${requestedPort} (${portSource}): ${port}: stop what holds it, or choose another port ` +
+        'with --port <n> or "port" in toolpact.config.json (--port 0 picks a free one)',
+    );
+    return 1;
+  }
+  if (existsSync(stateDir)) {
+    io.stdout(`toolpact dev: removing stale state in ${DEV_STATE_DIR}: a toolpact dev${owner.pid === undefined ? "" : ` (pid ${owner.pid})`} did not stop cleanly`);
+  }
+  const envFiles = folders.map((folder) => path.join(folder, DEV_ENV_FILE));
+  for (const file of envFiles) rmSync(file, { force: true });
+
   const session = createDevSession({ cwd: io.cwd, plugins: folders, host, port });
   io.stdout(`toolpact dev: ${folders.map((folder) => shown(io, folder)).join(", ")}; throwaway secrets and database in ${DEV_STATE_DIR}`);
+  if (requestedPort === 0) io.stdout(`toolpact dev: port 0 (${portSource}) picked the free port ${port}`);
 
+  // Throwaway means gone: the secrets, the database and the callers' copies of keys and token, on
+  // every exit this process can see (a signal, an error, process.exit); after a kill it cannot, and
+  // the next start (or `toolpact token`) finds the state stale by its dead owner.
+  let cleaned = false;
+  const cleanUp = () => {
+    if (cleaned) return;
+    cleaned = true;
+    if (devStateOwner(session.dir).pid === process.pid) rmSync(session.dir, { recursive: true, force: true });
+    for (const file of envFiles) rmSync(file, { force: true });
+  };
   const dev = new DevSupervisor(io, session, folders, values.user ?? "dev");
+  const crashed = (error: unknown) => {
+    io.stderr(`toolpact dev: stopped on an unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+    dev.hostProcess?.kill("SIGTERM");
+    cleanUp();
+    process.exit(1);
+  };
+  process.once("exit", cleanUp);
+  process.on("uncaughtException", crashed);
+  process.on("unhandledRejection", crashed);
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
+      for (const name of signals) process.off(name, stop);
       resolve(signal);
     };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    for (const name of signals) process.on(name, stop);
   });
   void dev.start();
   const signal = await stopped;
   io.stdout(`toolpact dev: ${signal}: stopping`);
   await dev.stop();
-  // Throwaway means gone: the secrets, the database and the callers' copies of keys and token.
-  rmSync(session.dir, { recursive: true, force: true });
-  for (const folder of folders) rmSync(path.join(folder, DEV_ENV_FILE), { force: true });
+  cleanUp();
+  process.off("exit", cleanUp);
+  process.off("uncaughtException", crashed);
+  process.off("unhandledRejection", crashed);
   io.stdout("toolpact dev: stopped");
   return 0;
 }
 
-/** Builds the folders, runs the dev host, and rebuilds and restarts it on changes. */
-class DevSupervisor {
-  readonly #io: CliIo;
-  readonly #session: DevSession;
-  readonly #folders: readonly string[];
-  readonly #user: string;
-  #host: { child: ChildProcess; exited: Promise<void> } | undefined;
-  #build: ChildProcess | undefined;
-  /** Watchers by the folder they watch; a folder a build creates later (dist/) is added after that build. */
-  readonly #watchers = new Map<string, FSWatcher>();
-  #pending: Change[] = [];
-  #timer: NodeJS.Timeout | undefined;
-  /** The cycle (build, restart) in progress; changes that arrive meanwhile wait for the next. */
-  #cycle: Promise<void> | undefined;
-  #setUp = false;
-  #stopping = false;
-
-  constructor(io: CliIo, session: DevSession, folders: readonly string[], user: string) {
-    this.#io = io;
-    this.#session = session;
-    this.#folders = folders;
-    this.#user = user;
-  }
-
-  async start(): Promise<void> {
-    this.#cycle = this.#rebuildAndRestart(this.#folders);
-    await this.#cycle;
-    this.#cycle = undefined;
-    if (this.#stopping) return;
-    for (const folder of this.#folders) this.#watch(folder);
-    if (this.#pending.length > 0) this.#schedule();
-  }
-
-  async stop(): Promise<void> {
-    this.#stopping = true;
-    clearTimeout(this.#timer);
-    for (const watcher of this.#watchers.values()) watcher.close();
-    this.#build?.kill("SIGTERM");
-    await this.#cycle;
-    await this.#stopHost();
-  }
-
-  /** Watches a folder's manifest and package files, its `src/` and its `dist/`. */
-  #watch(folder: string): void {
-    const add = (dir: string, recursive: boolean, classify: (file: string) => Change["kind"] | undefined) => {
-      if (this.#watchers.has(dir) || !existsSync(dir)) return;
-      const watcher = watch(dir, { recursive }, (_event, file) => {
-        const kind = file === null ? undefined : classify(file.toString());
-        if (kind !== undefined) this.#changed({ kind, folder, file: path.join(dir, file!.toString()) });
-      });
-      // A watched folder was removed: stop watching it; a build that makes it again brings a new watcher.
-      watcher.on("error", () => {
-        watcher.close();
-        this.#watchers.delete(dir);
-      });
-      this.#watchers.set(dir, watcher);
-    };
-    add(folder, false, (file) => {
-      if (file === "plugin.json") return "manifest";
-      if (file === "package.json" || file === "tsconfig.json") return "source";
-      return /\.[cm]?js$/.test(file) ? "module" : undefined;
-    });
-    add(path.join(folder, "src"), true, (file) => (file.startsWith(`generated${path.sep}`) || file === "generated" ? undefined : "source"));
-    add(path.join(folder, "dist"), true, (file) => (/\.[cm]?js$/.test(file) ? "module" : undefined));
-  }
-
-  #changed(change: Change): void {
-    if (this.#stopping) return;
-    // What a build writes (dist/, while it runs) is its own output, not a change to react to.
-    if (this.#cycle !== undefined && change.kind === "module") return;
-    this.#pending.push(change);
-    if (this.#cycle === undefined) this.#schedule();
-  }
-
-  #schedule(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#runPending(), DEBOUNCE_MS);
-  }
-
-  async #runPending(): Promise<void> {
-    const changes = this.#pending;
-    this.#pending = [];
-    if (changes.length === 0 || this.#stopping) return;
-    const manifestChanged = changes.some((change) => change.kind === "manifest");
-    const toBuild = manifestChanged ? this.#folders : this.#folders.filter((folder) => changes.some((c) => c.kind === "source" && c.folder === folder));
-    const files = [...new Set(changes.map((change) => shown(this.#io, change.file)))];
-    const what = manifestChanged ? "regenerating clients, rebuilding and restarting" : toBuild.length > 0 ? "rebuilding and restarting" : "restarting";
-    this.#io.stdout(`toolpact dev: ${files.join(", ")} changed: ${what}`);
-    this.#cycle = this.#rebuildAndRestart(toBuild);
-    await this.#cycle;
-    this.#cycle = undefined;
-    if (this.#stopping) return;
-    for (const folder of toBuild) this.#watch(folder);
-    if (this.#pending.length > 0) this.#schedule();
-  }
-
-  /** Builds `folders`; when every build passes, (re)starts the host. A failed build keeps the host stopped until the next change. */
-  async #rebuildAndRestart(folders: readonly string[]): Promise<void> {
-    await this.#stopHost();
-    for (const folder of folders) {
-      if (this.#stopping) return;
-      if (!(await this.#buildFolder(folder))) return;
-    }
-    if (!this.#stopping) await this.#startHost();
-  }
-
-  /** `npm run build` in a folder whose package.json has that script; true when it passed or there is none. */
-  async #buildFolder(folder: string): Promise<boolean> {
-    if (!hasBuildScript(folder)) return true;
-    const started = performance.now();
-    const child = spawn("npm", ["run", "--silent", "build"], { cwd: folder, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
-    this.#build = child;
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => {
-      child.once("error", () => resolve(null));
-      child.once("close", resolve);
-    });
-    this.#build = undefined;
-    if (this.#stopping) return false;
-    if (code !== 0) {
-      this.#io.stderr(`toolpact dev: npm run build in ${shown(this.#io, folder)} failed (exit ${code}); fix it and save again:\n${output.trimEnd()}`);
-      return false;
-    }
-    this.#io.stdout(`toolpact dev: built ${shown(this.#io, folder)} (npm run build, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    return true;
-  }
-
-  async #startHost(): Promise<void> {
-    const setUp = !this.#setUp;
-    const child = spawn(process.execPath, [DEV_HOST, this.#session.configFile, "--user", this.#user, ...(setUp ? ["--setup"] : [])], {
-      cwd: this.#io.cwd,
-      env: withoutToolpactSecrets(process.env),
-      // Its own process group: a terminal's Ctrl-C reaches the supervisor, which stops the host in order.
-      // Its stdin is the supervisor's lifeline: it ends when the supervisor is gone, and the host stops.
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    this.#host = { child, exited };
-    const ready = new Promise<boolean>((resolve) => {
-      void exited.then(() => resolve(false));
-      forwardLines(child.stdout!, (line) => {
-        this.#io.stdout(line);
-        if (line.startsWith(DEV_READY_LINE)) resolve(true);
-      });
-      forwardLines(child.stderr!, (line) => this.#io.stderr(line));
-    });
-    if (await ready) {
-      if (setUp) this.#setUp = true;
-    } else if (!this.#stopping) {
-      this.#io.stderr("toolpact dev: the host stopped; fix the problem above and save again");
-    }
-  }
-
-  async #stopHost(): Promise<void> {
-    const running = this.#host;
-    if (running === undefined) return;
-    this.#host = undefined;
-    if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill("SIGTERM");
-    await running.exited;
-  }
-}
-
-/** The plugin folders to serve: those named, else the config's plugins, else the current folder. */
-function pluginFolders(cwd: string, named: readonly string[]): string[] {
-  if (named.length > 0) return named.map((folder) => path.resolve(cwd, folder));
+/** "plugins", "port" and "host" of ./toolpact.config.json; none when it is missing or not JSON (serve reports that). */
+function readProjectConfig(cwd: string): ProjectConfig {
   const configFile = path.join(cwd, "toolpact.config.json");
-  if (existsSync(configFile)) {
-    try {
-      const config = JSON.parse(readFileSync(configFile, "utf8")) as { plugins?: unknown };
-      if (Array.isArray(config.plugins) && config.plugins.every((entry) => typeof entry === "string") && config.plugins.length > 0) {
-        return (config.plugins as string[]).map((folder) => path.resolve(cwd, folder));
-      }
-    } catch {
-      // not readable as JSON: serve the current folder, as without a config
-    }
-  }
-  return [cwd];
-}
-
-function hasBuildScript(folder: string): boolean {
+  if (!existsSync(configFile)) return {};
+  let config: Record<string, unknown>;
   try {
-    const pkg = JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")) as { scripts?: Record<string, unknown> };
-    return typeof pkg.scripts?.build === "string";
+    const raw: unknown = JSON.parse(readFileSync(configFile, "utf8"));
+    if (typeof raw !== "object" || raw === null) return {};
+    config = raw as Record<string, unknown>;
   } catch {
-    return false;
+    return {};
   }
+  const plugins = config.plugins;
+  return {
+    ...(Array.isArray(plugins) && plugins.length > 0 && plugins.every((entry) => typeof entry === "string") ? { plugins: plugins as string[] } : {}),
+    ...(typeof config.port === "number" ? { port: config.port } : {}),
+    ...(typeof config.host === "string" && config.host !== "" ? { host: config.host } : {}),
+  };
 }
 
-/** The environment without toolpact's secret variables: the dev host serves with the session's own. */
-function withoutToolpactSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^TOOLPACT_(ADMIN_KEY|ACTOR_SECRET|SIGNING_KEYS|STORAGE_KEY|DATABASE_URL)(_FILE)?$/.test(name)));
-}
-
-function forwardLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let buffered = "";
-  stream.setEncoding("utf8");
-  stream.on("data", (chunk: string) => {
-    buffered += chunk;
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    for (const line of lines) onLine(line);
-  });
-  stream.on("end", () => buffered !== "" && onLine(buffered));
-}
-
-/** A port nobody listens on now, so the dev host keeps one URL across restarts. */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Binds `host:port` once and lets go: the port to serve on (a free one for 0), or why it cannot be had. */
+function bindablePort(host: string, port: number): Promise<number | string> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      const reasons: Record<string, string> = {
+        EADDRINUSE: "the port is in use (another toolpact dev or server?)",
+        EACCES: "this user may not listen on that port",
+        EADDRNOTAVAIL: "that address is not one of this machine's",
+      };
+      resolve(reasons[error.code ?? ""] ?? `${error.code ?? error.message}`);
+    });
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as { port: number };
+      server.close(() => resolve(bound));
     });
   });
-}
-
-function shown(io: CliIo, file: string): string {
-  return path.relative(io.cwd, file) || ".";
 }

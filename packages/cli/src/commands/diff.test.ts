@@ -3,7 +3,10 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("diff"), 180_000);
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 /** The real binary, built by `pnpm build` (run `pnpm exec tsc -b packages/cli` before testing alone). */
@@ -20,15 +23,17 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function diffAgainst(next: string) {
+/** `toolpact diff old.json new.json` in process (main(argv, io)), or as the real binary. */
+async function diffAgainst(next: string, binary = false) {
   await writeFile(join(dir, "new.json"), next);
+  if (!binary) return runMain(["diff", "old.json", "new.json"], { cwd: dir });
   const result = spawnSync(process.execPath, [BIN, "diff", "old.json", "new.json"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe("toolpact diff (the real binary)", () => {
-  it("exits 0 without breaking changes", async () => {
-    const run = await diffAgainst(notes.replace('"version": "1.4.0"', '"version": "1.4.1"'));
+describe("toolpact diff (in process; the first case runs the real binary)", () => {
+  it("exits 0 without breaking changes (the real binary)", async () => {
+    const run = await diffAgainst(notes.replace('"version": "1.4.0"', '"version": "1.4.1"'), true);
     expect(run.stdout.trim()).toBe("toolpact diff: no breaking changes in com.example.notes (1.4.0 -> 1.4.1)");
     expect(run.code).toBe(0);
   });
@@ -60,9 +65,9 @@ describe("toolpact diff (the real binary)", () => {
     expect(run.code).toBe(1);
   });
 
-  it("exits 2 on usage errors", () => {
-    const result = spawnSync(process.execPath, [BIN, "diff", "old.json"], { cwd: dir, encoding: "utf8" });
-    expect(result.status).toBe(2);
+  it("exits 2 on usage errors", async () => {
+    const result = await runMain(["diff", "old.json"], { cwd: dir });
+    expect(result.code).toBe(2);
     expect(result.stderr).toContain("name exactly two manifests");
   });
 });

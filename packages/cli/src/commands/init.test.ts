@@ -1,15 +1,17 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../cli-test-helpers.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, runMain, preloadCommands } from "../cli-test-helpers.js";
+
+beforeAll(() => preloadCommands("init", "validate"), 180_000);
 
 const work = mkdtempSync(path.join(tmpdir(), "toolpact-init-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 const cliVersion = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Record<string, Record<string, string>>;
 
-describe("toolpact init (the real binary)", () => {
+describe("toolpact init (in process; the first case runs the real binary)", () => {
   it("scaffolds a provider whose manifest is valid, named after its folder, on this CLI's version of the packages", async () => {
     const run = await runCli(["init", "shopping-list"], { cwd: work });
     expect(run.stderr).toBe("");
@@ -34,7 +36,7 @@ describe("toolpact init (the real binary)", () => {
     expect(source).toContain("defineShoppingListProvider({");
     expect(readFileSync(path.join(dir, "src/plugin.test.ts"), "utf8")).toContain("host.client(createShoppingListClient)");
     expect(source + readFileSync(path.join(dir, "plugin.json"), "utf8")).not.toMatch(/\{\{/);
-    const validate = await runCli(["validate", "plugin.json"], { cwd: dir });
+    const validate = await runMain(["validate", "plugin.json"], { cwd: dir });
     expect(validate.stdout.trim()).toBe("ok plugin.json: com.example.shopping-list@0.1.0, 2 tools (1 write, 1 read)");
     expect(readFileSync(path.join(dir, "plugin.json"), "utf8")).toContain('"$schema": "./node_modules/@toolpact/contract/manifest.schema.json"');
   });
@@ -44,7 +46,7 @@ describe("toolpact init (the real binary)", () => {
     mkdirSync(dir);
     const npmInit = { name: "after-npm-init", version: "1.0.0", main: "index.js", scripts: { test: 'echo "Error: no test specified" && exit 1', lint: "eslint ." }, license: "ISC" };
     writeFileSync(path.join(dir, "package.json"), JSON.stringify(npmInit, null, 2));
-    const run = await runCli(["init", "--id", "com.acme.todo"], { cwd: dir });
+    const run = await runMain(["init", "--id", "com.acme.todo"], { cwd: dir });
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^toolpact init: wrote a provider plugin, com\.acme\.todo, in \.$/m);
     const pkg = readJson(path.join(dir, "package.json"));
@@ -57,7 +59,7 @@ describe("toolpact init (the real binary)", () => {
     const dir = path.join(work, "taken");
     mkdirSync(dir);
     writeFileSync(path.join(dir, "plugin.json"), "{}");
-    const run = await runCli(["init", "taken"], { cwd: work });
+    const run = await runMain(["init", "taken"], { cwd: work });
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
       "toolpact init: taken/plugin.json already exists: init writes a new project and overwrites nothing; run it in an empty folder (or one with just package.json)",
@@ -67,13 +69,13 @@ describe("toolpact init (the real binary)", () => {
   });
 
   it("scaffolds a caller of a provider: uses, no tools, its clients generated from the provider's manifest", async () => {
-    await runCli(["init", "todo"], { cwd: work });
-    const run = await runCli(["init", "assistant", "--caller", "--provider", "todo"], { cwd: work });
+    await runMain(["init", "todo"], { cwd: work });
+    const run = await runMain(["init", "assistant", "--caller", "--provider", "todo"], { cwd: work });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const dir = path.join(work, "assistant");
     expect(readJson(path.join(dir, "package.json")).scripts!.build).toBe("toolpact codegen --out src/generated --caller plugin.json ../todo/plugin.json && tsc");
-    const validate = await runCli(["validate", "plugin.json"], { cwd: dir });
+    const validate = await runMain(["validate", "plugin.json"], { cwd: dir });
     expect(validate.stdout.trim()).toBe("ok plugin.json: com.example.assistant@0.1.0, 0 tools");
     const manifest = readFileSync(path.join(dir, "plugin.json"), "utf8");
     expect(manifest).toContain('"uses": ["com.example.todo:*"]');
@@ -82,12 +84,12 @@ describe("toolpact init (the real binary)", () => {
   });
 
   it("says what a caller needs: --provider, naming a provider with the scaffold's tools", async () => {
-    const missing = await runCli(["init", "caller-a", "--caller"], { cwd: work });
+    const missing = await runMain(["init", "caller-a", "--caller"], { cwd: work });
     expect([missing.code, missing.stderr.split("\n")[0]]).toEqual([2, "toolpact init: a caller calls a provider: name it with --provider <folder or plugin.json>"]);
     const other = path.join(work, "other");
     mkdirSync(other);
     writeFileSync(path.join(other, "plugin.json"), JSON.stringify({ id: "com.acme.other", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "ping", effect: "read", inputSchema: { type: "object" } }] }));
-    const run = await runCli(["init", "caller-b", "--caller", "--provider", "other"], { cwd: work });
+    const run = await runMain(["init", "caller-b", "--caller", "--provider", "other"], { cwd: work });
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
       "toolpact init: com.acme.other does not declare add-item and list-items: the caller's code calls the tools of the provider `toolpact init` scaffolds; " +
@@ -97,7 +99,7 @@ describe("toolpact init (the real binary)", () => {
   });
 
   it("refuses an id that is not a plugin id (usage error)", async () => {
-    const run = await runCli(["init", "x", "--id", "Com.Example"], { cwd: work });
+    const run = await runMain(["init", "x", "--id", "Com.Example"], { cwd: work });
     expect(run.code).toBe(2);
     expect(run.stderr.split("\n")[0]).toMatch(/^toolpact init: --id "Com\.Example" is not a plugin id/);
   });

@@ -1,14 +1,18 @@
+import path from "node:path";
 import { CALLER_KEY_ENV_VARS, readKeysFile, serveStdio, type CallerKeySource, type Logger } from "@toolpact/server";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
+import { assertOwnerOnly, CredentialFileError, plainHttpProblem } from "../credential-safety.js";
 
-const HELP = `usage: toolpact mcp --url <server> [--credentials <file>]
+const HELP = `usage: toolpact mcp --url <server> [--credentials <file>] [--insecure]
 
 Serves MCP (the Model Context Protocol) on stdin and stdout for a local agent, forwarding every call
 to the toolpact server at --url (its HTTP API). The agent is a caller plugin acting for one user:
 --credentials names a JSON file { "pluginKey": "...", "actorToken": "..." }, read again before every
 request (so a refreshed actor token is used without a restart); without it, the credentials come from
-${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}.
+${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}. The file must be readable by its owner
+alone (chmod 600). --url is https, or http on this machine; --insecure allows plain http to another
+machine (the key and token then travel unencrypted: only on a network you trust).
 A call that needs the user's approval sends the user to the server's confirmation page (URL
 elicitation) and runs once they approve. stdout carries only MCP messages; diagnostics go to stderr.
 Exits 0 when the agent closes stdin, 2 on usage errors.`;
@@ -20,6 +24,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     options: {
       url: { type: "string" },
       credentials: { type: "string" },
+      insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -31,19 +36,27 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   };
   if (values.url === undefined) return usage("--url is required: the toolpact server to forward to, e.g. --url http://127.0.0.1:4400");
   if (!/^https?:\/\/[^/]/.test(values.url) || !URL.canParse(values.url)) return usage(`--url must be an http or https URL, got "${values.url}"`);
+  const insecure = plainHttpProblem(values.url, "--url", values.insecure === true);
+  if (insecure !== undefined) {
+    io.stderr(`toolpact mcp: ${insecure}`);
+    return 1;
+  }
 
   let credentials: CallerKeySource;
   if (values.credentials !== undefined) {
-    const file = values.credentials;
+    const file = path.resolve(io.cwd, values.credentials);
     try {
+      assertOwnerOnly(file, "a plugin key and an actor token", values.credentials);
       await readKeysFile(file);
     } catch (error) {
-      return usage(`--credentials: ${(error as Error).message}`);
+      if (!(error instanceof CredentialFileError)) return usage(`--credentials: ${(error as Error).message}`);
+      io.stderr(`toolpact mcp: ${error.message}`);
+      return 1;
     }
     credentials = { file };
   } else {
-    const pluginKey = process.env[CALLER_KEY_ENV_VARS.pluginKey];
-    const actorToken = process.env[CALLER_KEY_ENV_VARS.actorToken];
+    const pluginKey = io.env[CALLER_KEY_ENV_VARS.pluginKey];
+    const actorToken = io.env[CALLER_KEY_ENV_VARS.actorToken];
     if (!pluginKey || !actorToken) {
       return usage(`no credentials: pass --credentials <file>, or set ${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}`);
     }

@@ -25,6 +25,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   try {
     const config = await loadHostConfig({
       cwd: io.cwd,
+      env: io.env,
       allowMissing: true,
       ...(values.config === undefined ? {} : { file: values.config }),
       ...(values.database === undefined ? {} : { database: values.database }),

@@ -60,6 +60,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`toolpact serve: ${(error as Error).message}`);
     return 1;
   }
+  // Only this process's own environment is readable from /proc/self/environ: secrets there are handed
+  // to a re-executed server; secrets an in-process caller passes in io.env never were in it.
   if (!handedOver && secretsInEnvironment(process.env).length > 0 && process.platform !== "win32") {
     return reexecWithoutSecrets({ script: fileURLToPath(new URL("../bin.js", import.meta.url)), args: ["serve", ...args] });
   }
@@ -68,12 +70,13 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   try {
     const config = await loadHostConfig({
       cwd: io.cwd,
+      env: io.env,
       allowMissing: dev,
       ...(values.config === undefined ? {} : { file: values.config }),
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(port === undefined ? {} : { port }),
     });
-    host = await startHost({ config, dev, logger });
+    host = await startHost({ config, dev, logger, env: io.env });
   } catch (error) {
     if (error instanceof HostError) {
       io.stderr(`toolpact serve: ${error.message}`);

@@ -17,15 +17,19 @@ Prints a token signed as the platform's identity service signs it (HS256 with th
   --level <n>        verification level (lvl), 0 to 3; default 1
   --roles <a,b>      roles, comma-separated
   --caller <id>      the plugin the token is issued to (azp): only that caller may send it
-  --ttl <seconds>    lifetime; default 900 (actor), 120 (presence)
+  --ttl <seconds>    lifetime; default 900 (actor, at most 86400: 24 hours), 120 (presence, at most 600)
 
 The secret is the one \`toolpact serve\` reads: TOOLPACT_ACTOR_SECRET, the file TOOLPACT_ACTOR_SECRET_FILE
 names, or "secrets.actorSecret" in the config; the issuer is the config's "actorIssuer", else
 "toolpact-dev" (what \`serve --dev\` accepts). Without any secret, the throwaway one of the
-\`toolpact dev\` running in this folder (.toolpact/dev) is used, with its issuer and tenant.
-Exit 0 with the token on stdout, 1 when no secret is found, 2 on usage errors.`;
+\`toolpact dev\` running in this folder (.toolpact/dev) is used, with its issuer and tenant; once that
+\`toolpact dev\` has stopped, its secret is stale and refused. The secret is at least 32 bytes, and a
+file holding it is readable by its owner alone (chmod 600).
+Exit 0 with the token on stdout, 1 when no usable secret is found, 2 on usage errors.`;
 
 const PRESENCE_MAX_TTL_SECONDS = 600;
+/** The longest actor token lifetime `toolpact token` mints: a day (a leaked token should not outlive it). */
+export const ACTOR_MAX_TTL_SECONDS = 24 * 60 * 60;
 
 /** `toolpact token`: mints an actor or presence token from the configured actor secret. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
@@ -54,8 +58,9 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (!Number.isInteger(level) || level < 0 || level > 3) return usage(`--level is an integer from 0 to 3, got "${values.level}"`);
   const presence = values.presence === true;
   const ttl = Number(values.ttl ?? (presence ? "120" : "900"));
-  if (!Number.isInteger(ttl) || ttl < 1 || (presence && ttl > PRESENCE_MAX_TTL_SECONDS)) {
-    return usage(`--ttl is a whole number of seconds${presence ? ` from 1 to ${PRESENCE_MAX_TTL_SECONDS} for a presence token` : " of at least 1"}, got "${values.ttl}"`);
+  const maxTtl = presence ? PRESENCE_MAX_TTL_SECONDS : ACTOR_MAX_TTL_SECONDS;
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl) {
+    return usage(`--ttl is a whole number of seconds from 1 to ${maxTtl} for ${presence ? "a presence token" : "an actor token (24 hours)"}, got "${values.ttl}"`);
   }
   if (presence && (values.level !== undefined || values.roles !== undefined || values.caller !== undefined)) {
     return usage("a presence token names only the user and tenant: drop --level, --roles and --caller");
@@ -63,7 +68,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 
   let signing: ActorSigning;
   try {
-    signing = findActorSigning({ cwd: io.cwd, env: process.env, ...(values.config === undefined ? {} : { config: values.config }) });
+    signing = findActorSigning({ cwd: io.cwd, env: io.env, ...(values.config === undefined ? {} : { config: values.config }) });
   } catch (error) {
     io.stderr(`toolpact token: ${(error as Error).message}`);
     return 1;
