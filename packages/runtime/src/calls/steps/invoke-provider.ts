@@ -1,6 +1,6 @@
 import type { ToolExecuteContext } from "@toolpact/contract";
 import { errorClassOf } from "../../activity/error-class.js";
-import { outputOf } from "../../plugin-code/answers.js";
+import { outputFailureClassOf, outputOf } from "../../plugin-code/answers.js";
 import { TIMED_OUT } from "../../plugin-code/plugin-code-runner.js";
 import type { Call } from "../call.js";
 import { answered, unanswered, type EffectOutcome } from "../outcome.js";
@@ -48,7 +48,7 @@ export async function invokeProvider(call: Call): Promise<EffectOutcome> {
   }
   try {
     return answered(outputOf(answer));
-  } catch {
-    return unanswered("succeeded", "OUTPUT_INVALID", "NotJson");
+  } catch (error) {
+    return unanswered("succeeded", "OUTPUT_INVALID", outputFailureClassOf(error));
   }
 }
