@@ -65,7 +65,7 @@ export function unanswered(state: Unanswered["state"], errorCode: OperationError
 export type ExecuteAnswer = ExecuteResult | ExecuteRetry;
 
 /**
- * The tenant's config changed after steps 2-7 read it (decide again), or an idempotency record appeared
+ * The tenant's config changed after the authorization steps read it (decide again), or an idempotency record appeared
  * for the key in the meantime (replay it).
  */
 export type ExecuteRetry =
