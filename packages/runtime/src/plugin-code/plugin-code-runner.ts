@@ -55,7 +55,7 @@ export class PluginCodeRunner {
    * a pending one races the timer, which aborts the signal when it fires and rejects with TIMED_OUT.
    * Never throws: a synchronous throw becomes a rejection.
    */
-  run<T>(invocation: Invocation, code: () => T | Promise<T>): Promise<T> {
+  #run<T>(invocation: Invocation, code: () => T | Promise<T>): Promise<T> {
     const { owner, timeoutMs, abort } = invocation;
     const scope = owner === undefined ? undefined : { tenantId: owner.tenantId, actor: owner.actor, correlationId: owner.correlationId, active: true };
     let pending: T | Promise<T>;
@@ -103,14 +103,18 @@ export class PluginCodeRunner {
   runProvider<T>(call: ProviderInvocation, code: (ctx: ToolCallContext) => T | Promise<T>): Promise<T> {
     const { principal, tool, abort } = call;
     const ctx = pluginContext({ principal, tool: tool.fullName, phase: call.phase, effect: tool.declaration.effect }, abort);
-    return this.run({ owner: ownerOf(principal, call.provider.canCall), timeoutMs: tool.declaration.timeoutMs, abort }, () => code(ctx));
+    return this.#runProvider(call, () => code(ctx));
   }
 
   /** Runs a provider's `execute` for a call's operation, with its frozen context, under the tool's timeout. */
   runExecute<T>(call: ProviderInvocation, operationId: string, code: (ctx: ToolExecuteContext) => T | Promise<T>): Promise<T> {
     const { principal, tool, abort } = call;
     const ctx = pluginContext({ principal, tool: tool.fullName, phase: "execute", effect: tool.declaration.effect, operationId }, abort);
-    return this.run({ owner: ownerOf(principal, call.provider.canCall), timeoutMs: tool.declaration.timeoutMs, abort }, () => code(ctx));
+    return this.#runProvider(call, () => code(ctx));
+  }
+
+  #runProvider<T>(call: ProviderInvocation, code: () => T | Promise<T>): Promise<T> {
+    return this.#run({ owner: ownerOf(call.principal, call.provider.canCall), timeoutMs: call.tool.declaration.timeoutMs, abort: call.abort }, code);
   }
 
   /** Runs one gate, hook or guard, with its frozen context, in the call's scope (when its plugin may call tools). */
@@ -118,7 +122,7 @@ export class PluginCodeRunner {
     const { principal } = about;
     const abort = new CallAbort();
     const ctx = pluginContext({ principal, tool: about.tool, phase: about.phase, operationId: about.operationId }, abort);
-    return this.run({ owner: ownerOf(principal, seam.canCall), timeoutMs: seam.timeoutMs, abort }, () => code(ctx));
+    return this.#run({ owner: ownerOf(principal, seam.canCall), timeoutMs: seam.timeoutMs, abort }, () => code(ctx));
   }
 
   /** Aborts every invocation still running (the runtime is closing and its drain timed out). */

@@ -7,12 +7,12 @@ type Reads = "tenant" | "tool";
 
 /**
  * check-caller: the caller's plugin key is still live under the tenant config the call is decided under
- * (authentication may have answered from its cache; an execute's commit checks that version again); the calling plugin is
- * loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's `uses` (when
- * present) includes the tool; a call in a run must be allowed by that run.
+ * (authentication may have answered from its cache; an execute's commit checks that version again); the
+ * calling plugin is loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's
+ * `uses` (when present) includes the tool; a call in a run must be allowed by that run.
  */
 export const checkCaller: Step<Reads> = function checkCaller(call, next) {
-  // An execute's commit (the ledger's begin, or a read's one record) checks the tenant's config version again; a preview's nothing.
+  // An execute's commit (the ledger's begin, or a read's one record) checks the config version again; a preview's nothing.
   const confirmed = call.parts.identity.confirmKey(call.principal, { tenantConfigVersion: call.tenant.version, committed: call.phase === "execute" });
   if (confirmed !== undefined) return confirmed.then(() => checkCallerPlugin(call, next));
   return checkCallerPlugin(call, next);

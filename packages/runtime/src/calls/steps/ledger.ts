@@ -16,8 +16,8 @@ type Settling = CallAt<"tool" | "operation">;
 /**
  * ledger, around the effect: one transaction (the begin) consumes the confirmation token, takes the
  * idempotency key and begins the operation (running, under this instance's lease) if the tenant's config
- * is still the one the authorization steps decided under; then the effect runs (`next`) and its outcome settles the operation in one
- * transaction with its events, staged reactions and idempotency outcome. Every operation that began is
+ * is still the one the authorization steps decided under; then the effect runs (`next`) and its outcome
+ * settles the operation in one transaction with its events, staged reactions and idempotency outcome. Every operation that began is
  * settled, or, when the settle cannot be written, answered OUTCOME_UNKNOWN (never "failed" after an effect).
  * The operation id is made before the begin: when the store loses the answer to either commit, the
  * operation is read back by that id before the call answers.

@@ -6,8 +6,9 @@ import type { CallAt } from "../call.js";
 import type { Next, Step } from "../chain.js";
 
 /**
- * resolve-tool, the first step after authentication: the provider, loaded in this host and installed and enabled for the tenant, and the declared
- * tool version the ref names (the highest when it names none), with the handler its provider registered.
+ * resolve-tool, the first step after authentication: the provider, loaded in this host and installed and
+ * enabled for the tenant, and the declared tool version the ref names (the highest when it names none),
+ * with the handler its provider registered; the gates, hooks and guards acting on it are resolved with it.
  */
 export const resolveTool: Step<never, "tenant" | "provider" | "tool" | "handler" | "seams"> = function resolveTool(call, next) {
   const tenant = call.parts.tenants.get(call.principal.tenantId);
