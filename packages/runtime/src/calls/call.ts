@@ -125,11 +125,8 @@ export type Facts<K extends FactName> = { readonly [P in K]: CallFacts[P] };
 /** A call without the facts `K`: what a setter of `K` may be called on (each fact is set once). */
 type Unset<K extends FactName> = CallBasics & { readonly [P in K]?: never };
 
-/**
- * What every call carries from the start, and the named methods that set its facts: each returns the
- * same call, typed with the fact set, for the step to hand on (as tRPC's `next({ ctx })` widens its context).
- */
-export interface CallBasics {
+/** What every call carries from the start. */
+export interface CallGiven {
   readonly parts: CallParts;
   readonly trace: CallTrace;
   readonly principal: Principal;
@@ -141,6 +138,13 @@ export interface CallBasics {
   readonly options: ExecuteOptions;
   /** Aborts the provider's `ctx.signal` (its timeout, or the runtime closing). */
   readonly abort: CallAbort;
+}
+
+/**
+ * A call's named methods that set its facts: each returns the same call, typed with the fact set, for the
+ * step to hand on (as tRPC's `next({ ctx })` widens its context).
+ */
+export interface CallBasics extends CallGiven {
   /** resolve-tool: the tool the call names, of a provider installed and enabled for the tenant, with its handler. */
   resolved<C extends Unset<"tenant" | "provider" | "tool" | "handler" | "seams">>(
     this: C,
@@ -168,7 +172,7 @@ export type CallAt<K extends FactName> = CallBasics & Facts<K>;
  * for every call), written only by the setters; the steps see it through `CallAt`, which holds only the
  * facts the steps before them set.
  */
-class CallState {
+class CallState implements CallGiven {
   readonly parts: CallParts;
   readonly trace: CallTrace;
   readonly principal: Principal;
