@@ -2,7 +2,7 @@ import { EFFECTS, MAX_VERIFICATION_LEVEL, POLICY_NAME_MAX_LENGTH, ToolpactError,
 import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
 import type { RegisteredTool } from "./registry.js";
 
-/** The outcome of step 5 for one call. */
+/** The outcome of decide-permission for one call. */
 export type PermissionDecision =
   | { readonly kind: "deny"; readonly reason: string }
   | {
@@ -11,12 +11,16 @@ export type PermissionDecision =
       readonly confirm: boolean;
       /** How confirmation happens, when `confirm`. */
       readonly mode: "token" | "platform";
+      /** The first matching `confirm` rule, when one asks for confirmation: its index in `rules` and its pattern. */
+      readonly confirmRule?: { readonly index: number; readonly tools: string };
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
     };
 
 interface CompiledRule {
   readonly rule: PolicyRule;
+  /** Where it stands in the policy's `rules`. */
+  readonly index: number;
   readonly users: ReadonlySet<string> | undefined;
   readonly roles: readonly string[] | undefined;
 }
@@ -47,8 +51,9 @@ export class PermissionPolicy {
     this.policy = policy;
     this.#levels = policy.minVerificationLevel ?? {};
     this.#narrow = new Map(Object.entries(policy.narrow ?? {}));
-    this.#rules = policy.rules.map((rule) => ({
+    this.#rules = policy.rules.map((rule, index) => ({
       rule,
+      index,
       users: rule.users === undefined ? undefined : new Set(rule.users),
       roles: rule.roles,
     }));
@@ -99,7 +104,7 @@ export class PermissionPolicy {
   ): PermissionDecision {
     const { callerPluginId, actor } = who;
     let matched = false;
-    let confirmRule = false;
+    let confirmRule: CompiledRule | undefined;
     let platform = false;
     let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
     for (const compiled of rules) {
@@ -112,7 +117,7 @@ export class PermissionPolicy {
         return { kind: "deny", reason: `a deny rule of the tenant policy ("${rule.tools}") matches this call` };
       }
       matched = true;
-      if (rule.decision === "confirm") confirmRule = true;
+      if (rule.decision === "confirm") confirmRule ??= compiled;
       if (rule.mode === "platform") platform = true;
       if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
     }
@@ -122,9 +127,11 @@ export class PermissionPolicy {
         reason: "no rule of the tenant policy allows it: the tenant admin must add an allow or confirm rule for this tool and caller",
       };
     }
-    const confirm = tool.declaration.requiresConfirmation || confirmRule;
+    const confirm = tool.declaration.requiresConfirmation || confirmRule !== undefined;
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
-    return { kind: "allow", confirm, mode, minVerificationLevel: level };
+    return confirmRule === undefined
+      ? { kind: "allow", confirm, mode, minVerificationLevel: level }
+      : { kind: "allow", confirm, mode, minVerificationLevel: level, confirmRule: { index: confirmRule.index, tools: confirmRule.rule.tools } };
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Gates (step 7): registered only as declared, acting only where activated and within appliesTo; the
+ * Gates (apply-gates): registered only as declared, acting only where activated and within appliesTo; the
  * most restrictive answer wins; they fail closed.
  */
 import { describe, expect, it } from "vitest";
