@@ -71,7 +71,12 @@ export {
   type SeamContext,
 } from "./seams.js";
 export { MAX_CONFIRMATION_WAIT_MS } from "@toolpact/contract";
-export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS } from "./identity/actor-token.js";
+export {
+  ACTOR_MAX_LIFETIME_CEILING_SECONDS,
+  DEFAULT_ACTOR_MAX_LIFETIME_SECONDS,
+  PRESENCE_AUDIENCE,
+  PRESENCE_MAX_TTL_SECONDS,
+} from "./identity/actor-token.js";
 export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation/confirmation-tokens.js";
 export type {
   Runtime,

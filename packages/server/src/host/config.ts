@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUndefined } from "@toolpact/contract";
-import { isPostgresUrl } from "@toolpact/runtime";
+import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
@@ -78,6 +78,13 @@ export const configSchema = z.strictObject({
         .describe("How long a confirmation token or request lives (default 300)."),
       drainTimeoutMs: z.number().int().min(0).max(600_000).optional().describe("How long shutdown waits for requests and calls in flight, ms (default 15000)."),
       sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
+      actorTokenMaxLifetimeSeconds: z
+        .number()
+        .int()
+        .min(60)
+        .max(ACTOR_MAX_LIFETIME_CEILING_SECONDS)
+        .optional()
+        .describe("The longest an actor token may live (exp - iat and exp - now), seconds (default 86400)."),
       leaseMs: z.number().int().min(1000).max(600_000).optional().describe("How long an operation's lease lasts without renewal, ms."),
       recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional().describe("How often this instance settles expired leases, ms."),
       rateLimits: z
@@ -144,6 +151,8 @@ export interface HostConfig {
     readonly drainTimeoutMs?: number;
     /** How long a confirmation-page session lasts, seconds (60..3600, default 600). */
     readonly sessionTtlSeconds?: number;
+    /** The longest an actor token may live, seconds (60..2592000, default 86400). */
+    readonly actorTokenMaxLifetimeSeconds?: number;
     /** How long an operation's lease lasts without renewal, ms (the runtime renews it while the provider runs). */
     readonly leaseMs?: number;
     /** How often this instance settles expired leases of crashed instances, ms (also once at start-up). */
