@@ -3,6 +3,7 @@ import {
   CONFIRMATION_TTL_MAX_SECONDS,
   CONFIRMATION_TTL_MIN_SECONDS,
   DEFAULT_INPUT_LIMITS,
+  MAX_CONFIRMATION_WAIT_MS,
   withoutUndefined,
   type InputLimits,
 } from "@toolpact/contract";
@@ -79,6 +80,11 @@ export interface RuntimeOptions {
    * LISTEN connection is down. Decisions the store announces wake waiters at once.
    */
   readonly confirmationPollMs?: number;
+  /**
+   * The longest one `waitConfirmation` round holds, ms (default and most: 25000, `MAX_CONFIRMATION_WAIT_MS`,
+   * the wire limit clients are built for). Tests shorten it so a full round takes a moment.
+   */
+  readonly maxConfirmationWaitMs?: number;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
 }
@@ -109,6 +115,7 @@ export interface RuntimeContext {
   readonly pendingConfirmations: number;
   readonly recoveryIntervalMs: number;
   readonly confirmationPollMs: number;
+  readonly maxConfirmationWaitMs: number;
   readonly clock: () => number;
 }
 
@@ -162,6 +169,10 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   if (!(recoveryIntervalMs >= 0)) throw new TypeError(`recoveryIntervalMs must be 0 or more; got ${recoveryIntervalMs}`);
   const confirmationPollMs = options.confirmationPollMs ?? 1000;
   if (!(confirmationPollMs >= 10)) throw new TypeError(`confirmationPollMs must be at least 10; got ${confirmationPollMs}`);
+  const maxConfirmationWaitMs = options.maxConfirmationWaitMs ?? MAX_CONFIRMATION_WAIT_MS;
+  if (!Number.isInteger(maxConfirmationWaitMs) || maxConfirmationWaitMs < 1 || maxConfirmationWaitMs > MAX_CONFIRMATION_WAIT_MS) {
+    throw new TypeError(`maxConfirmationWaitMs must be an integer from 1 to ${MAX_CONFIRMATION_WAIT_MS}; got ${maxConfirmationWaitMs}`);
+  }
   return {
     store: options.store,
     signingKeys: options.signingKeys,
@@ -186,6 +197,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     pendingConfirmations,
     recoveryIntervalMs,
     confirmationPollMs,
+    maxConfirmationWaitMs,
     clock: options.clock ?? Date.now,
   };
 }

@@ -142,15 +142,15 @@ export class PlatformConfirmations {
     return this.#statusOf(await this.#callerRecord(principal, requestId));
   }
 
-  /** Waits for a decision (at most 25 s per call), then answers like `get`. */
+  /** Waits for a decision (at most `maxConfirmationWaitMs`, 25 s by default, per call), then answers like `get`. */
   async wait(principal: Principal, requestId: string, options: WaitConfirmationOptions = {}): Promise<ConfirmationStatus> {
     const timeoutMs = options.timeoutMs ?? MAX_CONFIRMATION_WAIT_MS;
-    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-      throw new ToolpactError("INPUT_INVALID", `timeoutMs is a number of ms from 0 to ${MAX_CONFIRMATION_WAIT_MS}`, {
+    if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_CONFIRMATION_WAIT_MS) {
+      throw new ToolpactError("INPUT_INVALID", `timeoutMs is a whole number of ms from 0 to ${MAX_CONFIRMATION_WAIT_MS}`, {
         issues: [{ path: "/timeoutMs", message: `must be 0 to ${MAX_CONFIRMATION_WAIT_MS}` }],
       });
     }
-    const deadline = performance.now() + Math.min(timeoutMs, MAX_CONFIRMATION_WAIT_MS);
+    const deadline = performance.now() + Math.min(timeoutMs, this.#context.maxConfirmationWaitMs);
     let record = await this.#callerRecord(principal, requestId);
     const signal = options.signal;
     while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
