@@ -215,7 +215,7 @@ export class PlatformConfirmations {
   #tokenOf(record: ConfirmationRecord): Promise<string> {
     const bound = boundCallOf(record);
     if (bound === undefined) {
-      throw new ToolpactError("STORE_UNAVAILABLE", `the stored confirmation request ${record.requestId} names no valid tool`);
+      throw new ToolpactError("STORED_DATA_DAMAGED", `the stored confirmation request ${record.requestId} names no valid tool`, { requestId: record.requestId });
     }
     return this.#tokens.mintApproved({
       ...bound,

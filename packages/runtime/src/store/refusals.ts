@@ -6,7 +6,7 @@ const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unk
 
 /** Work asked of a store after `close`. */
 export function storeClosed(): ToolpactError {
-  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
+  return new ToolpactError("SHUTTING_DOWN", "the store is closed: the runtime is shutting down or was closed");
 }
 
 /** Throws OUTCOME_UNKNOWN unless `settle` moves its operation to a final state. */
