@@ -16,6 +16,15 @@ export {
 } from "./errors.js";
 export { toToolpactError, type ToolpactErrorWire } from "./error-wire.js";
 export { EFFECTS, toolRefOf } from "./protocol.js";
+export {
+  OPERATION_STATES,
+  SETTLED_OPERATION_STATES,
+  CONFIRMATION_STATES,
+  isStateOf,
+  type OperationState,
+  type SettledOperationState,
+  type ConfirmationState,
+} from "./states.js";
 export type {
   ToolRef,
   ConfirmationInfo,
