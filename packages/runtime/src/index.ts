@@ -1,5 +1,6 @@
 export { createRuntime, type ToolpactRuntime, type RuntimeMetrics } from "./runtime.js";
 export type { RuntimeOptions, RetentionOptions, RateLimitOptions } from "./options.js";
+export { RETENTION_DEFAULTS } from "./options.js";
 export { silentLogger, type Logger } from "./logger.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";
 export type { ActorTokenConfig } from "./identity/actor-token.js";
@@ -7,6 +8,7 @@ export { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite/settings.js";
 export { createPostgresStore, migratePostgres } from "./store/postgres/postgres-store.js";
 export type { PostgresStoreOptions } from "./store/postgres/settings.js";
+export { POSTGRES_POOL_DEFAULTS } from "./store/postgres/settings.js";
 export { createStore, isPostgresUrl, type CreateStoreOptions } from "./store/create-store.js";
 export type {
   Store,

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUndefined } from "@toolpact/contract";
-import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, isPostgresUrl } from "@toolpact/runtime";
+import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
@@ -29,17 +29,17 @@ const databaseOptionsSchema = z.strictObject({
     .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
     .optional()
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
-  poolSize: z.number().int().min(1).max(1000).optional().describe("Connections each instance keeps at most (default 10)."),
-  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe("Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default 2000)."),
-  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe("How long one statement may run, ms (default 1500)."),
+  poolSize: z.number().int().min(1).max(1000).optional().describe(`Connections each instance keeps at most (default ${POSTGRES_POOL_DEFAULTS.poolSize}).`),
+  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe(`Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default ${POSTGRES_POOL_DEFAULTS.connectionTimeoutMs}).`),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe(`How long one statement may run, ms (default ${POSTGRES_POOL_DEFAULTS.statementTimeoutMs}).`),
 });
 
 const retentionSchema = z.strictObject({
-  activityDays: z.number().positive().max(36_500).optional().describe("Activity events older than this are deleted (default 90)."),
-  confirmationHours: z.number().min(0).max(87_600).optional().describe("Confirmation requests and runs are deleted this long after they expired (default 24)."),
-  outboxDays: z.number().positive().max(36_500).optional().describe("Outbox rows not acknowledged after this are deleted (default 7)."),
-  operationDays: z.number().positive().max(36_500).optional().describe("Settled operations are deleted this long after they began (default 90)."),
-  idempotencyHours: z.number().positive().max(87_600).optional().describe("How long an idempotency key is remembered (default 24)."),
+  activityDays: z.number().positive().max(36_500).optional().describe(`Activity events older than this are deleted (default ${RETENTION_DEFAULTS.activityDays}).`),
+  confirmationHours: z.number().min(0).max(87_600).optional().describe(`Confirmation requests and runs are deleted this long after they expired (default ${RETENTION_DEFAULTS.confirmationHours}).`),
+  outboxDays: z.number().positive().max(36_500).optional().describe(`Outbox rows not acknowledged after this are deleted (default ${RETENTION_DEFAULTS.outboxDays}).`),
+  operationDays: z.number().positive().max(36_500).optional().describe(`Settled operations are deleted this long after they began (default ${RETENTION_DEFAULTS.operationDays}).`),
+  idempotencyHours: z.number().positive().max(87_600).optional().describe(`How long an idempotency key is remembered (default ${RETENTION_DEFAULTS.idempotencyHours}).`),
   pruneIntervalMs: z
     .number()
     .int()
