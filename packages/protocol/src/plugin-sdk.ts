@@ -3,6 +3,7 @@
  * `@toolpact/client` (or this package) installed, never the runtime. `@toolpact/runtime` implements them
  * and re-exports them under the same names.
  */
+import type { SettledOperationState } from "./states.js";
 import type {
   ActorInfo,
   Effect,
@@ -68,7 +69,7 @@ export interface HookCall {
   readonly input: unknown;
   /** The output the caller receives (after guards); undefined when the call failed or a guard withheld it. */
   readonly output: unknown;
-  readonly outcome: "succeeded" | "failed" | "unknown";
+  readonly outcome: SettledOperationState;
   /** Set when the caller gets an error: PROVIDER_FAILED, OUTCOME_UNKNOWN, OUTPUT_INVALID, GUARD_REJECTED. */
   readonly errorCode?: string;
   readonly operationId: string;
