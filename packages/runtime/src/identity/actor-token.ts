@@ -72,6 +72,8 @@ interface TokenChecks {
   readonly required: readonly string[];
   /** The longest the token may live (`exp - iat` and `exp - now`), in seconds. */
   readonly maxLifetimeSeconds: number;
+  /** The `typ` values it may carry (lowercase); no `typ` is fine too. */
+  readonly types: readonly string[];
 }
 
 const PRESENCE_CHECKS: TokenChecks = {
@@ -79,6 +81,7 @@ const PRESENCE_CHECKS: TokenChecks = {
   audience: PRESENCE_AUDIENCE,
   required: ["iat", "jti"],
   maxLifetimeSeconds: PRESENCE_MAX_TTL_SECONDS,
+  types: ACCEPTED_TOKEN_TYPES,
 };
 
 /**
@@ -112,7 +115,13 @@ export class ActorTokenVerifier {
     this.#jwks = parts.jwks;
     this.#algorithms = parts.algorithms;
     this.#clock = parts.clock;
-    this.#actorChecks = { kind: "actor token", audience: ACTOR_AUDIENCE, required: [], maxLifetimeSeconds: parts.maxLifetimeSeconds };
+    this.#actorChecks = {
+      kind: "actor token",
+      audience: ACTOR_AUDIENCE,
+      required: [],
+      maxLifetimeSeconds: parts.maxLifetimeSeconds,
+      types: ACCEPTED_TOKEN_TYPES,
+    };
   }
 
   /** Prepares the configured key once. */
@@ -204,7 +213,7 @@ export class ActorTokenVerifier {
       throw unauthenticated(`the ${kind}'s \`alg\` is not the algorithm this host accepts`);
     }
     if (header.crit !== undefined) throw unauthenticated(`the ${kind} carries critical header parameters this host does not know`);
-    if (header.typ !== undefined && (typeof header.typ !== "string" || !ACCEPTED_TOKEN_TYPES.includes(header.typ.toLowerCase()))) {
+    if (header.typ !== undefined && (typeof header.typ !== "string" || !checks.types.includes(header.typ.toLowerCase()))) {
       throw unauthenticated(`the ${kind}'s \`typ\` must be "JWT" or "at+jwt" when present: this is another kind of token`);
     }
     if (header.kid !== undefined && (typeof header.kid !== "string" || !KID.test(header.kid))) {
