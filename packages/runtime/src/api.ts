@@ -13,7 +13,7 @@ import type {
   PreviewResult,
   ToolRef,
 } from "@toolpact/contract";
-import type { ToolListing } from "@toolpact/protocol";
+import type { ConfirmationState, OperationState, ToolListing } from "@toolpact/protocol";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -49,8 +49,8 @@ export interface CallerCredentials {
 // What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.
 export type { ToolListing } from "@toolpact/protocol";
 
-/** An operation goes `running -> succeeded | failed | unknown`, once. */
-export type OperationState = "running" | "succeeded" | "failed" | "unknown";
+/** An operation goes `running -> succeeded | failed | unknown`, once (`OPERATION_STATES`, in @toolpact/protocol). */
+export type { OperationState } from "@toolpact/protocol";
 
 /** An operation as its own caller and actor may read it. */
 export interface OperationView {
@@ -187,7 +187,7 @@ export interface PresenceIdentity extends ConfirmationPerson {
 }
 
 /** The life of a platform-mode confirmation request: pending -> approved | denied | expired | cancelled. */
-export type ConfirmationRequestState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+export type ConfirmationRequestState = ConfirmationState;
 
 /** A confirmation request as the person it is for sees it on the confirmation page. */
 export interface ConfirmationRequestView {

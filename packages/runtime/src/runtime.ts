@@ -305,7 +305,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
 
   async #track<T>(work: () => Promise<T>): Promise<T> {
     if (this.#closing !== undefined) {
-      throw new ToolpactError("STORE_UNAVAILABLE", "the runtime is shutting down: retry against another instance");
+      throw new ToolpactError("SHUTTING_DOWN", "the runtime is shutting down: retry against another instance");
     }
     this.#inFlight++;
     try {

@@ -49,7 +49,7 @@ export async function runExecute(parts: CallParts, request: ExecuteRequest): Pro
       if (!isRetry(answer)) return answer;
       parts.tenants.invalidate(principal.tenantId);
       if (attempt >= CONFIG_RETRIES) {
-        throw new ToolpactError("STORE_UNAVAILABLE", "the tenant's configuration kept changing while this call was authorized; nothing ran: retry");
+        throw new ToolpactError("CONCURRENT_CHANGE", "the tenant's configuration kept changing while this call was authorized; nothing ran: retry");
       }
     }
   } catch (error) {

@@ -1,4 +1,5 @@
 /** The records the store keeps and the requests its methods take (see `Store` in store.ts). */
+import type { ConfirmationState } from "@toolpact/protocol";
 import type { ActivityEvent, OperationState } from "../api.js";
 
 /** A tenant's configuration as calls read it: plugin installs, the policy, activations and the recovery policy. */
@@ -214,8 +215,8 @@ export interface RunRecord {
   readonly closedAt?: number;
 }
 
-/** The states of a platform-mode confirmation request. */
-export type ConfirmationState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+/** The states of a platform-mode confirmation request (`CONFIRMATION_STATES`, in @toolpact/protocol). */
+export type { ConfirmationState } from "@toolpact/protocol";
 
 /** A platform-mode confirmation request. */
 export interface ConfirmationRecord {

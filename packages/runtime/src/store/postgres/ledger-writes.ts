@@ -62,7 +62,7 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
     }
   }
   throw new ToolpactError(
-    "STORE_UNAVAILABLE",
+    "CONCURRENT_CHANGE",
     `operation ${op.operationId} could not begin: the token or idempotency record it conflicted with kept changing; try again`,
   );
 }

@@ -107,7 +107,7 @@ export function settleOperation(s: SqliteStatements, settle: OperationSettle): O
   checkSettleState(settle);
   const changes = s.settleOperation.run(...settleValues(settle)).changes;
   if (changes === 0) {
-    return unsettled(settle.operationId, s.operationLease.get(settle.operationId, settle.tenantId) as string | undefined);
+    return unsettled(settle.operationId, s.operationState.get(settle.operationId, settle.tenantId) as string | undefined);
   }
   insertActivity(s, settle.activity);
   if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) insertActivity(s, event);
