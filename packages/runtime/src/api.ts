@@ -22,7 +22,7 @@ import type { ConfirmationState, OperationState, ToolListing } from "@toolpact/p
  */
 export type CallerTransport = "http" | "mcp" | "in-process";
 
-/** Who is calling, established at step 1 by `Runtime.authenticate` (never from a body or input). */
+/** Who is calling, established by authentication by `Runtime.authenticate` (never from a body or input). */
 export interface Principal {
   readonly tenantId: string;
   readonly callerPluginId: string;
@@ -32,7 +32,7 @@ export interface Principal {
   /** How the call arrived (default: in process). */
   readonly via?: CallerTransport;
   /**
-   * The id of the plugin key step 1 accepted (absent for in-process plugins, which hold none): every
+   * The id of the plugin key authentication accepted (absent for in-process plugins, which hold none): every
    * call checks it is still live under the tenant config the call is decided under.
    */
   readonly keyId?: string;
@@ -299,7 +299,7 @@ export interface ToolChanges {
 
 /** The runtime core. Every call after `authenticate` takes the principal it established. */
 export interface Runtime {
-  /** Step 1: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
+  /** Authentication: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
   authenticate(credentials: CallerCredentials): Promise<Principal>;
   listTools(principal: Principal): Promise<readonly ToolListing[]>;
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;

@@ -79,7 +79,7 @@ export interface RuntimeOptions {
   /**
    * How long a tenant's config (installs, policy) is used before the store is asked whether it changed,
    * ms (default 1000). Changes made through this runtime apply at once; an execute always checks the
-   * version in its step-9 transaction, so no effect runs under a stale config whatever this is.
+   * version in its begin transaction, so no effect runs under a stale config whatever this is.
    */
   readonly configRefreshMs?: number;
   readonly retention?: RetentionOptions;

@@ -1,6 +1,6 @@
 /**
  * Runs: a caller and actor bound to a list of tool patterns for a while. Calls passing a run's id may use
- * only the tools it allows (checked at step 3), until the run closes or expires.
+ * only the tools it allows (checked by check-caller), until the run closes or expires.
  */
 import { randomUUID } from "node:crypto";
 import { ID_MAX_LENGTH, RUN_ALLOW_MAX, RUN_TTL_MAX_SECONDS, ToolpactError, matchesToolPattern } from "@toolpact/contract";
@@ -70,7 +70,7 @@ export interface CallInRun {
   readonly runId: string;
 }
 
-/** Step 3 for a call in a run: the run is the caller's and actor's, open, unexpired, and allows the tool. */
+/** check-caller for a call in a run: the run is the caller's and actor's, open, unexpired, and allows the tool. */
 export async function checkRun(context: RuntimeContext, call: CallInRun): Promise<void> {
   const { principal, tool, runId } = call;
   const shown = String(runId).slice(0, ID_MAX_LENGTH);

@@ -48,7 +48,7 @@ export interface MintedConfirmation {
   readonly expiresAt: number;
 }
 
-/** A token that passed every check except "used" (the store decides that, in the step-9 transaction). */
+/** A token that passed every check except "used" (the store decides that, in the begin transaction). */
 export interface VerifiedConfirmation {
   readonly tokenId: string;
   /** Unix milliseconds. */

@@ -58,7 +58,7 @@ export class PlatformConfirmations {
   }
 
   /**
-   * Step 8 of a platform-mode preview. A request still open for exactly this call (same tenant, caller,
+   * request-confirmation, in a platform-mode preview. A request still open for exactly this call (same tenant, caller,
    * actor, tool and version, schema, input digest and run; approved with an unexpired token, else pending
    * and unexpired) is answered again, whichever instance opened it: a caller retrying the same call gets
    * the same request, and once it is approved, its token. Otherwise a new request is kept (preview
