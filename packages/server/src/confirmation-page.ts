@@ -139,7 +139,15 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
         "no presence token: open the confirmation link from your app; it signs you in through /confirm/session?token=...",
       );
     }
-    if (token.length > ACTOR_TOKEN_MAX_LENGTH) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    if (token.length > ACTOR_TOKEN_MAX_LENGTH) {
+      throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    }
+    if (foreign) {
+      // A navigation another site started (the identity service's, or an attacker's with their own token):
+      // nothing is signed in until this page's own post, which only the person's click on it makes.
+      sendPage(res, { status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
+      return;
+    }
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
     res.setHeader("set-cookie", setCookie);
