@@ -15,11 +15,16 @@ import { personDeciding, type PresenceSession, type PresenceSessions } from "./p
 import { isForeignSite, isTopLevelNavigation } from "./request-site.js";
 import { createRouterCaller } from "./router.js";
 
-/** Headers every confirmation-page response carries. */
+/**
+ * Headers every confirmation-page response carries. The referrer policy is `same-origin`, not
+ * `no-referrer`: under `no-referrer` browsers send `Origin: null` on the page's own form posts, which
+ * the origin checks (`confirmationOrigin`, and browsers without Fetch Metadata) must refuse; under
+ * `same-origin` other origins still get neither a Referer nor an Origin from the page.
+ */
 export const CONFIRMATION_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 });
