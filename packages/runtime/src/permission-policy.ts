@@ -1,4 +1,4 @@
-import { EFFECTS, MAX_VERIFICATION_LEVEL, POLICY_NAME_MAX_LENGTH, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
+import { EFFECTS, MAX_VERIFICATION_LEVEL, POLICY_NAME_MAX_LENGTH, SEAM_KEY_PATTERN, TOOL_PATTERN, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
 import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
 import type { RegisteredTool } from "./registry.js";
 
@@ -155,7 +155,7 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
     } else {
       for (const [key, patterns] of Object.entries(narrow)) {
         const path = `/narrow/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-        if (!SEAM_KEY.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
+        if (!SEAM_KEY_PATTERN.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
         if (!Array.isArray(patterns) || patterns.some((pattern) => typeof pattern !== "string" || !TOOL_PATTERN.test(pattern))) {
           issues.push({ path, message: 'the value is a list of tool patterns: "*", "<pluginId>:*", "<pluginId>:<tool>"...' });
         }
@@ -171,16 +171,13 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   return issues;
 }
 
-const SEAM_KEY = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*:[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
-
 function isLevel(level: unknown): boolean {
   return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= MAX_VERIFICATION_LEVEL;
 }
 
 const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
-/** A tool pattern as rules, runs, `narrow` and recovery rules take it. */
-export const TOOL_PATTERN =
-  /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/;
+/** A tool pattern as rules, runs, `narrow` and recovery rules take it (its one home is @toolpact/contract). */
+export { TOOL_PATTERN };
 
 function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, withoutUndefined } from "@toolpact/contract";
+import { CONFIRMATION_TTL_MAX_SECONDS, CONFIRMATION_TTL_MIN_SECONDS, POSTGRES_SCHEMA_NAME_PATTERN, withoutUndefined } from "@toolpact/contract";
 import { isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
@@ -20,13 +20,10 @@ const secretsSchema = z.strictObject({
   storageKey: z.string().min(1).optional().describe("Base64 key that seals stored inputs and results; TOOLPACT_STORAGE_KEY takes precedence."),
 });
 
-/** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 const databaseOptionsSchema = z.strictObject({
   schema: z
     .string()
-    .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
+    .regex(POSTGRES_SCHEMA_NAME_PATTERN, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
     .optional()
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
   poolSize: z.number().int().min(1).max(1000).optional().describe("Connections each instance keeps at most (default 10)."),
