@@ -2,11 +2,11 @@
 import * as toolpact from "@toolpact/client";
 
 export interface ArchiveRecordInput {
-  id: string
+  id: string;
 }
 
 export interface ArchiveRecordOutput {
-  archived: true
+  archived: true;
 }
 
 /** What the runtime needs to call `com.example.notes:archive-record@1`. */
@@ -20,12 +20,12 @@ export const archiveRecordDescriptor = {
 } as const;
 
 export interface CreateRecordV1Input {
-  title: string
-  priority?: ("low" | "normal" | "high")
+  title: string;
+  priority?: ("low" | "normal" | "high");
 }
 
 export interface CreateRecordV1Output {
-  id: string
+  id: string;
 }
 
 /** What the runtime needs to call `com.example.notes:create-record@1`. */
@@ -49,28 +49,28 @@ export interface CreateRecordV1Methods {
 }
 
 export interface CreateRecordV2Input {
-  title: string
+  title: string;
   /**
    * Markdown text.
    */
-  body?: string
-  tags: string[]
-  due?: string
-  place?: CreateRecordV2Input_Place
+  body?: string;
+  tags: string[];
+  due?: string;
+  place?: CreateRecordV2Input_Place;
 }
 
 /**
  * A point on the map.
  */
 export interface CreateRecordV2Input_Place {
-  lat: number
-  lng: number
-  label?: string
+  lat: number;
+  lng: number;
+  label?: string;
 }
 
 export interface CreateRecordV2Output {
-  id: string
-  createdAt: string
+  id: string;
+  createdAt: string;
 }
 
 /** What the runtime needs to call `com.example.notes:create-record@2`. */
@@ -84,8 +84,8 @@ export const createRecordV2Descriptor = {
 } as const;
 
 export interface SearchRecordsInput {
-  query: string
-  limit?: number
+  query: string;
+  limit?: number;
 }
 
 /** What the runtime needs to call `com.example.notes:search-records@1`. */
@@ -130,11 +130,10 @@ export interface NotesClient {
 
 /** Creates the typed client of com.example.notes over a transport. */
 export function createNotesClient(transport: toolpact.ToolTransport): NotesClient {
-  const client: Record<keyof NotesClient, unknown> = {
-    createRecordV1: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV1Descriptor),
-    searchRecords: toolpact.createToolMethod<string, unknown, unknown>(transport, searchRecordsDescriptor),
+  return {
+    createRecordV1: toolpact.createConfirmedToolMethod<"com.example.notes:create-record@1", CreateRecordV1Input, CreateRecordV1Output>(transport, createRecordV1Descriptor),
+    searchRecords: toolpact.createToolMethod<"com.example.notes:search-records@1", SearchRecordsInput, unknown>(transport, searchRecordsDescriptor),
   };
-  return client as NotesClient;
 }
 
 /** Handlers for every tool com.example.notes declares: a missing or an extra key does not compile. */
