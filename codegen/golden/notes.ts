@@ -174,14 +174,17 @@ export interface NotesClient {
 
 /** Creates the typed client of com.example.notes over a transport. */
 export function createNotesClient(transport: toolpact.ToolTransport): NotesClient {
-  const createRecordV2 = toolpact.createConfirmedToolMethod<"com.example.notes:create-record@2", CreateRecordV2Input, CreateRecordV2Output>(transport, createRecordV2Descriptor);
-  return {
-    archiveRecord: toolpact.createConfirmedToolMethod<"com.example.notes:archive-record@1", ArchiveRecordInput, ArchiveRecordOutput>(transport, archiveRecordDescriptor),
-    createRecord: createRecordV2,
-    createRecordV1: toolpact.createConfirmedToolMethod<"com.example.notes:create-record@1", CreateRecordV1Input, CreateRecordV1Output>(transport, createRecordV1Descriptor),
-    createRecordV2: createRecordV2,
-    searchRecords: toolpact.createToolMethod<"com.example.notes:search-records@1", SearchRecordsInput, unknown>(transport, searchRecordsDescriptor),
+  const methods = {
+    archiveRecord: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, archiveRecordDescriptor),
+    createRecordV1: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV1Descriptor),
+    createRecordV2: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV2Descriptor),
+    searchRecords: toolpact.createToolMethod<string, unknown, unknown>(transport, searchRecordsDescriptor),
   };
+  const client: Record<keyof NotesClient, unknown> = {
+    ...methods,
+    createRecord: methods.createRecordV2,
+  };
+  return client as NotesClient;
 }
 
 /** Handlers for every tool com.example.notes declares: a missing or an extra key does not compile. */

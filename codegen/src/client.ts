@@ -110,22 +110,31 @@ export function clientInterface(provider: ProviderPlan): InterfaceDeclarationStr
 }
 
 /**
- * `export function createNotesClient(transport) { return { ... }; }` over the descriptors. Each member is
- * what `createToolMethod`/`createConfirmedToolMethod` return for the tool's name, input and output types,
- * and the object is returned as the client interface with no cast: tsc checks every member against its
- * `<Tool>Methods` (a missing, extra or mistyped member does not compile). The highest version's plain
- * method is the same object as its versioned one.
+ * `export function createNotesClient(transport) { ... }` over the descriptors. Each member is what
+ * `createToolMethod`/`createConfirmedToolMethod` return for the tool's descriptor, whose shape the
+ * tool's `<Tool>Methods` spells out (codegen's type tests prove the two match). The object is typed
+ * by its keys only, so a consumer's compiler does not compare every tool's client with its interface
+ * again on every build; a missing or extra key still does not compile.
  */
 export function clientFactory(provider: ProviderPlan): FunctionDeclarationStructure {
-  const aliased = new Set(provider.members.filter((member) => member.isLatestAlias).map((member) => member.tool.key));
+  const callable = provider.members.filter((member) => !member.isLatestAlias).map((member) => member.tool);
+  const methods = objectLiteral(callable.map((plan) => [plan.key, methodCall(plan)]));
+  const aliases = provider.members.filter((member) => member.isLatestAlias);
+  const keys = `Record<keyof ${provider.clientInterface}, unknown>`;
   const body: WriterFunction = (writer) => {
-    for (const member of provider.members) {
-      if (member.isLatestAlias || !aliased.has(member.tool.key)) continue;
-      writer.writeLine(`const ${member.tool.key} = ${methodCall(member.tool)};`);
+    if (aliases.length === 0) {
+      writer.write(`const client: ${keys} = `);
+      methods(writer);
+      writer.write(";").newLine();
+    } else {
+      writer.write("const methods = ");
+      methods(writer);
+      writer.write(";").newLine();
+      writer.write(`const client: ${keys} = `);
+      objectLiteral([[undefined, "methods"], ...aliases.map((member) => [member.name, `methods.${member.tool.key}`] as const)])(writer);
+      writer.write(";").newLine();
     }
-    writer.write("return ");
-    objectLiteral(provider.members.map((member) => [member.name, aliased.has(member.tool.key) ? member.tool.key : methodCall(member.tool)]))(writer);
-    writer.write(";");
+    writer.write(`return client as ${provider.clientInterface};`);
   };
   return {
     kind: StructureKind.Function,
@@ -140,5 +149,6 @@ export function clientFactory(provider: ProviderPlan): FunctionDeclarationStruct
 
 function methodCall(plan: ToolPlan): string {
   const factory = plan.tool.requiresConfirmation ? "createConfirmedToolMethod" : "createToolMethod";
-  return `toolpact.${factory}<${JSON.stringify(plan.fullName)}, ${plan.inputType}, ${plan.outputType ?? "unknown"}>(transport, ${plan.descriptorName})`;
+  // The same type arguments for every tool: the compiler instantiates the signature once per file, not once per tool.
+  return `toolpact.${factory}<string, unknown, unknown>(transport, ${plan.descriptorName})`;
 }

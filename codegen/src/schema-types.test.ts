@@ -23,15 +23,15 @@ describe("compileSchemaTypes", () => {
     expect(code).toMatchInlineSnapshot(`
       "export interface ProbeInput {
         named?: {
-          a?: string
-        }
+          a?: string;
+        };
         bare?: {
-          [k: string]: unknown | undefined
-        }
+          [k: string]: unknown | undefined;
+        };
         open?: {
-          a?: string
-          [k: string]: unknown | undefined
-        }
+          a?: string;
+          [k: string]: unknown | undefined;
+        };
       }"
     `);
   });

@@ -130,10 +130,11 @@ export interface NotesClient {
 
 /** Creates the typed client of com.example.notes over a transport. */
 export function createNotesClient(transport: toolpact.ToolTransport): NotesClient {
-  return {
-    createRecordV1: toolpact.createConfirmedToolMethod<"com.example.notes:create-record@1", CreateRecordV1Input, CreateRecordV1Output>(transport, createRecordV1Descriptor),
-    searchRecords: toolpact.createToolMethod<"com.example.notes:search-records@1", SearchRecordsInput, unknown>(transport, searchRecordsDescriptor),
+  const client: Record<keyof NotesClient, unknown> = {
+    createRecordV1: toolpact.createConfirmedToolMethod<string, unknown, unknown>(transport, createRecordV1Descriptor),
+    searchRecords: toolpact.createToolMethod<string, unknown, unknown>(transport, searchRecordsDescriptor),
   };
+  return client as NotesClient;
 }
 
 /** Handlers for every tool com.example.notes declares: a missing or an extra key does not compile. */
