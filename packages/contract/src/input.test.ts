@@ -175,6 +175,7 @@ describe("prepareInput", () => {
     ["a function", { f: () => 1 }, "/f", "must be JSON: got a function"],
     ["a symbol", { s: Symbol("x") }, "/s", "must be JSON: got a symbol"],
     ["undefined inside an array", { list: [1, undefined] }, "/list/1", "must be JSON: undefined is not allowed inside arrays; use null"],
+    // biome-ignore lint/suspicious/noSparseArray: the hole is what this case is about
     ["a hole in an array", { list: [1, , 3] }, "/list/1", "must be JSON: arrays must not have holes"],
     ["NaN", { n: Number.NaN }, "/n", "must be a finite number: got NaN"],
     ["Infinity", { n: Number.POSITIVE_INFINITY }, "/n", "must be a finite number: got Infinity"],

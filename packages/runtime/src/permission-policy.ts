@@ -184,7 +184,7 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   if (!Array.isArray(rules) || rules.length > POLICY_LIST_MAX) {
     issues.push({ path: "/rules", message: `rules must be an array of at most ${POLICY_LIST_MAX} rules` });
   } else {
-    rules.forEach((rule, index) => issues.push(...ruleIssues(rule, `/rules/${index}`)));
+    for (const [index, rule] of rules.entries()) issues.push(...ruleIssues(rule, `/rules/${index}`));
   }
   if (trustedConfirmationUis !== undefined) stringList(trustedConfirmationUis, "/trustedConfirmationUis", issues);
   return issues;
