@@ -81,6 +81,6 @@ export function hostClass(name: string): CodePointSet {
     if (one.test(String.fromCharCode(surrogate))) ranges.push([surrogate, surrogate]);
   }
   const set = normalize(ranges);
-  hostClasses.set(escape, set);
+  hostClasses.set(name, set);
   return set;
 }
