@@ -70,13 +70,19 @@ export interface ToolpactRoutesOptions {
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
 
+/**
+ * How an adapter that writes the answer itself says when it is written (Node: the response's `close`):
+ * the request counts as in flight until then, so closing waits for its bytes, not only for its answer.
+ */
+export type WrittenHook = (written: () => void) => void;
+
 /** toolpact's routes as one Fetch handler, with the state a server or a mount needs to close it. */
 export interface ToolpactRoutes {
   /**
    * Serves `path` (the request's path with any mount prefix removed; `search` its query, `?` included);
    * undefined when it is none of toolpact's routes.
    */
-  serve(request: Request, path: string, search: string): Promise<Response> | undefined;
+  serve(request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined;
   /** True when `path` is one of toolpact's routes. */
   owns(path: string): boolean;
   /** Ends long polls and MCP streams, marks `/readyz` not ready, and waits (bounded by `drainTimeoutMs`) for requests in flight. */
@@ -253,7 +259,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     }
   };
 
-  const serve = (request: Request, path: string, search: string): Promise<Response> | undefined => {
+  const serve = (request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined => {
     const to = routeOf(path);
     if (to === undefined) return undefined;
     inFlight += 1;
@@ -264,17 +270,16 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     } catch (error) {
       answer = Promise.reject(error);
     }
-    return whenAnswerOver(
-      answer.then(
+    const answered = answer.then(
         (response) => withCommonHeaders(response, wasClosing),
         (error: unknown) => {
           logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
           return plain("GET", 500, "internal error: the request failed unexpectedly; the server log has the details");
         },
-      ),
-      request.signal,
-      release,
-    );
+      );
+    if (written === undefined) return whenAnswerOver(answered, request.signal, release);
+    written(release);
+    return answered;
   };
 
   /** Counts the request against its caller's bound (by plugin key; none presented, none counted): its release, or the refusal's message. */

@@ -61,7 +61,7 @@ export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNode
       if (next !== undefined) return next();
       return void writeFetchResponse(answerNotFound(req.method ?? "GET"), req, res);
     }
-    serveNodeRequest(req, res, (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query)) ?? answerNotFound(request.method));
+    serveNodeRequest(req, res, (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? answerNotFound(request.method));
   };
   return withClose(handler, routes);
 }
