@@ -107,7 +107,7 @@ describe("the confirmation page", () => {
         "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
       );
       expect(page.headers.get("x-frame-options")).toBe("DENY");
-      expect(page.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(page.headers.get("referrer-policy")).toBe("same-origin");
       expect(page.headers.get("cache-control")).toBe("no-store");
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
     }

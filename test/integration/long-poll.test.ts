@@ -1,6 +1,7 @@
 /**
- * `confirmations.wait` over HTTP at its real length: the server holds a round for ~25 s and the HTTP
- * transport waits for it without timing out; a server shutting down answers open rounds at once.
+ * `confirmations.wait` over HTTP for a whole round: the server holds a round for its limit (shortened here
+ * through `maxConfirmationWaitMs`, so the test takes seconds, not 25) and the HTTP transport waits for it;
+ * a server shutting down answers open rounds at once.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +11,9 @@ import { createHttpTransport } from "@toolpact/client";
 import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken } from "./support/tokens.js";
+
+/** The round's limit in these tests, ms (the default is MAX_CONFIRMATION_WAIT_MS, 25 s). */
+const ROUND_MS = 2_000;
 
 const PLATFORM_POLICY = {
   rules: [{ tools: "com.test.*", effects: ["write"], decision: "confirm", mode: "platform" }],
@@ -29,7 +33,7 @@ afterAll(async () => {
 });
 
 async function world(name: string): Promise<{ stack: Stack; keys: WorldKeys }> {
-  const stack = await startStack({ dbFile: path.join(dir, `${name}.db`), secrets });
+  const stack = await startStack({ dbFile: path.join(dir, `${name}.db`), secrets, runtimeOptions: { maxConfirmationWaitMs: ROUND_MS } });
   stacks.push(stack);
   const keys = await configureWorld(stack);
   await stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
@@ -48,15 +52,15 @@ async function pendingRequest(stack: Stack, keys: WorldKeys) {
 }
 
 describe("confirmations.wait over HTTP", () => {
-  it("holds an undecided round for about 25 s and answers pending; the HTTP transport does not time out first", { timeout: 45_000 }, async () => {
+  it("holds an undecided round for the runtime's limit and answers pending; the HTTP transport does not time out first", { timeout: 20_000 }, async () => {
     const { stack, keys } = await world("full-round");
     const { transport, requestId } = await pendingRequest(stack, keys);
     const started = Date.now();
     const status = await transport.waitForConfirmation(requestId);
     const took = Date.now() - started;
     expect(status.status).toBe("pending");
-    expect(took).toBeGreaterThan(20_000);
-    expect(took).toBeLessThan(27_000);
+    expect(took).toBeGreaterThan(ROUND_MS - 100);
+    expect(took).toBeLessThan(ROUND_MS + 3_000);
   });
 
   it("a server shutting down answers open rounds at once instead of holding its drain", { timeout: 20_000 }, async () => {

@@ -43,6 +43,8 @@ export const TOOLPACT_ERRORS = {
   CONFIRMATION_DENIED: "FORBIDDEN",
   /** A plugin tried to provide a tool, gate, hook or guard its manifest does not declare. */
   CAPABILITY_UNDECLARED: "FORBIDDEN",
+  /** A plugin provided a declared tool, gate, hook or guard in an unusable form (not a function, unreadable) or twice. */
+  HANDLER_INVALID: "INTERNAL_SERVER_ERROR",
   /** A guard withheld the output; the effect ran, the error carries the operation id. */
   GUARD_REJECTED: "FORBIDDEN",
   /** The idempotency key was used before with a different input. */
@@ -59,6 +61,12 @@ export const TOOLPACT_ERRORS = {
   RATE_LIMITED: "TOO_MANY_REQUESTS",
   /** The store could not be reached; nothing ran. */
   STORE_UNAVAILABLE: "SERVICE_UNAVAILABLE",
+  /** The runtime is shutting down or was closed; nothing ran. */
+  SHUTTING_DOWN: "SERVICE_UNAVAILABLE",
+  /** What the call was checked against (the tenant's config, a token or idempotency record) kept changing meanwhile; nothing ran. */
+  CONCURRENT_CHANGE: "CONFLICT",
+  /** A record the store kept is damaged (it does not decrypt, or names no valid tool): the server cannot use it. */
+  STORED_DATA_DAMAGED: "INTERNAL_SERVER_ERROR",
   /** A manifest failed validation; the diagnostics say where. */
   MANIFEST_INVALID: "BAD_REQUEST",
 } as const;
@@ -119,6 +127,7 @@ const WHAT_TO_DO: { readonly [TCode in ToolpactErrorCode]: string } = {
   CONFIRMATION_USED: "a token runs one call: preview again for another",
   CONFIRMATION_DENIED: "nothing ran; preview again only if the user should decide once more",
   CAPABILITY_UNDECLARED: "declare it in plugin.json, or remove it",
+  HANDLER_INVALID: "provide each declared tool once as an object with an execute(input, ctx) function, each gate, hook or guard once as a function",
   GUARD_REJECTED: "the tool ran but its result is withheld: do not retry",
   IDEMPOTENCY_CONFLICT: "use a new idempotency key for a different input",
   OPERATION_IN_PROGRESS: "wait, then retry with the same idempotency key",
@@ -127,6 +136,9 @@ const WHAT_TO_DO: { readonly [TCode in ToolpactErrorCode]: string } = {
   REQUEST_NOT_SENT: "nothing ran: fix the cause (server down, wrong url, bad option) and call again",
   RATE_LIMITED: "retry after data.retryAfterMs",
   STORE_UNAVAILABLE: "nothing ran: retry once the server's database is back",
+  SHUTTING_DOWN: "nothing ran: retry against another instance, or once the server is back",
+  CONCURRENT_CHANGE: "nothing ran: retry (the same idempotency key is safe)",
+  STORED_DATA_DAMAGED: "do not retry: the server's operator must check its storage key and database (this record cannot be read)",
   MANIFEST_INVALID: "fix plugin.json where the diagnostics point",
 };
 

@@ -29,6 +29,15 @@ export {
   type WireResponse,
 } from "./http-status.js";
 export { EFFECTS, toolRefOf } from "./protocol.js";
+export {
+  OPERATION_STATES,
+  SETTLED_OPERATION_STATES,
+  CONFIRMATION_STATES,
+  isStateOf,
+  type OperationState,
+  type SettledOperationState,
+  type ConfirmationState,
+} from "./states.js";
 export type {
   ToolRef,
   ConfirmationInfo,
@@ -59,6 +68,8 @@ export {
   OUTBOX_BATCH_MAX,
   OUTBOX_LEASE_MAX_SECONDS,
   POLICY_NAME_MAX_LENGTH,
+  TOOL_PATTERN_MAX_LENGTH,
+  POLICY_LIST_MAX,
   RECOVERY_ATTEMPTS_MAX,
   MAX_VERIFICATION_LEVEL,
   CONFIRMATION_TTL_MIN_SECONDS,
@@ -66,8 +77,6 @@ export {
   CONFIRMATION_TOKEN_MAX_LENGTH,
   ACTOR_TOKEN_MAX_LENGTH,
   ACTIVITY_CURSOR_MAX_LENGTH,
-  TOOL_PATTERN_MAX_LENGTH,
-  POLICY_LIST_MAX,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_BODY_DEPTH,

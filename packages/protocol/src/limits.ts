@@ -23,6 +23,10 @@ export const OUTBOX_BATCH_MAX = 1000;
 export const OUTBOX_LEASE_MAX_SECONDS = 3600;
 /** A name in a policy list (callers, users, roles, trusted confirmation UIs) is 1 to this many characters. */
 export const POLICY_NAME_MAX_LENGTH = 256;
+/** A tool pattern (policy rules, runs, `narrow`, recovery rules) is 1 to this many characters. */
+export const TOOL_PATTERN_MAX_LENGTH = 512;
+/** A policy or recovery policy holds at most this many rules, and a policy list (callers, users, ...) this many names. */
+export const POLICY_LIST_MAX = 10_000;
 /** A recovery rule re-invokes an operation at most this many times. */
 export const RECOVERY_ATTEMPTS_MAX = 100;
 /** Verification levels run from 0 to this. */
@@ -37,10 +41,6 @@ export const CONFIRMATION_TOKEN_MAX_LENGTH = 8192;
 export const ACTOR_TOKEN_MAX_LENGTH = 8192;
 /** The longest activity-page cursor a caller hands back. */
 export const ACTIVITY_CURSOR_MAX_LENGTH = 1024;
-/** The longest tool pattern (`com.example.*:create-*`) in a policy, run or recovery rule. */
-export const TOOL_PATTERN_MAX_LENGTH = 512;
-/** The most entries in one policy list (rules, callers, users, roles, trusted UIs). */
-export const POLICY_LIST_MAX = 10_000;
 /** How long shutdown waits for requests and calls in flight, ms (the HTTP server and the runtime alike). */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 15_000;
 /** 1 MiB: the largest request body accepted unless configured otherwise. */

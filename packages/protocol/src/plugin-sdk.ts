@@ -3,6 +3,7 @@
  * `@toolpact/client` (or this package) installed, never the runtime. `@toolpact/runtime` implements them
  * and re-exports them under the same names.
  */
+import type { SettledOperationState } from "./states.js";
 import type {
   ActorInfo,
   Effect,
@@ -68,7 +69,7 @@ export interface HookCall {
   readonly input: unknown;
   /** The output the caller receives (after guards); undefined when the call failed or a guard withheld it. */
   readonly output: unknown;
-  readonly outcome: "succeeded" | "failed" | "unknown";
+  readonly outcome: SettledOperationState;
   /** Set when the caller gets an error: PROVIDER_FAILED, OUTCOME_UNKNOWN, OUTPUT_INVALID, GUARD_REJECTED. */
   readonly errorCode?: string;
   readonly operationId: string;
@@ -136,7 +137,8 @@ export interface ToolCaller {
 export interface PluginTools extends ToolCaller {
   /**
    * Registers the handler of a declared tool: `"name"` when one version is declared, else `"name@version"`.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for a tool this plugin's manifest does not declare.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for a tool this plugin's manifest does not declare;
+   *   HANDLER_INVALID for a handler without an execute function, or a second one.
    */
   provide<TInput = unknown, TOutput = unknown>(name: string, handler: ToolHandler<TInput, TOutput>): void;
   /** Registers every handler of a provider definition (generated `define<Alias>Provider`) made for this plugin. */
@@ -148,7 +150,8 @@ export interface SeamProvider<THandler> {
   /**
    * Registers the function of a gate, hook or guard this plugin's manifest declares. It acts only where
    * a tenant activated it (`admin.setActivation`) and within its `appliesTo`.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for an undeclared name or a second function for one name.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for an undeclared name; HANDLER_INVALID for something
+   *   that is not a function, or a second function for one name.
    */
   provide(name: string, handler: THandler): void;
 }

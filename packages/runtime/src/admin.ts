@@ -14,6 +14,7 @@ import {
 } from "@toolpact/contract";
 import { readActivityPage } from "./activity/activity-page.js";
 import type { Activation, ActivityQuery, OutboxClaim, OutboxItem, RecoveryPolicy, RuntimeAdmin, TenantPolicy } from "./api.js";
+import { checkCallerId } from "./caller-ids.js";
 import { uuidv7 } from "./ids.js";
 import { issuePluginKey } from "./identity/plugin-keys.js";
 import type { RuntimeContext } from "./options.js";
@@ -93,7 +94,8 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
     revokePluginKey: (tenantId: string, keyId: string) =>
       track(async () => {
         checkTenant(tenantId);
-        if (typeof keyId !== "string" || !(await store.revokePluginKey(tenantId, keyId, context.clock()))) {
+        checkCallerId("keyId", keyId);
+        if (!(await store.revokePluginKey(tenantId, keyId, context.clock()))) {
           throw invalidArgument("/keyId", `tenant "${tenantId}" has no live plugin key "${String(keyId).slice(0, 64)}"${await tenantHint(tenantId)}`);
         }
       }),

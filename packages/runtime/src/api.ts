@@ -13,7 +13,7 @@ import type {
   PreviewResult,
   ToolRef,
 } from "@toolpact/contract";
-import type { ToolListing } from "@toolpact/protocol";
+import type { ConfirmationState, OperationState, ToolListing } from "@toolpact/protocol";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -22,7 +22,7 @@ import type { ToolListing } from "@toolpact/protocol";
  */
 export type CallerTransport = "http" | "mcp" | "in-process";
 
-/** Who is calling, established at step 1 by `Runtime.authenticate` (never from a body or input). */
+/** Who is calling, established by authentication by `Runtime.authenticate` (never from a body or input). */
 export interface Principal {
   readonly tenantId: string;
   readonly callerPluginId: string;
@@ -32,7 +32,7 @@ export interface Principal {
   /** How the call arrived (default: in process). */
   readonly via?: CallerTransport;
   /**
-   * The id of the plugin key step 1 accepted (absent for in-process plugins, which hold none): every
+   * The id of the plugin key authentication accepted (absent for in-process plugins, which hold none): every
    * call checks it is still live under the tenant config the call is decided under.
    */
   readonly keyId?: string;
@@ -49,8 +49,8 @@ export interface CallerCredentials {
 // What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.
 export type { ToolListing } from "@toolpact/protocol";
 
-/** An operation goes `running -> succeeded | failed | unknown`, once. */
-export type OperationState = "running" | "succeeded" | "failed" | "unknown";
+/** An operation goes `running -> succeeded | failed | unknown`, once (`OPERATION_STATES`, in @toolpact/protocol). */
+export type { OperationState } from "@toolpact/protocol";
 
 /** An operation as its own caller and actor may read it. */
 export interface OperationView {
@@ -187,7 +187,7 @@ export interface PresenceIdentity extends ConfirmationPerson {
 }
 
 /** The life of a platform-mode confirmation request: pending -> approved | denied | expired | cancelled. */
-export type ConfirmationRequestState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+export type ConfirmationRequestState = ConfirmationState;
 
 /** A confirmation request as the person it is for sees it on the confirmation page. */
 export interface ConfirmationRequestView {
@@ -299,7 +299,7 @@ export interface ToolChanges {
 
 /** The runtime core. Every call after `authenticate` takes the principal it established. */
 export interface Runtime {
-  /** Step 1: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
+  /** Authentication: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
   authenticate(credentials: CallerCredentials): Promise<Principal>;
   listTools(principal: Principal): Promise<readonly ToolListing[]>;
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;

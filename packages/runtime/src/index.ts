@@ -1,5 +1,6 @@
 export { createRuntime, type ToolpactRuntime, type RuntimeMetrics } from "./runtime.js";
 export type { RuntimeOptions, RetentionOptions, RateLimitOptions } from "./options.js";
+export { RETENTION_DEFAULTS } from "./options.js";
 export { silentLogger, type Logger } from "./logger.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";
 export type { ActorTokenConfig } from "./identity/actor-token.js";
@@ -7,6 +8,7 @@ export { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 export type { SqliteStoreOptions } from "./store/sqlite/settings.js";
 export { createPostgresStore, migratePostgres } from "./store/postgres/postgres-store.js";
 export type { PostgresStoreOptions } from "./store/postgres/settings.js";
+export { POSTGRES_POOL_DEFAULTS } from "./store/postgres/settings.js";
 export { createStore, isPostgresUrl, type CreateStoreOptions } from "./store/create-store.js";
 export type {
   Store,
@@ -72,6 +74,7 @@ export {
 } from "./seams.js";
 export { MAX_CONFIRMATION_WAIT_MS } from "@toolpact/contract";
 export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS, PRESENCE_REQUEST_CLAIM } from "./identity/presence-token.js";
+export { ACTOR_MAX_LIFETIME_CEILING_SECONDS, DEFAULT_ACTOR_MAX_LIFETIME_SECONDS } from "./identity/actor-token.js";
 export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation/confirmation-tokens.js";
 export type {
   Runtime,

@@ -4,6 +4,7 @@ import {
   CONFIRMATION_TTL_MIN_SECONDS,
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_INPUT_LIMITS,
+  MAX_CONFIRMATION_WAIT_MS,
   withoutUndefined,
   type InputLimits,
 } from "@toolpact/contract";
@@ -12,19 +13,34 @@ import { silentLogger, type Logger } from "./logger.js";
 import { checkSecrets, type SigningKey } from "./secrets.js";
 import type { Store } from "./store/store.js";
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The defaults of `retention` and of the idempotency window: their one home (the options below, the HTTP
+ * host's config schema and docs/operating.md's table follow it; a test compares the doc).
+ */
+export const RETENTION_DEFAULTS = Object.freeze({
+  activityDays: 90,
+  confirmationHours: 24,
+  outboxDays: 7,
+  operationDays: 90,
+  idempotencyHours: 24,
+  pruneIntervalMs: 60 * 60 * 1000,
+});
+
 /** How long kept rows live; `prune` (and the periodic pruning job) removes older ones. */
 export interface RetentionOptions {
-  /** Activity events older than this many days are deleted (default 90). */
+  /** Activity events older than this many days are deleted (default `RETENTION_DEFAULTS.activityDays`, 90). */
   readonly activityDays?: number;
-  /** How often the pruning job runs, in ms (default one hour; 0 turns it off). */
+  /** How often the pruning job runs, in ms (default `RETENTION_DEFAULTS.pruneIntervalMs`, one hour; 0 turns it off). */
   readonly pruneIntervalMs?: number;
-  /** Confirmation requests and runs are deleted this many hours after they expired (default 24). */
+  /** Confirmation requests and runs are deleted this many hours after they expired (default `RETENTION_DEFAULTS.confirmationHours`, 24). */
   readonly confirmationHours?: number;
-  /** Outbox rows not acknowledged after this many days are deleted (default 7). */
+  /** Outbox rows not acknowledged after this many days are deleted (default `RETENTION_DEFAULTS.outboxDays`, 7). */
   readonly outboxDays?: number;
   /**
    * Settled operations (their state and error code, what `tools.operation` answers) are deleted this many
-   * days after they began (default 90); a running one never is. At least the idempotency TTL.
+   * days after they began (default `RETENTION_DEFAULTS.operationDays`, 90); a running one never is. At least the idempotency TTL.
    */
   readonly operationDays?: number;
 }
@@ -63,7 +79,7 @@ export interface RuntimeOptions {
   /**
    * How long a tenant's config (installs, policy) is used before the store is asked whether it changed,
    * ms (default 1000). Changes made through this runtime apply at once; an execute always checks the
-   * version in its step-9 transaction, so no effect runs under a stale config whatever this is.
+   * version in its begin transaction, so no effect runs under a stale config whatever this is.
    */
   readonly configRefreshMs?: number;
   readonly retention?: RetentionOptions;
@@ -80,6 +96,11 @@ export interface RuntimeOptions {
    * LISTEN connection is down. Decisions the store announces wake waiters at once.
    */
   readonly confirmationPollMs?: number;
+  /**
+   * The longest one `waitConfirmation` round holds, ms (default and most: 25000, `MAX_CONFIRMATION_WAIT_MS`,
+   * the wire limit clients are built for). Tests shorten it so a full round takes a moment.
+   */
+  readonly maxConfirmationWaitMs?: number;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
 }
@@ -110,10 +131,9 @@ export interface RuntimeContext {
   readonly pendingConfirmations: number;
   readonly recoveryIntervalMs: number;
   readonly confirmationPollMs: number;
+  readonly maxConfirmationWaitMs: number;
   readonly clock: () => number;
 }
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Checks options and secrets and fills in defaults. */
 export function resolveOptions(options: RuntimeOptions): RuntimeContext {
@@ -137,14 +157,14 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   }
   const leaseMs = options.leaseMs ?? 30_000;
   if (!(leaseMs >= 1000)) throw new TypeError(`leaseMs must be at least 1000; got ${leaseMs}`);
-  const activityDays = options.retention?.activityDays ?? 90;
+  const activityDays = options.retention?.activityDays ?? RETENTION_DEFAULTS.activityDays;
   if (!(activityDays > 0)) throw new TypeError(`retention.activityDays must be positive; got ${activityDays}`);
-  const confirmationHours = options.retention?.confirmationHours ?? 24;
+  const confirmationHours = options.retention?.confirmationHours ?? RETENTION_DEFAULTS.confirmationHours;
   if (!(confirmationHours >= 0)) throw new TypeError(`retention.confirmationHours must be 0 or more; got ${confirmationHours}`);
-  const outboxDays = options.retention?.outboxDays ?? 7;
+  const outboxDays = options.retention?.outboxDays ?? RETENTION_DEFAULTS.outboxDays;
   if (!(outboxDays > 0)) throw new TypeError(`retention.outboxDays must be positive; got ${outboxDays}`);
-  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
-  const operationDays = options.retention?.operationDays ?? 90;
+  const idempotencyTtlMs = options.idempotencyTtlMs ?? RETENTION_DEFAULTS.idempotencyHours * 60 * 60 * 1000;
+  const operationDays = options.retention?.operationDays ?? RETENTION_DEFAULTS.operationDays;
   if (!(operationDays > 0 && operationDays * DAY_MS >= idempotencyTtlMs)) {
     throw new TypeError(
       `retention.operationDays must be positive and keep operations at least as long as idempotency keys (${idempotencyTtlMs / DAY_MS} days): ` +
@@ -163,6 +183,10 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   if (!(recoveryIntervalMs >= 0)) throw new TypeError(`recoveryIntervalMs must be 0 or more; got ${recoveryIntervalMs}`);
   const confirmationPollMs = options.confirmationPollMs ?? 1000;
   if (!(confirmationPollMs >= 10)) throw new TypeError(`confirmationPollMs must be at least 10; got ${confirmationPollMs}`);
+  const maxConfirmationWaitMs = options.maxConfirmationWaitMs ?? MAX_CONFIRMATION_WAIT_MS;
+  if (!Number.isInteger(maxConfirmationWaitMs) || maxConfirmationWaitMs < 1 || maxConfirmationWaitMs > MAX_CONFIRMATION_WAIT_MS) {
+    throw new TypeError(`maxConfirmationWaitMs must be an integer from 1 to ${MAX_CONFIRMATION_WAIT_MS}; got ${maxConfirmationWaitMs}`);
+  }
   return {
     store: options.store,
     signingKeys: options.signingKeys,
@@ -179,7 +203,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     idempotencyTtlMs,
     configRefreshMs: Math.max(0, options.configRefreshMs ?? 1000),
     activityRetentionMs: activityDays * DAY_MS,
-    pruneIntervalMs: options.retention?.pruneIntervalMs ?? 60 * 60 * 1000,
+    pruneIntervalMs: options.retention?.pruneIntervalMs ?? RETENTION_DEFAULTS.pruneIntervalMs,
     confirmationRetentionMs: confirmationHours * 60 * 60 * 1000,
     outboxRetentionMs: outboxDays * DAY_MS,
     operationRetentionMs: operationDays * DAY_MS,
@@ -187,6 +211,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     pendingConfirmations,
     recoveryIntervalMs,
     confirmationPollMs,
+    maxConfirmationWaitMs,
     clock: options.clock ?? Date.now,
   };
 }

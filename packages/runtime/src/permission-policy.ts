@@ -1,8 +1,18 @@
-import { EFFECTS, MAX_VERIFICATION_LEVEL, POLICY_NAME_MAX_LENGTH, ToolpactError, matchesToolPattern, type ActorInfo, type ValidationIssue } from "@toolpact/contract";
+import {
+  EFFECTS,
+  MAX_VERIFICATION_LEVEL,
+  POLICY_LIST_MAX,
+  POLICY_NAME_MAX_LENGTH,
+  TOOL_PATTERN_MAX_LENGTH,
+  ToolpactError,
+  matchesToolPattern,
+  type ActorInfo,
+  type ValidationIssue,
+} from "@toolpact/contract";
 import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
 import type { RegisteredTool } from "./registry.js";
 
-/** The outcome of step 5 for one call. */
+/** The outcome of decide-permission for one call. */
 export type PermissionDecision =
   | { readonly kind: "deny"; readonly reason: string }
   | {
@@ -11,12 +21,16 @@ export type PermissionDecision =
       readonly confirm: boolean;
       /** How confirmation happens, when `confirm`. */
       readonly mode: "token" | "platform";
+      /** The first matching `confirm` rule, when one asks for confirmation: its index in `rules` and its pattern. */
+      readonly confirmRule?: { readonly index: number; readonly tools: string };
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
     };
 
 interface CompiledRule {
   readonly rule: PolicyRule;
+  /** Where it stands in the policy's `rules`. */
+  readonly index: number;
   readonly users: ReadonlySet<string> | undefined;
   readonly roles: readonly string[] | undefined;
 }
@@ -47,8 +61,9 @@ export class PermissionPolicy {
     this.policy = policy;
     this.#levels = policy.minVerificationLevel ?? {};
     this.#narrow = new Map(Object.entries(policy.narrow ?? {}));
-    this.#rules = policy.rules.map((rule) => ({
+    this.#rules = policy.rules.map((rule, index) => ({
       rule,
+      index,
       users: rule.users === undefined ? undefined : new Set(rule.users),
       roles: rule.roles,
     }));
@@ -99,7 +114,7 @@ export class PermissionPolicy {
   ): PermissionDecision {
     const { callerPluginId, actor } = who;
     let matched = false;
-    let confirmRule = false;
+    let confirmRule: CompiledRule | undefined;
     let platform = false;
     let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
     for (const compiled of rules) {
@@ -112,7 +127,7 @@ export class PermissionPolicy {
         return { kind: "deny", reason: `a deny rule of the tenant policy ("${rule.tools}") matches this call` };
       }
       matched = true;
-      if (rule.decision === "confirm") confirmRule = true;
+      if (rule.decision === "confirm") confirmRule ??= compiled;
       if (rule.mode === "platform") platform = true;
       if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
     }
@@ -122,9 +137,11 @@ export class PermissionPolicy {
         reason: "no rule of the tenant policy allows it: the tenant admin must add an allow or confirm rule for this tool and caller",
       };
     }
-    const confirm = tool.declaration.requiresConfirmation || confirmRule;
+    const confirm = tool.declaration.requiresConfirmation || confirmRule !== undefined;
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
-    return { kind: "allow", confirm, mode, minVerificationLevel: level };
+    return confirmRule === undefined
+      ? { kind: "allow", confirm, mode, minVerificationLevel: level }
+      : { kind: "allow", confirm, mode, minVerificationLevel: level, confirmRule: { index: confirmRule.index, tools: confirmRule.rule.tools } };
   }
 }
 
@@ -156,14 +173,14 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
       for (const [key, patterns] of Object.entries(narrow)) {
         const path = `/narrow/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
         if (!SEAM_KEY.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
-        if (!Array.isArray(patterns) || patterns.some((pattern) => typeof pattern !== "string" || !TOOL_PATTERN.test(pattern))) {
+        if (!Array.isArray(patterns) || patterns.length > POLICY_LIST_MAX || patterns.some((pattern) => !isToolPattern(pattern))) {
           issues.push({ path, message: 'the value is a list of tool patterns: "*", "<pluginId>:*", "<pluginId>:<tool>"...' });
         }
       }
     }
   }
-  if (!Array.isArray(rules)) {
-    issues.push({ path: "/rules", message: "rules must be an array of rules" });
+  if (!Array.isArray(rules) || rules.length > POLICY_LIST_MAX) {
+    issues.push({ path: "/rules", message: `rules must be an array of at most ${POLICY_LIST_MAX} rules` });
   } else {
     rules.forEach((rule, index) => issues.push(...ruleIssues(rule, `/rules/${index}`)));
   }
@@ -182,12 +199,17 @@ const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "dec
 export const TOOL_PATTERN =
   /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/;
 
+/** True for a tool pattern of at most TOOL_PATTERN_MAX_LENGTH characters: the one check rules, runs, `narrow` and recovery rules use. */
+export function isToolPattern(value: unknown): value is string {
+  return typeof value === "string" && value.length <= TOOL_PATTERN_MAX_LENGTH && TOOL_PATTERN.test(value);
+}
+
 function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (typeof rule !== "object" || rule === null || Array.isArray(rule)) return [{ path, message: "a rule is an object" }];
   const record = rule as Record<string, unknown>;
   for (const key of Object.keys(record)) if (!RULE_KEYS.has(key)) issues.push({ path: `${path}/${key}`, message: "unknown rule field" });
-  if (typeof record.tools !== "string" || !TOOL_PATTERN.test(record.tools)) {
+  if (!isToolPattern(record.tools)) {
     issues.push({
       path: `${path}/tools`,
       message: 'tools is a pattern: "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"',
@@ -215,8 +237,12 @@ function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
 }
 
 function stringList(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0 || item.length > POLICY_NAME_MAX_LENGTH)) {
-    issues.push({ path, message: "must be a list of non-empty strings" });
+  if (
+    !Array.isArray(value) ||
+    value.length > POLICY_LIST_MAX ||
+    value.some((item) => typeof item !== "string" || item.length === 0 || item.length > POLICY_NAME_MAX_LENGTH)
+  ) {
+    issues.push({ path, message: `must be a list of at most ${POLICY_LIST_MAX} strings of 1 to ${POLICY_NAME_MAX_LENGTH} characters` });
   }
 }
 

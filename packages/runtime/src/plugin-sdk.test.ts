@@ -19,15 +19,15 @@ const RELAY = "com.example.relay";
 let fx: RuntimeFixture;
 eachTestFixture((made) => (fx = made));
 
-function expectUndeclared(run: () => void, message?: string): void {
+function expectUndeclared(run: () => void, message?: string, code = "CAPABILITY_UNDECLARED"): void {
   try {
     run();
   } catch (error) {
-    expect((error as { code?: string }).code).toBe("CAPABILITY_UNDECLARED");
+    expect((error as { code?: string }).code).toBe(code);
     if (message !== undefined) expect((error as Error).message).toContain(message);
     return;
   }
-  throw new Error("expected CAPABILITY_UNDECLARED");
+  throw new Error(`expected ${code}`);
 }
 
 describe("capability bound", () => {
@@ -37,8 +37,8 @@ describe("capability bound", () => {
     expectUndeclared(() => sdk.tools.provide("drop-table", handler), "declares no such tool");
     expectUndeclared(() => sdk.tools.provide("search-records@2", handler), "only in version 1");
     expectUndeclared(() => sdk.tools.provide("create-record", handler), 'provide("create-record@2"');
-    expectUndeclared(() => sdk.tools.provide("search-records", handler), "already has a handler");
-    expectUndeclared(() => sdk.tools.provide("unprovided", {} as never), "execute(input, ctx)");
+    expectUndeclared(() => sdk.tools.provide("search-records", handler), "already has a handler", "HANDLER_INVALID");
+    expectUndeclared(() => sdk.tools.provide("unprovided", {} as never), "execute(input, ctx)", "HANDLER_INVALID");
   });
 
   it("lets a plugin provide only under its own id", () => {

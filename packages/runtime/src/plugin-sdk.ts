@@ -15,7 +15,7 @@ export interface SdkHost {
   readonly registry: PluginRegistry;
   readonly runtime: Pick<Runtime, "listTools" | "preview" | "execute">;
   readonly scope: AsyncLocalStorage<CallScope>;
-  /** Step 1 for an in-process caller: verifies the actor token for `pluginId` (failures are logged and counted). */
+  /** Authentication for an in-process caller: verifies the actor token for `pluginId` (failures are logged and counted). */
   verifyActor(actorToken: string, pluginId: string): Promise<VerifiedActor>;
   readonly clock: () => number;
 }

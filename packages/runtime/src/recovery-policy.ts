@@ -1,6 +1,6 @@
-import { RECOVERY_ATTEMPTS_MAX, ToolpactError, matchesToolPattern, type ValidationIssue } from "@toolpact/contract";
+import { POLICY_LIST_MAX, RECOVERY_ATTEMPTS_MAX, ToolpactError, matchesToolPattern, type ValidationIssue } from "@toolpact/contract";
 import type { RecoveryPolicy, RecoveryRule } from "./api.js";
-import { TOOL_PATTERN } from "./permission-policy.js";
+import { isToolPattern } from "./permission-policy.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** What recovery may do with an expired operation of one tool. */
@@ -46,8 +46,8 @@ export function normalizeRecoveryPolicy(policy: RecoveryPolicy, tools: Iterable<
   } else {
     const { rules, ...rest } = policy as unknown as Record<string, unknown>;
     for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown recovery policy field" });
-    if (!Array.isArray(rules)) {
-      issues.push({ path: "/rules", message: "rules must be an array of rules" });
+    if (!Array.isArray(rules) || rules.length > POLICY_LIST_MAX) {
+      issues.push({ path: "/rules", message: `rules must be an array of at most ${POLICY_LIST_MAX} rules` });
     } else {
       const known = [...tools];
       rules.forEach((rule: unknown, index) => issues.push(...ruleIssues(rule, `/rules/${index}`, known)));
@@ -81,7 +81,7 @@ function ruleIssues(rule: unknown, path: string, tools: readonly RegisteredTool[
   const record = rule as Record<string, unknown>;
   for (const key of Object.keys(record)) if (!RULE_KEYS.has(key)) issues.push({ path: `${path}/${key}`, message: "unknown rule field" });
   const pattern = record.tools;
-  const patternOk = typeof pattern === "string" && TOOL_PATTERN.test(pattern);
+  const patternOk = isToolPattern(pattern);
   if (!patternOk) {
     issues.push({
       path: `${path}/tools`,

@@ -40,7 +40,7 @@ describe("a handler is read once, at provide", () => {
         error = caught;
       }
       expect(error, name).toBeInstanceOf(ToolpactError);
-      expect(error, name).toMatchObject({ code: "CAPABILITY_UNDECLARED", message: expect.stringContaining("reading the handler for") });
+      expect(error, name).toMatchObject({ code: "HANDLER_INVALID", message: expect.stringContaining("reading the handler for") });
       expect((error as Error).message, name).not.toContain("evil.example");
     }
     // Nothing was registered: the tools still have no handler.
@@ -100,7 +100,7 @@ describe("a handler is read once, at provide", () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toMatchObject({ code: "CAPABILITY_UNDECLARED", message: expect.stringContaining("provider definition") });
+    expect(error).toMatchObject({ code: "HANDLER_INVALID", message: expect.stringContaining("provider definition") });
     expect((error as Error).message).not.toContain("evil.example");
   });
 });

@@ -183,7 +183,8 @@ export class PluginRegistry {
 
   /**
    * Registers the function of a declared gate, hook or guard of `pluginId`'s own manifest.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for one the manifest does not declare, or one provided twice.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for one the manifest does not declare; HANDLER_INVALID for one
+ *   that is not a function, or provided twice.
    */
   provideSeam(pluginId: string, provided: { readonly kind: SeamKind; readonly name: string; readonly handler: unknown }): void {
     const { kind, name, handler } = provided;
@@ -201,10 +202,10 @@ export class PluginRegistry {
       );
     }
     if (typeof handler !== "function") {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `the ${kind} ${seam.key} must be provided as a function (call, ctx) => ...`);
+      throw new ToolpactError("HANDLER_INVALID", `the ${kind} ${seam.key} must be provided as a function (call, ctx) => ...`);
     }
     if (seam.handler !== undefined) {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `the ${kind} ${seam.key} already has a function: each declared ${kind} is provided once`);
+      throw new ToolpactError("HANDLER_INVALID", `the ${kind} ${seam.key} already has a function: each declared ${kind} is provided once`);
     }
     seam.handler = handler;
   }
@@ -221,7 +222,8 @@ export class PluginRegistry {
   /**
    * Registers `handler` for `spec` (`"name"` when one version is declared, else `"name@version"`) of
    * `pluginId`'s own manifest.
-   * @throws ToolpactError CAPABILITY_UNDECLARED for anything the manifest does not declare.
+   * @throws ToolpactError CAPABILITY_UNDECLARED for anything the manifest does not declare; HANDLER_INVALID
+   *   for a handler that cannot run, or a second one.
    */
   provide(pluginId: string, spec: string, handler: ToolHandler): RegisteredTool {
     const plugin = this.#plugins.get(pluginId);
@@ -263,7 +265,7 @@ export class PluginRegistry {
     const record = handlerRecord(tool.fullName, handler);
     if (tool.handler !== undefined) {
       throw new ToolpactError(
-        "CAPABILITY_UNDECLARED",
+        "HANDLER_INVALID",
         `${tool.fullName} already has a handler: each declared tool is provided once`,
       );
     }
@@ -294,7 +296,7 @@ export class PluginRegistry {
         );
       }
       if (known.handler !== undefined || specs.indexOf(spec) !== index) {
-        throw new ToolpactError("CAPABILITY_UNDECLARED", `${known.fullName} already has a handler: each declared tool is provided once`);
+        throw new ToolpactError("HANDLER_INVALID", `${known.fullName} already has a handler: each declared tool is provided once`);
       }
       records.push(handlerRecord(known.fullName, entry.handler));
     }
@@ -306,12 +308,12 @@ export class PluginRegistry {
  * A provider's handler as the runtime keeps it: each function read once, here, inside a guard (a getter
  * that throws fails `provide`), then called with the handler object as `this`; the record is frozen. No
  * later read of the plugin's object can throw, or answer differently, on a call's path.
- * @throws ToolpactError CAPABILITY_UNDECLARED when it is not an object of functions, or reading it throws.
+ * @throws ToolpactError HANDLER_INVALID when it is not an object of functions, or reading it throws.
  */
 function handlerRecord(tool: string, handler: unknown): ToolHandler {
   if (HANDLER_RECORDS.has(handler as object)) return handler as ToolHandler;
   if (typeof handler !== "object" || handler === null) {
-    throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
+    throw new ToolpactError("HANDLER_INVALID", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
   }
   let execute: unknown;
   let preview: unknown;
@@ -320,18 +322,18 @@ function handlerRecord(tool: string, handler: unknown): ToolHandler {
     ({ execute, preview, authorize } = handler as Record<string, unknown>);
   } catch (error) {
     throw new ToolpactError(
-      "CAPABILITY_UNDECLARED",
+      "HANDLER_INVALID",
       `reading the handler for ${tool} threw (${errorClassOf(error)}): a handler is a plain object of functions, execute and optionally preview and authorize`,
       { tool },
       { cause: error },
     );
   }
   if (typeof execute !== "function") {
-    throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
+    throw new ToolpactError("HANDLER_INVALID", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
   }
   for (const [name, value] of [["preview", preview], ["authorize", authorize]] as const) {
     if (value !== undefined && typeof value !== "function") {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `the handler for ${tool} has a ${name} that is not a function`);
+      throw new ToolpactError("HANDLER_INVALID", `the handler for ${tool} has a ${name} that is not a function`);
     }
   }
   const bound = (fn: Function) => (input: unknown, ctx: unknown) => Reflect.apply(fn, handler, [input, ctx]) as unknown;
@@ -365,7 +367,7 @@ function copyDefinition(definition: ProviderDefinition): {
     };
   } catch (error) {
     throw new ToolpactError(
-      "CAPABILITY_UNDECLARED",
+      "HANDLER_INVALID",
       `provideAll needs a provider definition ({ providerId, tools }) made by define<Alias>Provider; reading this one failed (${errorClassOf(error)})`,
       {},
       { cause: error },

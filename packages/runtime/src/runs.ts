@@ -1,24 +1,29 @@
 /**
  * Runs: a caller and actor bound to a list of tool patterns for a while. Calls passing a run's id may use
- * only the tools it allows (checked at step 3), until the run closes or expires.
+ * only the tools it allows (checked by check-caller), until the run closes or expires.
  */
 import { randomUUID } from "node:crypto";
 import { ID_MAX_LENGTH, RUN_ALLOW_MAX, RUN_TTL_MAX_SECONDS, ToolpactError, matchesToolPattern } from "@toolpact/contract";
 import type { Principal, RunHandle, RunOptions } from "./api.js";
 import type { RuntimeContext } from "./options.js";
-import { TOOL_PATTERN } from "./permission-policy.js";
+import { isToolPattern } from "./permission-policy.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** Opens a run bound to the principal's (tenant, caller, actor). @throws INPUT_INVALID listing every problem. */
 export async function openRun(context: RuntimeContext, principal: Principal, options: RunOptions): Promise<RunHandle> {
-  const allow = options?.allow;
-  const ttlSeconds = options?.ttlSeconds;
   const issues: { path: string; message: string }[] = [];
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ToolpactError("INPUT_INVALID", "the run cannot be opened: its options are an object { allow, ttlSeconds }", {
+      issues: [{ path: "", message: "an object { allow, ttlSeconds }" }],
+    });
+  }
+  const { allow, ttlSeconds, ...rest } = options as unknown as Record<string, unknown>;
+  for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown run option: a run takes allow and ttlSeconds" });
   if (!Array.isArray(allow) || allow.length === 0 || allow.length > RUN_ALLOW_MAX) {
     issues.push({ path: "/allow", message: `allow is a list of 1 to ${RUN_ALLOW_MAX} tool patterns` });
   } else {
     allow.forEach((pattern, index) => {
-      if (typeof pattern !== "string" || !TOOL_PATTERN.test(pattern)) {
+      if (!isToolPattern(pattern)) {
         issues.push({ path: `/allow/${index}`, message: 'a tool pattern: "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"' });
       }
     });
@@ -33,13 +38,13 @@ export async function openRun(context: RuntimeContext, principal: Principal, opt
   }
   const now = context.clock();
   const runId = randomUUID();
-  const expiresAt = now + ttlSeconds * 1000;
+  const expiresAt = now + (ttlSeconds as number) * 1000;
   await context.store.insertRun({
     tenantId: principal.tenantId,
     runId,
     callerPluginId: principal.callerPluginId,
     actorUserId: principal.actor.userId,
-    allow: Object.freeze([...allow]),
+    allow: Object.freeze([...(allow as readonly string[])]),
     createdAt: now,
     expiresAt,
   });
@@ -65,7 +70,7 @@ export interface CallInRun {
   readonly runId: string;
 }
 
-/** Step 3 for a call in a run: the run is the caller's and actor's, open, unexpired, and allows the tool. */
+/** check-caller for a call in a run: the run is the caller's and actor's, open, unexpired, and allows the tool. */
 export async function checkRun(context: RuntimeContext, call: CallInRun): Promise<void> {
   const { principal, tool, runId } = call;
   const shown = String(runId).slice(0, ID_MAX_LENGTH);

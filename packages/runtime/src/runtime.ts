@@ -52,9 +52,9 @@ import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
-/** Counters a host can export (step-1 failures are not activity events: they are counted here). */
+/** Counters a host can export (authentication failures are not activity events: they are counted here). */
 export interface RuntimeMetrics {
-  /** Requests refused at step 1 (bad plugin key or actor token). */
+  /** Requests refused at authentication (bad plugin key or actor token). */
   readonly authFailures: number;
   /** Activity events that could not be written (the store failed). */
   readonly activityWriteFailures: number;
@@ -203,7 +203,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     return sdk;
   }
 
-  // -- step 1 and the calls ----------------------------------------------------------------------
+  // -- authentication and the calls -------------------------------------------------------------------
 
   authenticate(credentials: CallerCredentials): Promise<Principal> {
     return this.#identity.authenticate(credentials);
@@ -305,7 +305,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
 
   async #track<T>(work: () => Promise<T>): Promise<T> {
     if (this.#closing !== undefined) {
-      throw new ToolpactError("STORE_UNAVAILABLE", "the runtime is shutting down: retry against another instance");
+      throw new ToolpactError("SHUTTING_DOWN", "the runtime is shutting down: retry against another instance");
     }
     this.#inFlight++;
     try {

@@ -68,7 +68,7 @@ const CACHE_LIMIT = 10_000;
  * Tenant configuration, compiled once per change. Changes the store announces apply at once
  * (`invalidate`: this runtime's own, and other instances' where the store hears them); any other change
  * is seen within `refreshMs` by previews and refusals, and always before an effect or a read's result:
- * the step-9 (or a read's single) transaction checks the version steps 2-6 used.
+ * the begin transaction (or a read's single one) checks the version the authorization steps used.
  */
 export class TenantConfigCache {
   readonly #store: Store;

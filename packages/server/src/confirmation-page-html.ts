@@ -54,7 +54,7 @@ button{font:inherit;padding:.5rem 1.5rem;border-radius:6px;border:1px solid #888
 function layout(title: string, body: string, head = ""): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-    `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">${head}` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">${head}` +
     `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`
   );
 }

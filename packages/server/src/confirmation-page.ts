@@ -15,11 +15,16 @@ import { personDeciding, type PresenceSession, type PresenceSessions } from "./p
 import { isForeignSite, isTopLevelNavigation } from "./request-site.js";
 import { createRouterCaller } from "./router.js";
 
-/** Headers every confirmation-page response carries. */
+/**
+ * Headers every confirmation-page response carries. The referrer policy is `same-origin`, not
+ * `no-referrer`: under `no-referrer` browsers send `Origin: null` on the page's own form posts, which
+ * the origin checks (`confirmationOrigin`, and browsers without Fetch Metadata) must refuse; under
+ * `same-origin` other origins still get neither a Referer nor an Origin from the page.
+ */
 export const CONFIRMATION_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
+  "referrer-policy": "same-origin",
   "cache-control": "no-store",
   "x-content-type-options": "nosniff",
 });
@@ -139,7 +144,15 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
         "no presence token: open the confirmation link from your app; it signs you in through /confirm/session?token=...",
       );
     }
-    if (token.length > ACTOR_TOKEN_MAX_LENGTH) throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    if (token.length > ACTOR_TOKEN_MAX_LENGTH) {
+      throw new ToolpactError("UNAUTHENTICATED", "the presence token is too long to be valid: open the confirmation link from your app again");
+    }
+    if (foreign) {
+      // A navigation another site started (the identity service's, or an attacker's with their own token):
+      // nothing is signed in until this page's own post, which only the person's click on it makes.
+      sendPage(res, { status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
+      return;
+    }
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
     const cookie = { "set-cookie": setCookie };

@@ -3,23 +3,15 @@ import { z } from "zod";
 import {
   ACTIVITY_CURSOR_MAX_LENGTH,
   CONFIRMATION_TOKEN_MAX_LENGTH,
-  EFFECTS,
   ID_MAX_LENGTH,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   MAX_ACTIVITY_PAGE,
   MAX_CONFIRMATION_WAIT_MS,
-  MAX_VERIFICATION_LEVEL,
   OUTBOX_BATCH_MAX,
   OUTBOX_LEASE_MAX_SECONDS,
   PLUGIN_ID_MAX_LENGTH,
-  POLICY_LIST_MAX,
-  POLICY_NAME_MAX_LENGTH,
-  RECOVERY_ATTEMPTS_MAX,
-  RUN_ALLOW_MAX,
-  RUN_TTL_MAX_SECONDS,
   TENANT_ID_MAX_LENGTH,
   TOOL_NAME_MAX_LENGTH,
-  TOOL_PATTERN_MAX_LENGTH,
   ToolpactError,
   toolFullName,
   toolRefOf,
@@ -32,11 +24,9 @@ import {
 import type {
   Activation,
   ActivityQuery,
-  EffectVerificationLevels,
   OutboxClaim,
-  PolicyRule,
   Principal,
-  RecoveryRule,
+  RecoveryPolicy,
   RunOptions,
   Runtime,
   TenantPolicy,
@@ -113,33 +103,13 @@ const pageSchema = {
 
 const tenantId = z.string().min(1).max(TENANT_ID_MAX_LENGTH);
 const pluginId = z.string().min(1).max(PLUGIN_ID_MAX_LENGTH);
-const names = z.array(z.string().min(1).max(POLICY_NAME_MAX_LENGTH)).max(POLICY_LIST_MAX);
 
-const policySchema = z.strictObject({
-  rules: z
-    .array(
-      z.strictObject({
-        tools: z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH),
-        callers: names.optional(),
-        users: names.optional(),
-        roles: names.optional(),
-        effects: z.array(z.enum(EFFECTS)).optional(),
-        decision: z.enum(["allow", "deny", "confirm"]),
-        mode: z.enum(["token", "platform"]).optional(),
-        minVerificationLevel: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
-      }),
-    )
-    .max(POLICY_LIST_MAX),
-  trustedConfirmationUis: names.optional(),
-  minVerificationLevel: z
-    .strictObject({
-      read: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
-      write: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
-      external: z.number().int().min(0).max(MAX_VERIFICATION_LEVEL).optional(),
-    })
-    .optional(),
-  narrow: z.record(z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH), names).optional(),
-});
+/**
+ * Policy, run and recovery shapes are checked in one place, the runtime (`normalizePolicy`, `openRun`,
+ * `normalizeRecoveryPolicy`), with one set of limits: HTTP and in-process callers get the same answers.
+ * These schemas only carry the runtime's types to the router's callers.
+ */
+const policySchema = z.custom<TenantPolicy>();
 
 /** For procedures that take nothing: an input sent anyway is refused rather than silently ignored. */
 const noInput = z.undefined({ error: "this procedure takes no input: send none (the caller and user come from the request's credentials)" });
@@ -151,10 +121,7 @@ const waitSchema = z.strictObject({
   timeoutMs: z.number().int().min(0).max(MAX_CONFIRMATION_WAIT_MS).optional(),
 });
 
-const runOpenSchema = z.strictObject({
-  allow: z.array(z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH)).min(1).max(RUN_ALLOW_MAX),
-  ttlSeconds: z.number().int().min(1).max(RUN_TTL_MAX_SECONDS),
-});
+const runOpenSchema = z.custom<RunOptions>();
 
 const activationNames = z.array(z.string().min(1).max(TOOL_NAME_MAX_LENGTH)).max(1000);
 
@@ -172,39 +139,15 @@ const outboxClaimSchema = z.strictObject({
   leaseSeconds: z.number().int().min(1).max(OUTBOX_LEASE_MAX_SECONDS),
 });
 
-const recoveryPolicySchema = z.strictObject({
-  rules: z
-    .array(
-      z.strictObject({
-        tools: z.string().min(1).max(TOOL_PATTERN_MAX_LENGTH),
-        retry: z.enum(["none", "reinvoke"]),
-        maxAttempts: z.number().int().min(1).max(RECOVERY_ATTEMPTS_MAX).optional(),
-      }),
-    )
-    .max(POLICY_LIST_MAX),
-});
+const recoveryPolicySchema = z.custom<RecoveryPolicy>();
 
 /** Compile-time guard: each body schema names exactly the fields of the runtime type it becomes. */
 type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
 const bodyKeysMatch: [
-  SameKeys<z.output<typeof policySchema>, TenantPolicy>,
-  SameKeys<z.output<typeof policySchema>["rules"][number], PolicyRule>,
-  SameKeys<NonNullable<z.output<typeof policySchema>["minVerificationLevel"]>, EffectVerificationLevels>,
-  SameKeys<z.output<typeof runOpenSchema>, RunOptions>,
   SameKeys<Omit<z.output<typeof activationSchema>, "tenantId" | "pluginId">, Activation>,
-  SameKeys<z.output<typeof recoveryPolicySchema>["rules"][number], RecoveryRule>,
   SameKeys<Omit<z.output<typeof outboxClaimSchema>, "tenantId">, OutboxClaim>,
-] = [true, true, true, true, true, true, true];
+] = [true, true];
 void bodyKeysMatch;
-
-function toPolicy(policy: z.output<typeof policySchema>): TenantPolicy {
-  return withoutUndefined({
-    rules: policy.rules.map((rule) => withoutUndefined(rule)),
-    trustedConfirmationUis: policy.trustedConfirmationUis,
-    minVerificationLevel: policy.minVerificationLevel === undefined ? undefined : withoutUndefined(policy.minVerificationLevel),
-    narrow: policy.narrow,
-  });
-}
 
 /**
  * `tools.manifests`: what `toolpact codegen --from <url>` generates clients from. Each provider this
@@ -297,7 +240,7 @@ export const appRouter = t.router({
       .mutation(({ ctx, input }) => ctx.runtime.admin.revokePluginKey(input.tenantId, input.keyId)),
     setPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: policySchema }))
-      .mutation(({ ctx, input }) => ctx.runtime.admin.setPolicy(input.tenantId, toPolicy(input.policy))),
+      .mutation(({ ctx, input }) => ctx.runtime.admin.setPolicy(input.tenantId, input.policy)),
     setActivation: adminProcedure.input(activationSchema).mutation(({ ctx, input }) => {
       const { tenantId: tenant, pluginId: plugin, ...activation } = input;
       return ctx.runtime.admin.setActivation(tenant, plugin, withoutUndefined(activation));
@@ -305,7 +248,7 @@ export const appRouter = t.router({
     setRecoveryPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: recoveryPolicySchema }))
       .mutation(({ ctx, input }) =>
-        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, { rules: input.policy.rules.map((rule) => withoutUndefined(rule)) }),
+        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, input.policy),
       ),
     listActivity: adminProcedure
       .input(z.strictObject({ tenantId, ...pageSchema }))

@@ -162,8 +162,9 @@ export class CallTrace {
 
   /**
    * Records a refused or failed call (once) and returns the error the caller gets. When the store itself
-   * failed the call (STORE_UNAVAILABLE), its event is written without waiting: the store is likely still
-   * failing, and the caller should not wait out a second timeout for a record that may not be written.
+   * failed the call (STORE_UNAVAILABLE, or SHUTTING_DOWN: it is closing), its event is written without
+   * waiting: the store is likely still failing, and the caller should not wait out a second timeout for a
+   * record that may not be written.
    */
   async refused(error: unknown): Promise<unknown> {
     if (this.#recorded) return error;
@@ -173,7 +174,7 @@ export class CallTrace {
         ...(error.data.operationId === undefined ? {} : { operationId: error.data.operationId }),
         ...(error.data.errorClass === undefined ? {} : { errorClass: error.data.errorClass }),
       });
-      if (error.code !== "STORE_UNAVAILABLE") await recording;
+      if (error.code !== "STORE_UNAVAILABLE" && error.code !== "SHUTTING_DOWN") await recording;
       return error;
     }
     await this.record("failed", { errorClass: errorClassOf(error) });

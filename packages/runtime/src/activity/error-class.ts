@@ -7,7 +7,11 @@ const CLASS_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 export function outcomeOf(code: ToolpactErrorCode): ActivityOutcome {
   switch (code) {
     case "PROVIDER_FAILED":
+    case "HANDLER_INVALID":
     case "STORE_UNAVAILABLE":
+    case "SHUTTING_DOWN":
+    case "CONCURRENT_CHANGE":
+    case "STORED_DATA_DAMAGED":
       return "failed";
     case "OUTCOME_UNKNOWN":
       return "unknown";

@@ -1,5 +1,5 @@
 /**
- * The refusals of steps 4 to 6 (input, permission, the provider's own check) and of plugin code that
+ * The refusals of validate-input, decide-permission and provider-authorize and of plugin code that
  * fails before any effect, one row each: the error and the activity event, ids and times masked.
  */
 import { beforeEach, describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ let fx: RuntimeFixture;
 let alice: Principal;
 eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
-describe("steps 4-6: input, permission, the provider's own check", () => {
+describe("validate-input, decide-permission, provider-authorize", () => {
   it("INPUT_INVALID: the input", async () => {
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: 7, extra: true }))).toMatchInlineSnapshot(`
       {

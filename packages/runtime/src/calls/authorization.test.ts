@@ -1,5 +1,5 @@
 /**
- * The execute path up to the effect: a read that runs, then steps 2 to 6 (the tool, the caller, the
+ * The execute path up to the effect: a read that runs, then the authorization steps (the tool, the caller, the
  * input, permission, the provider's authorize).
  */
 import { describe, expect, it } from "vitest";
@@ -92,7 +92,7 @@ describe("a read tool without confirmation", () => {
   });
 });
 
-describe("step 2: the provider for this tenant", () => {
+describe("resolve-tool: the provider for this tenant", () => {
   it("refuses an unknown plugin, one not installed for the tenant, and a disabled one", async () => {
     const principal = await fx.principal();
     expect((await rejection(fx.runtime.execute(principal, { providerId: "com.example.nope", tool: "x" }, {}))).code).toBe(
@@ -125,7 +125,7 @@ describe("step 2: the provider for this tenant", () => {
   });
 });
 
-describe("step 3: the caller", () => {
+describe("check-caller: the caller", () => {
   it("refuses a caller that is disabled or not installed for the tenant", async () => {
     const principal = await fx.principal();
     await fx.runtime.admin.setPluginEnabled(TENANT, ASSISTANT, false);
@@ -149,7 +149,7 @@ describe("step 3: the caller", () => {
   });
 });
 
-describe("step 4: input", () => {
+describe("validate-input", () => {
   it("reports every schema issue with its path", async () => {
     const principal = await fx.principal();
     const error = await rejection(fx.runtime.execute(principal, search, { query: 5, extra: true }));
@@ -168,7 +168,7 @@ describe("step 4: input", () => {
   });
 });
 
-describe("step 5: permission", () => {
+describe("decide-permission", () => {
   it("denies when no rule matches, and deny wins over allow", async () => {
     await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:create-record`, decision: "allow" }] });
     const principal = await fx.principal();
@@ -254,7 +254,7 @@ describe("step 5: permission", () => {
     const confirmed = await token();
     const other = await fx.reopen();
     await other.admin.setPolicy(TENANT, { rules: [] });
-    // the execute's step-9 transaction sees the new version, and the call is decided again
+    // the execute's begin transaction sees the new version, and the call is decided again
     expect((await rejection(fx.runtime.execute(principal, write, { title: "t" }, { confirmationToken: confirmed }))).code).toBe("PERMISSION_DENIED");
     expect(fx.handlers.executed).toHaveLength(1);
     await other.admin.setPolicy(TENANT, ALLOW_ALL);
@@ -278,7 +278,7 @@ describe("step 5: permission", () => {
   });
 });
 
-describe("step 6: the provider's authorize", () => {
+describe("provider-authorize", () => {
   it("denies when authorize says no, and fails closed when it throws", async () => {
     const principal = await fx.principal();
     const guarded = { providerId: NOTES, tool: "guarded-read" };

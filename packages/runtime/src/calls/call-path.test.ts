@@ -106,11 +106,11 @@ describe("pipeline order", () => {
   it("reports the earliest failing step", async () => {
     const principal = await fx.principal();
     await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:search-records`, decision: "deny" }, { tools: "*", decision: "allow" }] });
-    // step 4 (input) comes before step 5 (policy)
+    // validate-input comes before decide-permission (policy)
     expect((await rejection(fx.runtime.execute(principal, search, { query: 1 }))).code).toBe("INPUT_INVALID");
-    // step 3 (uses) comes before step 4
+    // check-caller (uses) comes before validate-input
     expect((await rejection(fx.runtime.execute(await fx.principal(LIMITED), create, { nope: 1 }))).code).toBe("PERMISSION_DENIED");
-    // step 2 comes before everything
+    // resolve-tool comes before everything
     await fx.runtime.admin.setPluginEnabled(TENANT, NOTES, false);
     await fx.runtime.admin.setPluginEnabled(TENANT, ASSISTANT, false);
     expect((await rejection(fx.runtime.execute(principal, search, { query: 1 }))).code).toBe("PROVIDER_DISABLED");
@@ -132,7 +132,7 @@ describe("pipeline order", () => {
 });
 
 describe("activity of refused calls", () => {
-  it("records every refusal from step 2 on, and none for step 1", async () => {
+  it("records every refusal from resolve-tool on, and none from authentication", async () => {
     const principal = await fx.principal();
     const noCall = await fx.principal(NO_CALL);
     const attempts: [() => Promise<unknown>, string][] = [

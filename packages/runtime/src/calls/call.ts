@@ -9,7 +9,7 @@ import type { IdempotencyKeying } from "../ledger/idempotency.js";
 import type { LeaseKeeper } from "../ledger/lease-keeper.js";
 import type { RuntimeContext } from "../options.js";
 import type { PermissionDecision } from "../permission-policy.js";
-import { CallAbort, type ScopeOwner } from "../plugin-code/call-scope.js";
+import { CallAbort } from "../plugin-code/call-scope.js";
 import type { PluginCodeRunner } from "../plugin-code/plugin-code-runner.js";
 import type { WindowRateLimiter } from "../rate-limit.js";
 import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "../registry.js";
@@ -23,7 +23,7 @@ export interface CallParts {
   readonly context: RuntimeContext;
   readonly registry: PluginRegistry;
   readonly tenants: TenantConfigCache;
-  /** Step 1's keys: each call confirms its principal's key under the tenant config it is decided under. */
+  /** check-caller's keys: each call confirms its principal's key under the tenant config it is decided under. */
   readonly identity: Authenticator;
   readonly tokens: ConfirmationTokens;
   readonly sealed: SealedPayloads;
@@ -34,10 +34,10 @@ export interface CallParts {
   readonly previewLimiter: WindowRateLimiter;
 }
 
-/** What a call asks for, as it arrived (after step 1). */
+/** What a call asks for, as it arrived (once its principal was authenticated). */
 export interface CallRequest {
   readonly ref: ToolRef;
-  /** The input as the caller sent it; step 4 makes the validated copy. */
+  /** The input as the caller sent it; validate-input makes the validated copy. */
   readonly input: unknown;
   readonly phase: "preview" | "execute";
   readonly runId: string | undefined;
@@ -45,7 +45,7 @@ export interface CallRequest {
   readonly options: ExecuteOptions;
 }
 
-/** An allowing permission decision: what step 5 hands on. */
+/** An allowing permission decision: what decide-permission hands on. */
 export type Permission = Extract<PermissionDecision, { kind: "allow" }>;
 
 /** A gate answered the call with a value (a frozen JSON copy): the provider is not invoked. */
@@ -53,6 +53,22 @@ export interface GateAnswer {
   readonly value: unknown;
   /** The gate, `<pluginId>:<name>`. */
   readonly seam: string;
+}
+
+/**
+ * The policy's permission as the gates narrowed it: a new value, never the permission overwritten. With no
+ * gate acting on the call it is the permission itself.
+ */
+export interface CallDecision {
+  readonly confirm: boolean;
+  /** How confirmation happens, when `confirm`. */
+  readonly mode: "token" | "platform";
+  /** The policy rule that asked for confirmation, when one did. */
+  readonly confirmRule?: Permission["confirmRule"];
+  /** The gate that asked for confirmation, `<pluginId>:<name>`, when one did. */
+  readonly confirmGate?: string;
+  /** A gate answered the call itself. */
+  readonly answer?: GateAnswer;
 }
 
 /** The confirmation token the operation's begin consumes (single use is the store's to decide). */
@@ -67,14 +83,96 @@ export interface TokenToConsume {
 export interface RunningOperation {
   readonly operationId: string;
   readonly leaseEpoch: number;
+  /**
+   * The idempotency record the settle gives the outcome to: the key's, found by its scope; for a resumed
+   * operation, whichever record names it (`{}`: recovery does not know the key); none without a key.
+   */
+  readonly settles: { readonly scope?: IdempotencyScope } | undefined;
+}
+
+/** What a call learns on its way, fact by fact, each set once by the step named. */
+export interface CallFacts {
+  /** resolve-tool: the tenant's config the call is decided under (the begin transaction checks it is still this version). */
+  readonly tenant: TenantState;
+  /** resolve-tool: the provider, installed and enabled for the tenant. */
+  readonly provider: RegisteredPlugin;
+  /** resolve-tool: the declared tool version the ref names. */
+  readonly tool: RegisteredTool;
+  /** resolve-tool: the handler its provider registered. */
+  readonly handler: ToolHandler;
+  /** resolve-tool: the gates, hooks and guards acting on this call (cached per tenant config). */
+  readonly seams: ResolvedSeams;
+  /** validate-input: the frozen, validated copy, digested, checked and handed to the provider. */
+  readonly input: unknown;
+  /** decide-permission: the policy allows the call, confirmed in this mode or not. */
+  readonly permission: Permission;
+  /** apply-gates: the permission as the gates narrowed it. */
+  readonly decision: CallDecision;
+  /** replay-idempotent: the call's idempotency key, scoped, with its input digest (undefined without a key). */
+  readonly keying: IdempotencyKeying | undefined;
+  /** verify-confirmation: the confirmation token the begin consumes (undefined when none is needed). */
+  readonly consumes: TokenToConsume | undefined;
+  /** ledger or record-read (or recovery, taking its lease over): the operation the call runs as. */
+  readonly operation: RunningOperation;
+}
+
+/** The name of one fact. */
+export type FactName = keyof CallFacts;
+
+/** The facts `K`, set. */
+export type Facts<K extends FactName> = { readonly [P in K]: CallFacts[P] };
+
+/** A call without the facts `K`: what a setter of `K` may be called on (each fact is set once). */
+type Unset<K extends FactName> = CallBasics & { readonly [P in K]?: never };
+
+/** What every call carries from the start. */
+export interface CallGiven {
+  readonly parts: CallParts;
+  readonly trace: CallTrace;
+  readonly principal: Principal;
+  readonly ref: ToolRef;
+  /** The input as the caller sent it. */
+  readonly rawInput: unknown;
+  readonly phase: "preview" | "execute";
+  readonly runId: string | undefined;
+  readonly options: ExecuteOptions;
+  /** Aborts the provider's `ctx.signal` (its timeout, or the runtime closing). */
+  readonly abort: CallAbort;
 }
 
 /**
- * One call on its way through the steps: what it asked for, and what the steps found out about it, in
- * one place. Each fact is set by the step that decides it, through the named methods below, and read by
- * the steps after; reading a fact before its step ran is a bug in the chain, and throws.
+ * A call's named methods that set its facts: each returns the same call, typed with the fact set, for the
+ * step to hand on (as tRPC's `next({ ctx })` widens its context).
  */
-export class Call {
+export interface CallBasics extends CallGiven {
+  /** resolve-tool: the tool the call names, of a provider installed and enabled for the tenant, with its handler. */
+  resolved<C extends Unset<"tenant" | "provider" | "tool" | "handler" | "seams">>(
+    this: C,
+    found: { readonly tenant: TenantState; readonly provider: RegisteredPlugin; readonly tool: RegisteredTool; readonly handler: ToolHandler },
+  ): C & Facts<"tenant" | "provider" | "tool" | "handler" | "seams">;
+  /** validate-input accepted the validated copy. */
+  accepted<C extends Unset<"input">>(this: C, input: unknown): C & Facts<"input">;
+  /** decide-permission: the policy allows the call. */
+  permitted<C extends Unset<"permission">>(this: C, permission: Permission): C & Facts<"permission">;
+  /** apply-gates: the permission as the gates narrowed it. */
+  decided<C extends Unset<"decision">>(this: C, decision: CallDecision): C & Facts<"decision">;
+  /** replay-idempotent: the call's key (undefined: it carries none). */
+  keyed<C extends Unset<"keying">>(this: C, keying: IdempotencyKeying | undefined): C & Facts<"keying">;
+  /** verify-confirmation: the call's token verified, for the begin to consume (undefined: none needed). */
+  confirmed<C extends Unset<"consumes">>(this: C, token: TokenToConsume | undefined): C & Facts<"consumes">;
+  /** The ledger began the operation, or recovery took its lease over; a read recorded once made its id. */
+  began<C extends Unset<"operation">>(this: C, operation: RunningOperation): C & Facts<"operation">;
+}
+
+/** A call with the facts `K` set: what a step that reads them takes. Reading any other fact does not compile. */
+export type CallAt<K extends FactName> = CallBasics & Facts<K>;
+
+/**
+ * One call on its way through the steps, in one place. Every fact is a field from the start (one shape
+ * for every call), written only by the setters; the steps see it through `CallAt`, which holds only the
+ * facts the steps before them set.
+ */
+class CallState implements CallGiven {
   readonly parts: CallParts;
   readonly trace: CallTrace;
   readonly principal: Principal;
@@ -83,21 +181,18 @@ export class Call {
   readonly phase: "preview" | "execute";
   readonly runId: string | undefined;
   readonly options: ExecuteOptions;
-  /** Aborts the provider's `ctx.signal` (its timeout, or the runtime closing). */
   readonly abort = new CallAbort();
-  #tenant: TenantState | undefined;
-  #provider: RegisteredPlugin | undefined;
-  #tool: RegisteredTool | undefined;
-  #handler: ToolHandler | undefined;
-  #input: unknown;
-  #inputAccepted = false;
-  #permission: Permission | undefined;
-  #seams: ResolvedSeams | undefined;
-  #gateAnswer: GateAnswer | undefined;
-  #keying: IdempotencyKeying | undefined;
-  #consumes: TokenToConsume | undefined;
-  #operation: RunningOperation | undefined;
-  #resumed = false;
+  tenant: TenantState | undefined = undefined;
+  provider: RegisteredPlugin | undefined = undefined;
+  tool: RegisteredTool | undefined = undefined;
+  handler: ToolHandler | undefined = undefined;
+  seams: ResolvedSeams | undefined = undefined;
+  input: unknown = undefined;
+  permission: Permission | undefined = undefined;
+  decision: CallDecision | undefined = undefined;
+  keying: IdempotencyKeying | undefined = undefined;
+  consumes: TokenToConsume | undefined = undefined;
+  operation: RunningOperation | undefined = undefined;
 
   constructor(parts: CallParts, trace: CallTrace, request: CallRequest) {
     this.parts = parts;
@@ -110,157 +205,67 @@ export class Call {
     this.options = request.options;
   }
 
-  // -- step 2 ------------------------------------------------------------------------------------
-
-  /** The tenant's config the call is decided under. */
-  get tenant(): TenantState {
-    return this.#tenant ?? unset("tenant");
+  resolved(found: { readonly tenant: TenantState; readonly provider: RegisteredPlugin; readonly tool: RegisteredTool; readonly handler: ToolHandler }): this {
+    this.tenant = found.tenant;
+    this.provider = found.provider;
+    this.tool = found.tool;
+    this.handler = found.handler;
+    this.seams = resolveSeams(found.tenant, this.parts.registry, found.tool);
+    return this;
   }
 
-  /** Step 2 read the tenant's config (the step-9 transaction checks it is still this version). */
-  decidedUnder(tenant: TenantState): void {
-    this.#tenant = tenant;
+  accepted(input: unknown): this {
+    this.input = input;
+    return this;
   }
 
-  get tool(): RegisteredTool {
-    return this.#tool ?? unset("tool");
+  permitted(permission: Permission): this {
+    this.permission = permission;
+    return this;
   }
 
-  get handler(): ToolHandler {
-    return this.#handler ?? unset("handler");
+  decided(decision: CallDecision): this {
+    this.decision = decision;
+    return this;
   }
 
-  /** The tool the call names, of a provider installed and enabled for the tenant, with its handler. */
-  resolved(provider: RegisteredPlugin, tool: RegisteredTool, handler: ToolHandler): void {
-    this.#provider = provider;
-    this.#tool = tool;
-    this.#handler = handler;
+  keyed(keying: IdempotencyKeying | undefined): this {
+    this.keying = keying;
+    return this;
   }
 
-  /**
-   * Who provider code acts for: only for providers holding `tools:call`, the only ones whose caller
-   * methods can act (skipping it spares every other call the cost of async context tracking).
-   */
-  get providerScope(): ScopeOwner | undefined {
-    const provider = this.#provider ?? unset("provider");
-    if (!provider.canCall) return undefined;
-    const { principal } = this;
-    return { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId };
+  confirmed(token: TokenToConsume | undefined): this {
+    this.consumes = token;
+    if (token !== undefined) this.trace.confirmedBy(token.tokenId);
+    return this;
   }
 
-  // -- steps 4 to 7 ------------------------------------------------------------------------------
-
-  /** The frozen, validated copy: digested, checked and handed to the provider. */
-  get input(): unknown {
-    return this.#inputAccepted ? this.#input : unset("input");
-  }
-
-  /** Step 4 accepted the validated copy. */
-  accepted(input: unknown): void {
-    this.#input = input;
-    this.#inputAccepted = true;
-  }
-
-  get permission(): Permission {
-    return this.#permission ?? unset("permission");
-  }
-
-  /** Step 5: the policy allows the call, confirmed in this mode or not. */
-  permitted(permission: Permission): void {
-    this.#permission = permission;
-  }
-
-  /** The gates, hooks and guards acting on this call (resolved on first use, cached per tenant config). */
-  get seams(): ResolvedSeams {
-    this.#seams ??= resolveSeams(this.tenant, this.parts.registry, this.tool);
-    return this.#seams;
-  }
-
-  /** A gate added a confirmation (in the mode policy decided; never removing one). */
-  confirmationRequiredBy(seam: string): void {
-    this.#permission = { ...this.permission, confirm: true };
-    this.trace.decidedBy(seam);
-  }
-
-  /** A gate answered the call with a value instead of the provider. */
-  get gateAnswer(): GateAnswer | undefined {
-    return this.#gateAnswer;
-  }
-
-  /** Step 7: a gate answers the call itself. */
-  answeredByGate(answer: GateAnswer): void {
-    this.#gateAnswer = answer;
-  }
-
-  /** What a confirmation of this call is bound to, in the mode policy decided. */
-  binding(): ConfirmationBinding {
-    const { principal, tool } = this;
-    return {
-      tenantId: principal.tenantId,
-      actorUserId: principal.actor.userId,
-      callerPluginId: principal.callerPluginId,
-      providerId: tool.providerId,
-      tool: tool.declaration.name,
-      version: tool.declaration.version,
-      schemaHash: tool.schemaHash,
-      effect: tool.declaration.effect,
-      mode: this.permission.mode,
-      ...(this.runId === undefined ? {} : { runId: this.runId }),
-      input: this.input,
-    };
-  }
-
-  // -- step 8 and the ledger ---------------------------------------------------------------------
-
-  /** The call's idempotency key, scoped, with its input digest (execute with a key only). */
-  get keying(): IdempotencyKeying | undefined {
-    return this.#keying;
-  }
-
-  /** Step 8: the call carries an idempotency key. */
-  keyed(keying: IdempotencyKeying): void {
-    this.#keying = keying;
-  }
-
-  /** The confirmation token the operation's begin consumes. */
-  get consumes(): TokenToConsume | undefined {
-    return this.#consumes;
-  }
-
-  /** Step 8: the call's confirmation token verified; the begin consumes it. */
-  confirmed(token: TokenToConsume): void {
-    this.#consumes = token;
-    this.trace.confirmedBy(token.tokenId);
-  }
-
-  /** The step-9 transaction answered that the tenant's config changed: the next attempt starts afresh. */
-  configChanged(): void {
-    this.trace.confirmedBy(undefined);
-  }
-
-  get operation(): RunningOperation {
-    return this.#operation ?? unset("operation");
-  }
-
-  /**
-   * The ledger began the operation (or recovery took its lease over, `resumed`); for a read recorded
-   * once after its effect, the operation's id was made and nothing is stored yet.
-   */
-  began(operation: RunningOperation, resumed = false): void {
-    this.#operation = operation;
-    this.#resumed = resumed;
-  }
-
-  /**
-   * The idempotency record the settle gives the outcome to: the key's, found by its scope; for a resumed
-   * operation, whichever record names it (recovery does not know the key); none without a key.
-   */
-  get settlesRecord(): { readonly scope?: IdempotencyScope } | undefined {
-    if (this.#resumed) return {};
-    return this.#keying === undefined ? undefined : { scope: this.#keying.scope };
+  began(operation: RunningOperation): this {
+    this.operation = operation;
+    return this;
   }
 }
 
-function unset(fact: string): never {
-  throw new Error(`the call's ${fact} was read before the step that decides it ran: the chain's steps are out of order`);
+/** A new call, with no fact set yet. */
+export function startCall(parts: CallParts, trace: CallTrace, request: CallRequest): CallAt<never> {
+  // The one place the state is seen as a call: the setters' types say what each adds.
+  return new CallState(parts, trace, request) as unknown as CallAt<never>;
+}
+
+/** What a confirmation of this call is bound to, in the mode its decision says. */
+export function bindingOf(call: CallAt<"tool" | "input" | "decision">): ConfirmationBinding {
+  const { principal, tool } = call;
+  return {
+    tenantId: principal.tenantId,
+    actorUserId: principal.actor.userId,
+    callerPluginId: principal.callerPluginId,
+    providerId: tool.providerId,
+    tool: tool.declaration.name,
+    version: tool.declaration.version,
+    schemaHash: tool.schemaHash,
+    effect: tool.declaration.effect,
+    mode: call.decision.mode,
+    ...(call.runId === undefined ? {} : { runId: call.runId }),
+    input: call.input,
+  };
 }

@@ -5,15 +5,15 @@ type Trail = string[];
 
 describe("compose", () => {
   it("runs the steps top to bottom and hands each the answer of the rest", async () => {
-    const outer = async (trail: Trail, next: Next<string>) => {
+    const outer = async (trail: Trail, next: Next<Trail, string>) => {
       trail.push("outer in");
-      const answer = await next();
+      const answer = await next(trail);
       trail.push("outer out");
       return `outer(${answer})`;
     };
-    const inner = (trail: Trail, next: Next<string>) => {
+    const inner = (trail: Trail, next: Next<Trail, string>) => {
       trail.push("inner");
-      return next();
+      return next(trail);
     };
     const last = async (trail: Trail) => {
       trail.push("last");
@@ -33,38 +33,38 @@ describe("compose", () => {
       t.push("never");
       return "x";
     };
-    await expect(compose<Trail, string>([(t, next) => next(), refuse, never])(trail)).rejects.toThrow("refused here");
+    await expect(compose<Trail, string>([(t, next) => next(t), refuse, never])(trail)).rejects.toThrow("refused here");
     expect(trail).toEqual([]);
     expect(await compose<Trail, string>([async () => "early", never])(trail)).toBe("early");
     expect(trail).toEqual([]);
   });
 
   it("refuses a second next() from one step, and next() from the last step", async () => {
-    const twice = async function twice(_: Trail, next: Next<string>) {
-      await next();
-      return next();
+    const twice = async function twice(trail: Trail, next: Next<Trail, string>) {
+      await next(trail);
+      return next(trail);
     };
     await expect(compose<Trail, string>([twice, async () => "x"])([])).rejects.toThrow("twice called next() twice");
-    const greedy = function greedy(_: Trail, next: Next<string>) {
-      return next();
+    const greedy = function greedy(trail: Trail, next: Next<Trail, string>) {
+      return next(trail);
     };
     await expect(compose<Trail, string>([greedy])([])).rejects.toThrow("greedy called next(), but it is the last step of its chain");
   });
 
   it("lets a boundary turn what the steps after it answer into its own answer, handing on once", async () => {
     const effect = compose<Trail, number>([async (t) => (t.push("effect"), 41)]);
-    const ledger = async function ledger(trail: Trail, next: Next<number>) {
+    const ledger = async function ledger(trail: Trail, next: Next<Trail, number>) {
       trail.push("begin");
-      const outcome = await next();
+      const outcome = await next(trail);
       trail.push("settle");
       return `settled ${outcome + 1}`;
     };
     const trail: Trail = [];
-    expect(await compose<Trail, string>([(t, next) => next(), around(ledger, effect)])(trail)).toBe("settled 42");
+    expect(await compose<Trail, string>([(t, next) => next(t), around(ledger, effect)])(trail)).toBe("settled 42");
     expect(trail).toEqual(["begin", "effect", "settle"]);
-    const again = async function again(_: Trail, next: Next<number>) {
-      await next();
-      return String(await next());
+    const again = async function again(trail: Trail, next: Next<Trail, number>) {
+      await next(trail);
+      return String(await next(trail));
     };
     await expect(compose<Trail, string>([around(again, effect)])([])).rejects.toThrow("again called next() twice");
   });

@@ -1,5 +1,5 @@
 /**
- * The refusals of step 8 (idempotency keys, confirmation) and of the preview rate limit, one row each:
+ * The refusals of replay-idempotent and verify-confirmation (idempotency keys, confirmation) and of the preview rate limit, one row each:
  * the error and the activity event, ids and times masked.
  */
 import { describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ async function tokenFor(input: unknown): Promise<string> {
   return (preview.confirmation as { token: string }).token;
 }
 
-describe("step 8: idempotency and confirmation", () => {
+describe("replay-idempotent and verify-confirmation", () => {
   it("INPUT_INVALID: the idempotency key", async () => {
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "k".repeat(300) }))).toMatchInlineSnapshot(`
       {

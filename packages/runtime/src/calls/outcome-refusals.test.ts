@@ -39,7 +39,7 @@ async function seams(gate: () => unknown, guard: () => unknown): Promise<void> {
   await fx.runtime.admin.setActivation(TENANT, SEAMS, { gates: ["hours"], guards: ["redact"] });
 }
 
-describe("step 7: gates", () => {
+describe("apply-gates", () => {
   it("GATE_BLOCKED: a block", async () => {
     await seams(() => ({ decision: "block", reason: "outside business hours" }), () => ({ decision: "pass" }));
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
@@ -138,7 +138,7 @@ describe("step 7: gates", () => {
   });
 });
 
-describe("steps 10-12: the operation ran", () => {
+describe("the effect and its settle: the operation ran", () => {
   it("PROVIDER_FAILED: the provider threw", async () => {
     expect(await pinRefusal(fx, fx.runtime.execute(alice, { providerId: NOTES, tool: "explode" }, { title: "x" }))).toMatchInlineSnapshot(`
       {

@@ -5,6 +5,7 @@
  */
 import { ToolpactError, type ExecuteResult } from "@toolpact/contract";
 import type { OperationState } from "../api.js";
+import { INVALID_TARGET_ID, TARGET_ID_MAX_LENGTH } from "../plugin-code/answers.js";
 import type { ActivityRecord, IdempotencyRecord, OutboxRecord } from "../store/store.js";
 
 /** The codes an operation that began can end with: recorded with it, replayed by its idempotency key. */
@@ -64,7 +65,7 @@ export function unanswered(state: Unanswered["state"], errorCode: OperationError
 export type ExecuteAnswer = ExecuteResult | ExecuteRetry;
 
 /**
- * The tenant's config changed after steps 2-7 read it (decide again), or an idempotency record appeared
+ * The tenant's config changed after the authorization steps read it (decide again), or an idempotency record appeared
  * for the key in the meantime (replay it).
  */
 export type ExecuteRetry =
@@ -93,7 +94,10 @@ export function outcomeError(failure: OperationError): ToolpactError {
     case "OUTPUT_INVALID":
       return new ToolpactError(
         "OUTPUT_INVALID",
-        `${tool} ran (operation ${operationId}) but its result does not match its outputSchema: the result is withheld`,
+        errorClass === INVALID_TARGET_ID
+          ? `${tool} ran (operation ${operationId}) but its result names a targetId the activity log cannot keep ` +
+              `(at most ${TARGET_ID_MAX_LENGTH} characters, no control characters): the result is withheld; fix the provider`
+          : `${tool} ran (operation ${operationId}) but its result does not match its outputSchema: the result is withheld`,
         data,
       );
     case "OUTCOME_UNKNOWN":

@@ -200,7 +200,7 @@ describe("settling expired leases", () => {
     expect(invocations).toHaveLength(2);
   });
 
-  it("runs steps 2-7 again before re-invoking: a call no longer permitted becomes unknown", async () => {
+  it("runs the authorization steps again before re-invoking: a call no longer permitted becomes unknown", async () => {
     await fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: `${RECOVER}:charge`, retry: "reinvoke" }] });
     const stuck = await stuckCall(charge);
     await fx.runtime.admin.setPolicy(TENANT, { ...ALLOW_ALL, rules: [{ tools: "*", decision: "allow" }, { tools: `${RECOVER}:*`, decision: "deny" }] });

@@ -4,15 +4,21 @@ import type { CallTrace } from "../activity/call-trace.js";
 import type { Principal } from "../api.js";
 import type { RecoveryInput } from "../sealed/sealed-payloads.js";
 import type { OperationRecord } from "../store/store.js";
-import { Call, type CallParts } from "./call.js";
-import { authorizationSteps } from "./authorization.js";
-import { around, compose } from "./compose.js";
-import { effectSteps } from "./execute.js";
+import { startCall, type CallParts, type RunningOperation } from "./call.js";
+import { authorized } from "./authorization.js";
+import { chain } from "./chain.js";
+import { runEffect } from "./effect.js";
 import type { ExecuteAnswer } from "./outcome.js";
 import { resumedLedger } from "./steps/ledger.js";
 
-/** Re-invoking an operation whose lease expired: steps 2-7 again, then the same effect under the taken-over lease. */
-const recoverSteps = compose<Call, ExecuteAnswer>([...authorizationSteps, around(resumedLedger, effectSteps)]);
+/**
+ * Re-invoking an operation whose lease expired (its operation set from the start): the authorization
+ * steps again, then the same effect under the taken-over lease.
+ */
+const recoverSteps = authorized(chain<ExecuteAnswer, "operation">()).around(resumedLedger, runEffect);
+
+/** A resumed operation settles whichever idempotency record names it: recovery does not know the key. */
+const ANY_RECORD: RunningOperation["settles"] = Object.freeze({});
 
 /** After start-up, recovery waits this long for a handler it may re-invoke to be provided. */
 const STARTUP_GRACE_MS = 60_000;
@@ -20,8 +26,8 @@ const STARTUP_GRACE_MS = 60_000;
 /**
  * Settles operations whose lease expired (their instance crashed or stalled). The lease is taken over
  * first (new owner, next epoch), so only one instance acts. A tool declaring `recovery: "idempotent"`
- * whose tenant's pinned policy allows it is re-invoked with the same operation id after steps 2-7 run
- * again; anything else becomes `unknown`, and the activity log says so.
+ * whose tenant's pinned policy allows it is re-invoked with the same operation id after the authorization
+ * steps run again; anything else becomes `unknown`, and the activity log says so.
  */
 export class OperationRecovery {
   readonly #parts: CallParts;
@@ -90,7 +96,7 @@ export class OperationRecovery {
     }
   }
 
-  /** Runs steps 2-7 again as the actor the operation was for, then the effect under the taken-over lease. */
+  /** Runs the authorization steps again as the actor the operation was for, then the effect under the taken-over lease. */
   async #reinvoke(
     taken: OperationRecord,
     what: { readonly pluginId: string; readonly tool: string; readonly version: number; readonly kept: RecoveryInput },
@@ -103,19 +109,18 @@ export class OperationRecovery {
     });
     const principal: Principal = { tenantId: taken.tenantId, callerPluginId: taken.callerPluginId, actor };
     const trace = this.#parts.activity.trace(principal, "settle", "recovery");
-    const call = new Call(this.#parts, trace, {
+    const call = startCall(this.#parts, trace, {
       ref: { providerId: what.pluginId, tool: what.tool, version: what.version },
       input: kept.input,
       phase: "execute",
       runId: kept.runId,
       options: {},
-    });
-    call.began({ operationId: taken.operationId, leaseEpoch: taken.leaseEpoch }, true);
+    }).began({ operationId: taken.operationId, leaseEpoch: taken.leaseEpoch, settles: ANY_RECORD });
     try {
       await recoverSteps(call);
     } catch (error) {
       if (!trace.recorded) {
-        // Steps 2-7 refused the call again (or its settle failed): the first attempt's effect stays unknown.
+        // The authorization steps refused the call again (or its settle failed): the first attempt's effect stays unknown.
         await this.#settleUnknown(taken, trace, isToolpactError(error) ? error.code : "OUTCOME_UNKNOWN");
       }
     }

@@ -1,5 +1,5 @@
 /**
- * What step 12 writes for an operation's outcome, and what the caller then gets: shared by the ledger
+ * What the settle writes for an operation's outcome, and what the caller then gets: shared by the ledger
  * (a write's settle) and by a read's single record.
  */
 import type { ExecuteResult } from "@toolpact/contract";
@@ -7,7 +7,7 @@ import type { EventDetails } from "../activity/call-trace.js";
 import { errorClassOf } from "../activity/error-class.js";
 import { targetIdOf } from "../plugin-code/answers.js";
 import type { ActivityRecord, OperationRecord, OutboxRecord } from "../store/store.js";
-import type { Call } from "./call.js";
+import type { CallAt } from "./call.js";
 import type { Next } from "./compose.js";
 import { outcomeError, unanswered, type EffectOutcome } from "./outcome.js";
 
@@ -26,7 +26,7 @@ export type OperationFields = Pick<OperationRecord, "operationId" | "state" | "c
   Partial<Pick<OperationRecord, "errorCode" | "settledAt" | "sealedInput">>;
 
 /** An operation record of this call: its caller, actor, provider and tool, this instance as lease owner at epoch 1, and `fields`. */
-export function operationOf(call: Call, fields: OperationFields): OperationRecord {
+export function operationOf(call: CallAt<"tool">, fields: OperationFields): OperationRecord {
   const { principal, tool } = call;
   // Built in place rather than spread: this runs on every call.
   const record: { -readonly [K in keyof OperationRecord]: OperationRecord[K] } = {
@@ -48,17 +48,17 @@ export function operationOf(call: Call, fields: OperationFields): OperationRecor
   return record;
 }
 
-/** Runs the effect steps. They answer with values; a throw is a bug, and the effect may have happened: unknown. */
-export async function effectOf(next: Next<EffectOutcome>): Promise<EffectOutcome> {
+/** Runs the effect. It answers with values; a throw is a bug, and the effect may have happened: unknown. */
+export async function effectOf<C>(call: C, next: Next<C, EffectOutcome>): Promise<EffectOutcome> {
   try {
-    return await next();
+    return await next(call);
   } catch (error) {
     return unanswered("unknown", "OUTCOME_UNKNOWN", errorClassOf(error));
   }
 }
 
 /** The call's event for `outcome`, and what its hooks staged, as the settle commits them. */
-export function settlementOf(call: Call, outcome: EffectOutcome): Settlement {
+export function settlementOf(call: CallAt<"tool" | "operation">, outcome: EffectOutcome): Settlement {
   const details: { -readonly [K in keyof EventDetails]: EventDetails[K] } = { operationId: call.operation.operationId };
   if (outcome.answered) {
     const targetId = targetIdOf(outcome.result);
@@ -75,7 +75,7 @@ export function settlementOf(call: Call, outcome: EffectOutcome): Settlement {
 }
 
 /** What the caller gets once `outcome` is recorded: the result, or the operation's error (with its id). */
-export function answerOf(call: Call, outcome: EffectOutcome): ExecuteResult {
+export function answerOf(call: CallAt<"tool" | "operation">, outcome: EffectOutcome): ExecuteResult {
   const { operationId } = call.operation;
   if (outcome.answered) return { operationId, result: outcome.result };
   throw outcomeError({ code: outcome.errorCode, tool: call.tool.fullName, operationId, errorClass: outcome.errorClass });

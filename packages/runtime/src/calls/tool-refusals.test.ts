@@ -1,5 +1,5 @@
 /**
- * The refusals of steps 2 and 3 (the tool, the caller), one row each: the error (code, message, data)
+ * The refusals of resolve-tool and check-caller (the tool, the caller), one row each: the error (code, message, data)
  * and the activity event, ids and times masked. A refactoring of the call path must leave every row as it is.
  */
 import { describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ let fx: RuntimeFixture;
 let alice: Principal;
 eachTestFixtureWithAlice((made) => ({ fx, alice } = made));
 
-describe("step 2: the tool", () => {
+describe("resolve-tool: the tool", () => {
   it("PROVIDER_NOT_FOUND: not a plugin id", async () => {
     expect(await pinRefusal(fx, fx.runtime.execute(alice, { providerId: "Not An Id", tool: "x" }, {}))).toMatchInlineSnapshot(`
       {
@@ -210,7 +210,7 @@ describe("step 2: the tool", () => {
   });
 });
 
-describe("step 3: the caller", () => {
+describe("check-caller: the caller", () => {
   it("CALLER_DISABLED", async () => {
     await fx.runtime.admin.setPluginEnabled(TENANT, ASSISTANT, false);
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`

@@ -2,7 +2,7 @@ import { hkdfSync, randomUUID } from "node:crypto";
 import { ToolpactError, inputDigest, type Effect } from "@toolpact/contract";
 import type { SigningKey } from "../secrets.js";
 import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
-import type { BoundCall, ConfirmationBinding } from "./binding.js";
+import { BOUND_CALL_CLAIMS, type BoundCall, type ConfirmationBinding } from "./binding.js";
 
 /** `typ` of every confirmation token. */
 export const CONFIRMATION_TOKEN_TYPE = "toolpact-confirm+jwt";
@@ -48,7 +48,7 @@ export interface MintedConfirmation {
   readonly expiresAt: number;
 }
 
-/** A token that passed every check except "used" (the store decides that, in the step-9 transaction). */
+/** A token that passed every check except "used" (the store decides that, in the begin transaction). */
 export interface VerifiedConfirmation {
   readonly tokenId: string;
   /** Unix milliseconds. */
@@ -185,52 +185,61 @@ function claimsOf(
   bound: BoundCall,
   token: Pick<ConfirmationClaims, "jti" | "iat" | "exp" | "dig" | "mod">,
 ): Record<string, unknown> {
-  const claims: Record<string, unknown> = {
-    jti: token.jti,
-    iat: token.iat,
-    exp: token.exp,
-    aud: CONFIRMATION_AUDIENCE,
-    tid: bound.tenantId,
-    sub: bound.actorUserId,
-    cpl: bound.callerPluginId,
-    prv: bound.providerId,
-    tol: bound.tool,
-    ver: bound.version,
-    sch: bound.schemaHash,
-    dig: token.dig,
-    eff: bound.effect,
-    mod: token.mod,
-  };
-  if (bound.runId !== undefined) claims.run = bound.runId;
-  return claims;
+  const claims: Record<string, unknown> = { jti: token.jti, iat: token.iat, exp: token.exp, aud: CONFIRMATION_AUDIENCE };
+  for (const [field, claim] of BOUND_FIELDS) {
+    if (bound[field] !== undefined) claims[claim] = bound[field];
+  }
+  return { ...claims, dig: token.dig, mod: token.mod };
 }
 
+/** The bound call's fields with their claims, in the order a mismatch is reported. */
+const BOUND_FIELDS = Object.entries(BOUND_CALL_CLAIMS) as [keyof BoundCall, string][];
+/** Claims every token carries as a string: the bound call's (but `ver`, a number, and `run`, optional) and the token's own. */
+const STRING_CLAIMS = [
+  "jti",
+  ...BOUND_FIELDS.filter(([field]) => field !== "version" && field !== "runId").map(([, claim]) => claim),
+  "dig",
+  "mod",
+];
+
 function checkClaims(claims: Record<string, unknown>, tool: string): ConfirmationClaims {
-  const strings = ["jti", "tid", "sub", "cpl", "prv", "tol", "sch", "dig", "eff", "mod"] as const;
-  for (const name of strings) {
+  for (const name of STRING_CLAIMS) {
     if (typeof claims[name] !== "string") throw invalid(tool, `its \`${name}\` claim is missing`);
   }
-  for (const name of ["iat", "exp", "ver"] as const) {
+  for (const name of ["iat", "exp", BOUND_CALL_CLAIMS.version] as const) {
     if (typeof claims[name] !== "number" || !Number.isFinite(claims[name])) throw invalid(tool, `its \`${name}\` claim is missing`);
   }
   if (claims.aud !== CONFIRMATION_AUDIENCE) throw invalid(tool, `its aud must be "${CONFIRMATION_AUDIENCE}"`);
-  if (claims.run !== undefined && typeof claims.run !== "string") throw invalid(tool, "its `run` claim is malformed");
+  if (claims[BOUND_CALL_CLAIMS.runId] !== undefined && typeof claims[BOUND_CALL_CLAIMS.runId] !== "string") {
+    throw invalid(tool, "its `run` claim is malformed");
+  }
   return claims as unknown as ConfirmationClaims;
 }
 
+/** What a token bound to another value of each field says (the field's claim is in BOUND_CALL_CLAIMS). */
+const MISMATCH: { readonly [TField in keyof BoundCall]-?: (claim: unknown, call: BoundCall) => string } = {
+  tenantId: () => "it was issued in another tenant",
+  actorUserId: () => "it was issued to another user",
+  callerPluginId: () => "it was issued to another caller plugin",
+  providerId: () => "it was issued for another tool",
+  tool: () => "it was issued for another tool",
+  version: (claim, call) => `it was issued for version ${String(claim)}, not ${call.version}`,
+  schemaHash: () => "the tool's input schema changed since preview",
+  effect: () => "the tool's effect changed since preview",
+  runId: () => "it was issued for another run",
+};
+
 function firstMismatch(claims: ConfirmationClaims, binding: ConfirmationBinding, digestKey: Uint8Array): string | undefined {
-  if (claims.tid !== binding.tenantId) return "it was issued in another tenant";
-  if (claims.sub !== binding.actorUserId) return "it was issued to another user";
-  if (claims.cpl !== binding.callerPluginId) return "it was issued to another caller plugin";
-  if (claims.prv !== binding.providerId || claims.tol !== binding.tool) return "it was issued for another tool";
-  if (claims.ver !== binding.version) return `it was issued for version ${claims.ver}, not ${binding.version}`;
-  if (claims.sch !== binding.schemaHash) return "the tool's input schema changed since preview";
-  if (claims.eff !== binding.effect) return "the tool's effect changed since preview";
+  const carried = claims as unknown as Record<string, unknown>;
+  for (const [field, claim] of BOUND_FIELDS) {
+    if (field === "runId") continue; // after the mode, as before: a run mismatch is the lesser news
+    if (carried[claim] !== binding[field]) return MISMATCH[field](carried[claim], binding);
+  }
   // Platform mode (the user saw the runtime's page) satisfies a call that token mode would; never the reverse.
   if (claims.mod !== binding.mode && !(claims.mod === "platform" && binding.mode === "token")) {
     return `it was confirmed in ${claims.mod} mode, and policy now demands ${binding.mode} mode (the user confirms on the platform's page)`;
   }
-  if ((claims.run ?? undefined) !== binding.runId) return "it was issued for another run";
+  if ((carried[BOUND_CALL_CLAIMS.runId] ?? undefined) !== binding.runId) return MISMATCH.runId(carried[BOUND_CALL_CLAIMS.runId], binding);
   if (claims.dig !== inputDigest(digestKey, binding.input)) return "the input differs from the previewed input";
   return undefined;
 }

@@ -222,7 +222,7 @@ describe("the caller", () => {
     expect(took).toBeGreaterThanOrEqual(280);
     expect(took).toBeLessThan(1500);
     const controller = new AbortController();
-    const aborted = fx.runtime.waitConfirmation(caller, requestId, { timeoutMs: 60_000, signal: controller.signal });
+    const aborted = fx.runtime.waitConfirmation(caller, requestId, { timeoutMs: 25_000, signal: controller.signal });
     setTimeout(() => controller.abort(), 50);
     expect((await aborted).status).toBe("pending");
     expect((await rejection(fx.runtime.waitConfirmation(caller, requestId, { timeoutMs: -1 }))).code).toBe("INPUT_INVALID");

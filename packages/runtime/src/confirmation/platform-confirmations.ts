@@ -19,7 +19,7 @@ import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
 import type { ConfirmationRecord } from "../store/store.js";
-import { boundCallOf, type ConfirmationBinding } from "./binding.js";
+import { boundCallOf, storedBindingOf, type ConfirmationBinding } from "./binding.js";
 import type { ConfirmationTokens } from "./confirmation-tokens.js";
 import { ConfirmationWaiters } from "./confirmation-waiters.js";
 import { transitionRequest, type RequestChange } from "./request-transitions.js";
@@ -58,7 +58,7 @@ export class PlatformConfirmations {
   }
 
   /**
-   * Step 8 of a platform-mode preview. A request still open for exactly this call (same tenant, caller,
+   * request-confirmation, in a platform-mode preview. A request still open for exactly this call (same tenant, caller,
    * actor, tool and version, schema, input digest and run; approved with an unexpired token, else pending
    * and unexpired) is answered again, whichever instance opened it: a caller retrying the same call gets
    * the same request, and once it is approved, its token. Otherwise a new request is kept (preview
@@ -67,18 +67,8 @@ export class PlatformConfirmations {
   async create(binding: ConfirmationBinding, shown: Omit<ShownPreview, "input">): Promise<PlatformInfo> {
     const fullName = toolFullName(binding.providerId, binding.tool, binding.version);
     const now = this.#context.clock();
-    const { digest, kid } = this.#tokens.digest(binding.input);
-    const open = await this.#context.store.findOpenConfirmation({
-      tenantId: binding.tenantId,
-      callerPluginId: binding.callerPluginId,
-      actorUserId: binding.actorUserId,
-      tool: fullName,
-      schemaHash: binding.schemaHash,
-      digest,
-      digestKid: kid,
-      runId: binding.runId,
-      now,
-    });
+    const stored = storedBindingOf(binding, this.#tokens.digest(binding.input));
+    const open = await this.#context.store.findOpenConfirmation({ ...stored, now });
     if (open !== undefined) return this.#infoOf(open);
     const requestId = randomUUID();
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
@@ -91,19 +81,14 @@ export class PlatformConfirmations {
         errorClass: "InvalidPreview",
       });
     }
+    const { runId, ...rest } = stored;
     const record: ConfirmationRecord = {
-      tenantId: binding.tenantId,
+      ...rest,
       requestId,
-      tool: fullName,
       providerPluginId: binding.providerId,
-      callerPluginId: binding.callerPluginId,
-      actorUserId: binding.actorUserId,
-      digest,
-      digestKid: kid,
-      schemaHash: binding.schemaHash,
       effect: binding.effect,
       mode: "platform",
-      ...(binding.runId === undefined ? {} : { runId: binding.runId }),
+      ...(runId === undefined ? {} : { runId }),
       status: "pending",
       createdAt: now,
       expiresAt,
@@ -142,15 +127,15 @@ export class PlatformConfirmations {
     return this.#statusOf(await this.#callerRecord(principal, requestId));
   }
 
-  /** Waits for a decision (at most 25 s per call), then answers like `get`. */
+  /** Waits for a decision (at most `maxConfirmationWaitMs`, 25 s by default, per call), then answers like `get`. */
   async wait(principal: Principal, requestId: string, options: WaitConfirmationOptions = {}): Promise<ConfirmationStatus> {
     const timeoutMs = options.timeoutMs ?? MAX_CONFIRMATION_WAIT_MS;
-    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-      throw new ToolpactError("INPUT_INVALID", `timeoutMs is a number of ms from 0 to ${MAX_CONFIRMATION_WAIT_MS}`, {
+    if (typeof timeoutMs !== "number" || !Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_CONFIRMATION_WAIT_MS) {
+      throw new ToolpactError("INPUT_INVALID", `timeoutMs is a whole number of ms from 0 to ${MAX_CONFIRMATION_WAIT_MS}`, {
         issues: [{ path: "/timeoutMs", message: `must be 0 to ${MAX_CONFIRMATION_WAIT_MS}` }],
       });
     }
-    const deadline = performance.now() + Math.min(timeoutMs, MAX_CONFIRMATION_WAIT_MS);
+    const deadline = performance.now() + Math.min(timeoutMs, this.#context.maxConfirmationWaitMs);
     let record = await this.#callerRecord(principal, requestId);
     const signal = options.signal;
     while (record.status === "pending" && record.expiresAt > this.#context.clock()) {
@@ -215,7 +200,7 @@ export class PlatformConfirmations {
   #tokenOf(record: ConfirmationRecord): Promise<string> {
     const bound = boundCallOf(record);
     if (bound === undefined) {
-      throw new ToolpactError("STORE_UNAVAILABLE", `the stored confirmation request ${record.requestId} names no valid tool`);
+      throw new ToolpactError("STORED_DATA_DAMAGED", `the stored confirmation request ${record.requestId} names no valid tool`, { requestId: record.requestId });
     }
     return this.#tokens.mintApproved({
       ...bound,

@@ -1,7 +1,8 @@
 import { compactVerify, createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
 import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError, type ActorInfo } from "@toolpact/contract";
 import { Hs256Key, JwsError, readJwsHeader, type JwsHeader } from "../tokens/compact-jws.js";
-import { checkPresenceTokenSize, PRESENCE_AUDIENCE, presenceFromClaims, type VerifiedPresence } from "./presence-token.js";
+import { isNameClaim, nameClaimMessage, type TokenKind } from "./name-claims.js";
+import { checkPresenceTokenSize, PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS, presenceFromClaims, type VerifiedPresence } from "./presence-token.js";
 
 /** How actor tokens are checked: the platform identity service's issuer and its HS256 secret or JWKS. */
 export interface ActorTokenConfig {
@@ -10,7 +11,19 @@ export interface ActorTokenConfig {
   readonly secret?: Uint8Array;
   /** Public keys (RS256, ES256 or EdDSA), inline or fetched from a URL. */
   readonly jwks?: { readonly keys: readonly object[] } | URL;
+  /**
+   * The longest an actor token may live, in seconds (default 86400, one day; 60 to 2592000): both
+   * `exp - iat` and `exp - now` must stay within it, so a token minted to last for years is refused.
+   */
+  readonly maxLifetimeSeconds?: number;
 }
+
+/** `actorTokens.maxLifetimeSeconds` when not set: one day. */
+export const DEFAULT_ACTOR_MAX_LIFETIME_SECONDS = 24 * 60 * 60;
+/** The most `actorTokens.maxLifetimeSeconds` may be: 30 days. */
+export const ACTOR_MAX_LIFETIME_CEILING_SECONDS = 30 * 24 * 60 * 60;
+/** `typ` values an actor or presence token may carry (compared case-insensitively); no `typ` is fine too. */
+export const ACCEPTED_TOKEN_TYPES: readonly string[] = ["jwt", "at+jwt", "application/jwt", "application/at+jwt"];
 
 /** What a verified actor token establishes. */
 export interface VerifiedActor {
@@ -28,9 +41,9 @@ const ASYMMETRIC_ALGS = ["RS256", "ES256", "EdDSA"] as const;
 const SKEW_SECONDS = 5;
 const CACHE_LIMIT = 10_000;
 const MAX_ROLES = 64;
+/** A `kid` names a key: 1 to 256 visible ASCII characters. */
+const KID = /^[\x21-\x7E]{1,256}$/;
 
-/** Which token a check is about, for messages. */
-type TokenKind = "actor token" | "presence token";
 
 /** The checks that differ between actor and presence tokens. */
 interface TokenChecks {
@@ -38,14 +51,25 @@ interface TokenChecks {
   readonly audience: string;
   /** Claims that must be present, beyond `exp` and `sub`. */
   readonly required: readonly string[];
+  /** The longest the token may live (`exp - iat` and `exp - now`), in seconds. */
+  readonly maxLifetimeSeconds: number;
+  /** The `typ` values it may carry (lowercase); no `typ` is fine too. */
+  readonly types: readonly string[];
 }
 
-const ACTOR_CHECKS: TokenChecks = { kind: "actor token", audience: ACTOR_AUDIENCE, required: [] };
-const PRESENCE_CHECKS: TokenChecks = { kind: "presence token", audience: PRESENCE_AUDIENCE, required: ["iat", "jti"] };
+const PRESENCE_CHECKS: TokenChecks = {
+  kind: "presence token",
+  audience: PRESENCE_AUDIENCE,
+  required: ["iat", "jti"],
+  maxLifetimeSeconds: PRESENCE_MAX_TTL_SECONDS,
+  types: ACCEPTED_TOKEN_TYPES,
+};
 
 /**
- * Verifies actor tokens (JWT): `alg` pinned (HS256 with a secret, else the JWKS's algorithms), `iss`,
- * `aud: "toolpact"`, `exp` (5 s skew), and the claims `sub`, `tid`, `lvl`, optional `roles` and `azp`.
+ * Verifies actor tokens (JWT): header `alg` pinned (HS256 with a secret, else the JWKS's algorithms),
+ * `typ` absent or a JWT type, `kid` absent or a short visible name; then `iss`, `aud: "toolpact"`, `exp`
+ * (5 s skew), a lifetime within `maxLifetimeSeconds`, no `iat` in the future, and the claims `sub`,
+ * `tid`, `lvl`, optional `roles` and `azp`.
  * HS256 is checked synchronously on node:crypto (fast-jwt); a JWKS is read and checked through jose,
  * which fetches, caches and rotates remote key sets. Every token's segments must be canonical base64url.
  * A verified token is remembered until it expires, so a busy caller does not pay for the signature twice.
@@ -56,14 +80,29 @@ export class ActorTokenVerifier {
   readonly #jwks: JWTVerifyGetKey | undefined;
   readonly #algorithms: readonly string[];
   readonly #clock: () => number;
+  readonly #actorChecks: TokenChecks;
   readonly #cache = new Map<string, VerifiedActor>();
 
-  private constructor(parts: { issuer: string; secret?: Hs256Key; jwks?: JWTVerifyGetKey; algorithms: string[]; clock: () => number }) {
+  private constructor(parts: {
+    issuer: string;
+    secret?: Hs256Key;
+    jwks?: JWTVerifyGetKey;
+    algorithms: string[];
+    clock: () => number;
+    maxLifetimeSeconds: number;
+  }) {
     this.#issuer = parts.issuer;
     this.#secret = parts.secret;
     this.#jwks = parts.jwks;
     this.#algorithms = parts.algorithms;
     this.#clock = parts.clock;
+    this.#actorChecks = {
+      kind: "actor token",
+      audience: ACTOR_AUDIENCE,
+      required: [],
+      maxLifetimeSeconds: parts.maxLifetimeSeconds,
+      types: ACCEPTED_TOKEN_TYPES,
+    };
   }
 
   /** Prepares the configured key once. */
@@ -74,18 +113,20 @@ export class ActorTokenVerifier {
     if ((config.secret === undefined) === (config.jwks === undefined)) {
       throw new TypeError("actorTokens needs exactly one of `secret` (HS256) or `jwks` (RS256, ES256, EdDSA)");
     }
+    const common = { issuer: config.issuer, clock, maxLifetimeSeconds: actorMaxLifetime(config.maxLifetimeSeconds) };
     if (config.secret !== undefined) {
-      return new ActorTokenVerifier({ issuer: config.issuer, secret: new Hs256Key(config.secret), algorithms: ["HS256"], clock });
+      // Hs256Key refuses a secret shorter than 32 bytes, naming the fix.
+      return new ActorTokenVerifier({ ...common, secret: new Hs256Key(config.secret, {}, "actorTokens.secret"), algorithms: ["HS256"] });
     }
     const jwks = config.jwks!;
     if (jwks instanceof URL) {
-      return new ActorTokenVerifier({ issuer: config.issuer, jwks: createRemoteJWKSet(jwks), algorithms: [...ASYMMETRIC_ALGS], clock });
+      return new ActorTokenVerifier({ ...common, jwks: createRemoteJWKSet(jwks), algorithms: [...ASYMMETRIC_ALGS] });
     }
     const algorithms = jwksAlgorithms(jwks.keys);
     if (algorithms.length === 0) {
       throw new TypeError("actorTokens.jwks has no RS256, ES256 or EdDSA key: symmetric or unknown keys are not accepted");
     }
-    return new ActorTokenVerifier({ issuer: config.issuer, jwks: createLocalJWKSet(jwks as unknown as JSONWebKeySet), algorithms, clock });
+    return new ActorTokenVerifier({ ...common, jwks: createLocalJWKSet(jwks as unknown as JSONWebKeySet), algorithms });
   }
 
   /**
@@ -100,7 +141,7 @@ export class ActorTokenVerifier {
       this.#cache.delete(token);
       throw unauthenticated("the actor token has expired: get a fresh one from the identity service");
     }
-    const actor = actorFromClaims(await this.#claimsOf(token, ACTOR_CHECKS));
+    const actor = actorFromClaims(await this.#claimsOf(token, this.#actorChecks));
     if (this.#cache.size >= CACHE_LIMIT) {
       const oldest = this.#cache.keys().next();
       if (!oldest.done) this.#cache.delete(oldest.value);
@@ -137,6 +178,12 @@ export class ActorTokenVerifier {
       throw unauthenticated(`the ${kind}'s \`alg\` is not the algorithm this host accepts`);
     }
     if (header.crit !== undefined) throw unauthenticated(`the ${kind} carries critical header parameters this host does not know`);
+    if (header.typ !== undefined && (typeof header.typ !== "string" || !checks.types.includes(header.typ.toLowerCase()))) {
+      throw unauthenticated(`the ${kind}'s \`typ\` must be "JWT" or "at+jwt" when present: this is another kind of token`);
+    }
+    if (header.kid !== undefined && (typeof header.kid !== "string" || !KID.test(header.kid))) {
+      throw unauthenticated(`the ${kind}'s \`kid\` must be a key name of 1 to 256 visible ASCII characters when present`);
+    }
     let payload: Record<string, unknown>;
     if (this.#secret !== undefined) {
       try {
@@ -174,6 +221,11 @@ function registeredClaimsFailure(
   }
   if (nbf !== undefined && (typeof nbf !== "number" || nbf > nowSeconds + SKEW_SECONDS)) return `the ${kind} is not valid yet (\`nbf\` is in the future)`;
   if (iat !== undefined && (typeof iat !== "number" || !Number.isFinite(iat))) return `the ${kind}'s \`iat\` is invalid`;
+  if (typeof iat === "number" && iat > nowSeconds + SKEW_SECONDS) return `the ${kind} was issued in the future (\`iat\`): check the identity service's clock`;
+  const { maxLifetimeSeconds } = checks;
+  if ((typeof iat === "number" && exp - iat > maxLifetimeSeconds) || exp - nowSeconds > maxLifetimeSeconds + SKEW_SECONDS) {
+    return `the ${kind} lives longer than ${maxLifetimeSeconds} s (exp - iat, or exp - now): the identity service must issue shorter-lived tokens`;
+  }
   if (sub === undefined) return `the ${kind} has no \`sub\` claim (user id)`;
   for (const claim of checks.required) if (payload[claim] === undefined) return `the ${kind} has no \`${claim}\` claim`;
   return undefined;
@@ -194,12 +246,8 @@ async function compactVerifyWithJwks(token: string, jwks: JWTVerifyGetKey, algor
 
 function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
   const { sub, tid, lvl, roles, azp, exp } = payload;
-  if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
-    throw unauthenticated("the actor token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
-  }
-  if (typeof tid !== "string" || tid.length === 0 || tid.length > 128) {
-    throw unauthenticated("the actor token's `tid` claim (tenant) must be a non-empty string of at most 128 characters");
-  }
+  if (!isNameClaim(sub, 256)) throw unauthenticated(nameClaimMessage("actor token", "sub", "user id", 256));
+  if (!isNameClaim(tid, 128)) throw unauthenticated(nameClaimMessage("actor token", "tid", "tenant", 128));
   if (typeof lvl !== "number" || !Number.isInteger(lvl) || lvl < 0 || lvl > 3) {
     throw unauthenticated("the actor token's `lvl` claim (verification level) must be an integer from 0 to 3");
   }
@@ -207,11 +255,13 @@ function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
     roles !== undefined &&
     (!Array.isArray(roles) ||
       roles.length > MAX_ROLES ||
-      roles.some((role) => typeof role !== "string" || role.length === 0 || role.length > 128))
+      roles.some((role) => !isNameClaim(role, 128)))
   ) {
-    throw unauthenticated(`the actor token's \`roles\` claim must be an array of at most ${MAX_ROLES} non-empty strings`);
+    throw unauthenticated(
+      `the actor token's \`roles\` claim must be an array of at most ${MAX_ROLES} non-empty strings of at most 128 characters, without control characters`,
+    );
   }
-  if (azp !== undefined && (typeof azp !== "string" || azp.length === 0)) {
+  if (azp !== undefined && !isNameClaim(azp, 256)) {
     throw unauthenticated("the actor token's `azp` claim must be a plugin id when present");
   }
   const actor: ActorInfo = Object.freeze({
@@ -221,6 +271,17 @@ function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
   });
   const verified: VerifiedActor = { tenantId: tid, actor, expiresAt: Number(exp) * 1000 };
   return Object.freeze(azp === undefined ? verified : { ...verified, authorizedParty: azp as string });
+}
+
+/** `maxLifetimeSeconds`, checked, or the default. */
+function actorMaxLifetime(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_ACTOR_MAX_LIFETIME_SECONDS;
+  if (!Number.isInteger(value) || value < 60 || value > ACTOR_MAX_LIFETIME_CEILING_SECONDS) {
+    throw new TypeError(
+      `actorTokens.maxLifetimeSeconds must be an integer from 60 to ${ACTOR_MAX_LIFETIME_CEILING_SECONDS} (30 days); got ${String(value)}`,
+    );
+  }
+  return value;
 }
 
 function jwksAlgorithms(keys: readonly object[]): string[] {

@@ -10,7 +10,7 @@ import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
 const DECOY_HASH = hashPluginKey("tpk_00000000000000000000_decoy");
 
-/** What step 1 needs. */
+/** What authentication needs. */
 export interface AuthenticatorOptions {
   readonly store: Store;
   readonly actors: ActorTokenVerifier;
@@ -18,7 +18,7 @@ export interface AuthenticatorOptions {
 }
 
 /**
- * Step 1: who is calling. A plugin key bound to (tenant, plugin) and an actor token for that tenant and
+ * Authentication: who is calling. A plugin key bound to (tenant, plugin) and an actor token for that tenant and
  * caller; an in-process plugin's actor token (`sdk.withActor`); the confirmation page's presence token.
  * Keys are kept in a `PluginKeyCache` while the store's change feed vouches for them, and every call's
  * chain confirms its key against the tenant config it is decided under (`confirmKey`), which the call's
@@ -39,7 +39,7 @@ export class Authenticator {
     this.#logger = options.logger;
   }
 
-  /** Requests refused at step 1 so far. */
+  /** Requests refused at authentication so far. */
   get failures(): number {
     return this.#failures;
   }

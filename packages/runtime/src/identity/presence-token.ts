@@ -5,6 +5,7 @@
  */
 import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError } from "@toolpact/contract";
 import { isIssuedId } from "../caller-ids.js";
+import { isNameClaim, nameClaimMessage } from "./name-claims.js";
 
 /** `aud` of presence tokens: the confirmation page's sign-in. */
 export const PRESENCE_AUDIENCE = "toolpact-presence";
@@ -43,12 +44,8 @@ export function checkPresenceTokenSize(token: unknown): asserts token is string 
 export function presenceFromClaims(payload: Record<string, unknown>, nowMs: number): VerifiedPresence {
   const { sub, tid, iat, exp, jti } = payload;
   const requestId = payload[PRESENCE_REQUEST_CLAIM];
-  if (typeof sub !== "string" || sub.length === 0 || sub.length > 256) {
-    throw unauthenticated("the presence token's `sub` claim (user id) must be a non-empty string of at most 256 characters");
-  }
-  if (typeof tid !== "string" || tid.length === 0 || tid.length > 128) {
-    throw unauthenticated("the presence token's `tid` claim (tenant) must be a non-empty string of at most 128 characters");
-  }
+  if (!isNameClaim(sub, 256)) throw unauthenticated(nameClaimMessage("presence token", "sub", "user id", 256));
+  if (!isNameClaim(tid, 128)) throw unauthenticated(nameClaimMessage("presence token", "tid", "tenant", 128));
   if (typeof jti !== "string" || !PRESENCE_JTI.test(jti)) {
     throw unauthenticated(
       "the presence token's `jti` claim must be a unique id of 8 to 128 letters, digits, '-', '_', '.' or ':': each presence token is used once",

@@ -1,5 +1,5 @@
 /**
- * DESIGN step 9's rule at every commit, on both stores: the store's answer to a write is lost (the write
+ * DESIGN's lost-answer rule (the begin transaction's) at every commit, on both stores: the store's answer to a write is lost (the write
  * committed and the answer never came, or the write never arrived). The caller then gets either
  * STORE_UNAVAILABLE with no row written and no effect, or the operation's id, in its answer and in the
  * activity event. PostgreSQL loses them in the network (the project's TCP proxy drops the server's answer
@@ -50,7 +50,7 @@ function describeLostAnswers(name: string, makeWorld: () => Promise<LossWorld>):
       ((await fx.runtime.preview(alice, ref, input)).confirmation as { token: string }).token;
     const eventOf = async (operationId: unknown) => (await tenantEvents(fx, "call")).find((event) => event.operationId === operationId);
 
-    it("step 9: a begin that committed goes on, and the answer and the activity event name its operation; recovery finds nothing to redo", async () => {
+    it("begin: a begin that committed goes on, and the answer and the activity event name its operation; recovery finds nothing to redo", async () => {
       const token = await tokenFor(send, { title: "t" });
       const lost = world.lose("answer", "beginOperation");
       const answer = await fx.runtime.execute(alice, send, { title: "t" }, { confirmationToken: token });
@@ -66,7 +66,7 @@ function describeLostAnswers(name: string, makeWorld: () => Promise<LossWorld>):
       expect((await rejection(fx.runtime.execute(alice, send, { title: "t" }, { confirmationToken: token }))).code).toBe("CONFIRMATION_USED");
     });
 
-    it("step 9: a begin that never reached the store is STORE_UNAVAILABLE: no row, no effect, and the token is still good", async () => {
+    it("begin: a begin that never reached the store is STORE_UNAVAILABLE: no row, no effect, and the token is still good", async () => {
       const token = await tokenFor(create, { title: "t" });
       const operations = await world.rows("operations");
       const lost = world.lose("request", "beginOperation");
@@ -81,7 +81,7 @@ function describeLostAnswers(name: string, makeWorld: () => Promise<LossWorld>):
       await expect(fx.runtime.execute(alice, create, { title: "t" }, { confirmationToken: token })).resolves.toMatchObject({ result: { id: "rec-1" } });
     });
 
-    it("step 12: a settle that committed answers the result, once, with its operation id in the event", async () => {
+    it("settle: a settle that committed answers the result, once, with its operation id in the event", async () => {
       const token = await tokenFor(create, { title: "t" });
       const lost = world.lose("answer", "settleOperation");
       const answer = await fx.runtime.execute(alice, create, { title: "t" }, { confirmationToken: token });
@@ -91,7 +91,7 @@ function describeLostAnswers(name: string, makeWorld: () => Promise<LossWorld>):
       expect((await tenantEvents(fx, "call")).filter((event) => event.operationId === answer.operationId)).toHaveLength(1);
     });
 
-    it("step 12 with staged reactions: the settle that carried them committed, and the outbox holds them once", async () => {
+    it("settle with staged reactions: the settle that carried them committed, and the outbox holds them once", async () => {
       const hook: HookDeclaration = { name: "notify", point: "afterTool", appliesTo: [`${NOTES}:*`], timeoutMs: 1_000 };
       const sdk = await addSeamPlugin(fx, seamPlugin(HOOKS, { hooks: [hook] }));
       sdk.hooks.provide("notify", () => [{ kind: "notify-owner", payload: { n: 1 } }]);

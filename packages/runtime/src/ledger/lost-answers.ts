@@ -1,5 +1,5 @@
 /**
- * DESIGN step 9's rule at every commit: when the store lost the answer to a write (it may have
+ * DESIGN's lost-answer rule (the begin transaction's) at every commit: when the store lost the answer to a write (it may have
  * committed), the runtime reads back what that write would have written before it answers. Found: the
  * call goes on as if the answer had come. Absent: the write did not commit, and "nothing ran" is true.
  * When the store could not make sure the write will not commit later, or cannot be read, nobody can tell:

@@ -194,7 +194,7 @@ describe("lifecycle", () => {
     expect(reopened.metrics.inFlight).toBe(1);
     const closing = reopened.close();
     expect(await reopened.ready()).toBe(false);
-    expect((await rejection(reopened.execute(alice, search, { query: "x" }))).code).toBe("STORE_UNAVAILABLE");
+    expect((await rejection(reopened.execute(alice, search, { query: "x" }))).code).toBe("SHUTTING_DOWN");
     await closing;
     expect(await pending).toMatchObject({ code: "OUTCOME_UNKNOWN" });
     expect(reopened.metrics.inFlight).toBe(0);

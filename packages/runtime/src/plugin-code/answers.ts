@@ -13,15 +13,43 @@ const REASON_MAX = 500;
 const MAX_REACTIONS = 100;
 const MAX_REACTION_BYTES = 64 * 1024;
 const REACTION_KIND = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-const TARGET_ID_MAX = 256;
+/** The longest `targetId` a result may name (the activity log keeps it whole). */
+export const TARGET_ID_MAX_LENGTH = 256;
+/** Control characters (NUL among them: PostgreSQL's text cannot hold it), which no targetId may carry. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/** How a failure to read a result shows in the activity log when it is the result's `targetId`. */
+export const INVALID_TARGET_ID = "InvalidTargetId";
 
 /**
  * What a provider, gate or guard handed back, as the frozen JSON copy the runtime works on from then on
- * (undefined, a provider that answers nothing, stays undefined).
- * @throws ToolpactError OUTPUT_INVALID when it is not JSON.
+ * (undefined, a provider that answers nothing, stays undefined). A string `targetId` it names is checked
+ * here, where it enters: the activity log keeps it whole, so one it cannot keep is the answer's fault.
+ * @throws ToolpactError OUTPUT_INVALID when it is not JSON (`NotJson`) or names a bad targetId (`InvalidTargetId`).
  */
 export function outputOf(value: unknown): unknown {
-  return value === undefined ? undefined : prepareOutput(value);
+  if (value === undefined) return undefined;
+  const copy = prepareOutput(value);
+  // A lone surrogate never gets here: prepareOutput refuses it as not JSON.
+  const problem = targetIdProblem(copy);
+  if (problem !== undefined) {
+    throw new ToolpactError("OUTPUT_INVALID", `the result's targetId ${problem}`, { errorClass: INVALID_TARGET_ID });
+  }
+  return copy;
+}
+
+/** The activity class of an `outputOf` failure: `InvalidTargetId`, or `NotJson` for anything else. */
+export function outputFailureClassOf(error: unknown): string {
+  return (error as { data?: { errorClass?: unknown } } | null)?.data?.errorClass === INVALID_TARGET_ID ? INVALID_TARGET_ID : "NotJson";
+}
+
+/** What is wrong with the string `targetId` a result names, if anything (a result naming none, or a non-string one, is fine). */
+function targetIdProblem(result: unknown): string | undefined {
+  if (typeof result !== "object" || result === null) return undefined;
+  const target = (result as { targetId?: unknown }).targetId;
+  if (typeof target !== "string") return undefined;
+  if (target.length > TARGET_ID_MAX_LENGTH) return `has ${target.length} characters, more than the ${TARGET_ID_MAX_LENGTH} the activity log keeps`;
+  if (CONTROL_CHARACTER.test(target)) return "contains a control character (NUL, a line break, ...)";
+  return undefined;
 }
 
 /** A provider's `authorize` answer: true, or `{ allowed: true }`, allows; anything else refuses. */
@@ -121,11 +149,11 @@ export function reactionsOf(answer: unknown): { reactions: readonly CheckedReact
   return { reactions };
 }
 
-/** The resource a result names (`targetId`), for the activity log. */
+/** The resource a result names (`targetId`), for the activity log: its shape was checked by `outputOf`. */
 export function targetIdOf(result: unknown): string | undefined {
   if (typeof result !== "object" || result === null) return undefined;
   const target = (result as { targetId?: unknown }).targetId;
-  return typeof target === "string" && target.length > 0 ? target.slice(0, TARGET_ID_MAX) : undefined;
+  return typeof target === "string" && target.length > 0 ? target : undefined;
 }
 
 /** How a failure of plugin code shows in the activity log: its class, or TimeoutError. */

@@ -1,7 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import type { ToolCallContext, ToolExecuteContext } from "@toolpact/contract";
 import type { Principal } from "../api.js";
+import type { RegisteredTool } from "../registry.js";
 import type { RegisteredSeam, SeamContext } from "../seams.js";
 import { CallAbort, type CallScope, type ScopeOwner } from "./call-scope.js";
+import { pluginContext } from "./plugin-context.js";
 
 /** What a timed-out invocation rejects with (never a value plugin code can throw). */
 export const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -27,6 +30,16 @@ export interface SeamInvocation {
   readonly operationId: string | undefined;
 }
 
+/** What a provider invocation (authorize, preview, execute) is about: a call, as its steps see it. */
+export interface ProviderInvocation {
+  readonly principal: Principal;
+  readonly tool: RegisteredTool;
+  /** Whether the provider may call tools (then its code runs in the call's scope). */
+  readonly provider: { readonly canCall: boolean };
+  readonly phase: "preview" | "execute";
+  readonly abort: CallAbort;
+}
+
 /**
  * Runs plugin code (providers, gates, hooks, guards) for one runtime: each invocation under its timeout
  * and in a call scope of its own that ends with it, and everything still running abortable at close.
@@ -42,7 +55,7 @@ export class PluginCodeRunner {
    * a pending one races the timer, which aborts the signal when it fires and rejects with TIMED_OUT.
    * Never throws: a synchronous throw becomes a rejection.
    */
-  run<T>(invocation: Invocation, code: () => T | Promise<T>): Promise<T> {
+  #run<T>(invocation: Invocation, code: () => T | Promise<T>): Promise<T> {
     const { owner, timeoutMs, abort } = invocation;
     const scope = owner === undefined ? undefined : { tenantId: owner.tenantId, actor: owner.actor, correlationId: owner.correlationId, active: true };
     let pending: T | Promise<T>;
@@ -86,31 +99,44 @@ export class PluginCodeRunner {
     });
   }
 
+  /** Runs a provider's `authorize` or `preview` for a call, with its frozen context, under the tool's timeout. */
+  runProvider<T>(call: ProviderInvocation, code: (ctx: ToolCallContext) => T | Promise<T>): Promise<T> {
+    const { principal, tool, abort } = call;
+    const ctx = pluginContext({ principal, tool: tool.fullName, phase: call.phase, effect: tool.declaration.effect }, abort);
+    return this.#runProvider(call, () => code(ctx));
+  }
+
+  /** Runs a provider's `execute` for a call's operation, with its frozen context, under the tool's timeout. */
+  runExecute<T>(call: ProviderInvocation, operationId: string, code: (ctx: ToolExecuteContext) => T | Promise<T>): Promise<T> {
+    const { principal, tool, abort } = call;
+    const ctx = pluginContext({ principal, tool: tool.fullName, phase: "execute", effect: tool.declaration.effect, operationId }, abort);
+    return this.#runProvider(call, () => code(ctx));
+  }
+
+  #runProvider<T>(call: ProviderInvocation, code: () => T | Promise<T>): Promise<T> {
+    return this.#run({ owner: ownerOf(call.principal, call.provider.canCall), timeoutMs: call.tool.declaration.timeoutMs, abort: call.abort }, code);
+  }
+
   /** Runs one gate, hook or guard, with its frozen context, in the call's scope (when its plugin may call tools). */
   runSeam<T>(seam: RegisteredSeam<unknown>, about: SeamInvocation, code: (ctx: SeamContext) => T | Promise<T>): Promise<T> {
-    const { principal, operationId } = about;
+    const { principal } = about;
     const abort = new CallAbort();
-    const ctx: SeamContext = Object.freeze({
-      tenantId: principal.tenantId,
-      actor: principal.actor,
-      callerPluginId: principal.callerPluginId,
-      tool: about.tool,
-      phase: about.phase,
-      ...(operationId === undefined ? {} : { operationId }),
-      get signal() {
-        return abort.signal;
-      },
-    });
-    const owner: ScopeOwner | undefined = seam.canCall
-      ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId }
-      : undefined;
-    return this.run({ owner, timeoutMs: seam.timeoutMs, abort }, () => code(ctx));
+    const ctx = pluginContext({ principal, tool: about.tool, phase: about.phase, operationId: about.operationId }, abort);
+    return this.#run({ owner: ownerOf(principal, seam.canCall), timeoutMs: seam.timeoutMs, abort }, () => code(ctx));
   }
 
   /** Aborts every invocation still running (the runtime is closing and its drain timed out). */
   abortAll(reason: unknown): void {
     for (const abort of this.#running) abort.abort(reason);
   }
+}
+
+/**
+ * Who plugin code acts for: only for plugins holding `tools:call`, the only ones whose caller methods can
+ * act (skipping it spares every other call the cost of async context tracking).
+ */
+function ownerOf(principal: Principal, canCall: boolean): ScopeOwner | undefined {
+  return canCall ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId } : undefined;
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {

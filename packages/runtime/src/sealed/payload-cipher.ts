@@ -39,7 +39,7 @@ export class PayloadCipher {
   open(sealed: Uint8Array, aad: string): string {
     const bytes = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
     if (bytes.byteLength < HEADER_BYTES || bytes[0] !== FORMAT) {
-      throw new ToolpactError("STORE_UNAVAILABLE", "a stored payload is damaged or in an unknown format; it cannot be read");
+      throw new ToolpactError("STORED_DATA_DAMAGED", "a stored payload is damaged or in an unknown format; it cannot be read");
     }
     try {
       const decipher = createDecipheriv("aes-256-gcm", this.#key, bytes.subarray(1, 1 + IV_BYTES), {
@@ -50,7 +50,7 @@ export class PayloadCipher {
       return Buffer.concat([decipher.update(bytes.subarray(HEADER_BYTES)), decipher.final()]).toString("utf8");
     } catch (error) {
       throw new ToolpactError(
-        "STORE_UNAVAILABLE",
+        "STORED_DATA_DAMAGED",
         "a stored payload did not decrypt: it was altered, moved to another row, or sealed with another storage key",
         {},
         { cause: error },

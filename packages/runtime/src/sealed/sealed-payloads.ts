@@ -12,7 +12,7 @@ const AAD = {
   preview: (tenantId: string, requestId: string) => `toolpact:confirmation-preview:${tenantId}:${requestId}`,
 } as const;
 
-/** What recovery needs to run steps 2-7 of an operation again: its input, the actor's level and roles, its run. */
+/** What recovery needs to run the authorization steps of an operation again: its input, the actor's level and roles, its run. */
 export interface RecoveryInput {
   readonly input: unknown;
   readonly actor: Pick<ActorInfo, "verificationLevel" | "roles">;

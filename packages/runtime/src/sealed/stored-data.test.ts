@@ -93,6 +93,9 @@ describe("stored data", () => {
     const tampered = Uint8Array.from(sealed);
     tampered[tampered.length - 1]! ^= 1;
     expect(() => cipher.open(tampered, "row-1")).toThrow(/did not decrypt/);
+    // damaged data is the operator's matter, not a database outage to wait out
+    expect(() => cipher.open(tampered, "row-1")).toThrow(expect.objectContaining({ code: "STORED_DATA_DAMAGED" }));
+    expect(() => cipher.open(new Uint8Array([9, 1, 2]), "row-1")).toThrow(expect.objectContaining({ code: "STORED_DATA_DAMAGED" }));
     expect(cipher.seal("secret", "row-1")).not.toEqual(sealed);
   });
 });

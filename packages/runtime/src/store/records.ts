@@ -1,4 +1,5 @@
 /** The records the store keeps and the requests its methods take (see `Store` in store.ts). */
+import type { ConfirmationState } from "@toolpact/protocol";
 import type { ActivityEvent, OperationState } from "../api.js";
 
 /** A tenant's configuration as calls read it: plugin installs, the policy, activations and the recovery policy. */
@@ -49,7 +50,7 @@ export interface PluginKeyLookup extends PluginKeyRecord {
   readonly tenantConfigVersion: number;
 }
 
-/** A durable operation (step 9 creates it `running`, step 12 settles it). */
+/** A durable operation (the begin transaction creates it `running`, the settle settles it). */
 export interface OperationRecord {
   readonly tenantId: string;
   readonly operationId: string;
@@ -113,11 +114,11 @@ export interface ConsumedTokenRecord {
 /** An activity event as stored: `at` in Unix milliseconds. */
 export type ActivityRecord = Omit<ActivityEvent, "at"> & { readonly at: number };
 
-/** Step 9: everything one execute writes before the provider runs, in one transaction. */
+/** The begin transaction: everything one execute writes before the provider runs, in one transaction. */
 export interface OperationBegin {
   readonly operation: OperationRecord;
   /**
-   * The tenant config version steps 2-6 decided under. When the tenant's version differs, nothing is
+   * The tenant config version the authorization steps decided under. When the tenant's version differs, nothing is
    * written and the result is `config-changed`: no effect runs under a stale authorization.
    */
   readonly tenantConfigVersion?: number;
@@ -125,7 +126,7 @@ export interface OperationBegin {
   readonly idempotency?: { readonly scope: IdempotencyScope; readonly inputDigest: string; readonly expiresAt: number };
 }
 
-/** What step 9 did: started, or found the config changed, the token already used, or the idempotency key taken. */
+/** What the begin transaction did: started, or found the config changed, the token already used, or the idempotency key taken. */
 export type OperationBeginResult =
   | { readonly status: "started" }
   | { readonly status: "config-changed"; readonly version: number }
@@ -133,7 +134,7 @@ export type OperationBeginResult =
   | { readonly status: "idempotency-exists"; readonly record: IdempotencyRecord };
 
 /**
- * Steps 9 and 12 at once, for a `read` tool (no effect to recover, no token or key to take first): the
+ * The begin and the settle at once, for a `read` tool (no effect to recover, no token or key to take first): the
  * operation is written already settled, after its provider answered, with its events and staged
  * reactions, in one transaction; only while the tenant's config is still at `tenantConfigVersion`.
  */
@@ -149,7 +150,7 @@ export interface SettledOperationWrite {
 /** What `recordSettledOperation` did: recorded, or nothing because the tenant's config changed. */
 export type SettledOperationResult = { readonly status: "recorded" } | { readonly status: "config-changed"; readonly version: number };
 
-/** Step 12: the operation's final state, its activity event and the idempotency outcome, guarded by the lease. */
+/** The settle: the operation's final state, its activity event and the idempotency outcome, guarded by the lease. */
 export interface OperationSettle {
   readonly tenantId: string;
   readonly operationId: string;
@@ -214,8 +215,8 @@ export interface RunRecord {
   readonly closedAt?: number;
 }
 
-/** The states of a platform-mode confirmation request. */
-export type ConfirmationState = "pending" | "approved" | "denied" | "expired" | "cancelled";
+/** The states of a platform-mode confirmation request (`CONFIRMATION_STATES`, in @toolpact/protocol). */
+export type { ConfirmationState } from "@toolpact/protocol";
 
 /** A platform-mode confirmation request. */
 export interface ConfirmationRecord {

@@ -1,17 +1,15 @@
 /** The refusals both stores give, in the same words. */
-import { ToolpactError } from "@toolpact/contract";
+import { SETTLED_OPERATION_STATES, ToolpactError, isStateOf } from "@toolpact/contract";
 import type { OperationRecord, OperationSettle } from "./store.js";
-
-const SETTLED_STATES: ReadonlySet<string> = new Set(["succeeded", "failed", "unknown"]);
 
 /** Work asked of a store after `close`. */
 export function storeClosed(): ToolpactError {
-  return new ToolpactError("STORE_UNAVAILABLE", "the store is closed: the runtime is shutting down or was closed");
+  return new ToolpactError("SHUTTING_DOWN", "the store is closed: the runtime is shutting down or was closed");
 }
 
 /** Throws OUTCOME_UNKNOWN unless `settle` moves its operation to a final state. */
 export function checkSettleState(settle: Pick<OperationSettle, "state" | "operationId">): void {
-  if (!SETTLED_STATES.has(settle.state)) {
+  if (!isStateOf(SETTLED_OPERATION_STATES, settle.state)) {
     throw new ToolpactError(
       "OUTCOME_UNKNOWN",
       `operation ${settle.operationId} cannot become ${String(settle.state)}: running -> succeeded | failed | unknown only`,

@@ -118,19 +118,37 @@ export function confirmationValues(record: ConfirmationRecord): unknown[] {
   ];
 }
 
+/**
+ * The fields a platform request is bound by, with their columns: the one list both stores'
+ * `findOpenConfirmation` statements and their parameters derive from (`runId` may be null).
+ */
+export const CONFIRMATION_BINDING_COLUMNS = Object.freeze([
+  ["tenantId", "tenant_id"],
+  ["callerPluginId", "caller_plugin_id"],
+  ["actorUserId", "actor_user_id"],
+  ["digest", "digest"],
+  ["tool", "tool"],
+  ["schemaHash", "schema_hash"],
+  ["digestKid", "digest_kid"],
+  ["runId", "run_id"],
+] as const satisfies readonly (readonly [Exclude<keyof ConfirmationBindingQuery, "now">, string])[]);
+
+/**
+ * `findOpenConfirmation`'s statement: `match(column, index)` writes one binding column's condition (its
+ * parameter is `index`, from 0), and `now(index)` the parameter of the time after them.
+ */
+export function openConfirmationSql(match: (column: string, index: number) => string, now: (index: number) => string): string {
+  const bound = CONFIRMATION_BINDING_COLUMNS.map(([, column], index) => match(column, index)).join(" AND ");
+  const at = now(CONFIRMATION_BINDING_COLUMNS.length);
+  return `SELECT * FROM confirmation_requests
+     WHERE ${bound} AND status IN ('pending', 'approved')
+       AND ((status = 'approved' AND token_expires_at > ${at}) OR (status = 'pending' AND expires_at > ${at}))
+     ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`;
+}
+
 /** What `findOpenConfirmation` looks for, in its statements' parameter order: the binding, then `now`. */
 export function openConfirmationValues(query: ConfirmationBindingQuery): unknown[] {
-  return [
-    query.tenantId,
-    query.callerPluginId,
-    query.actorUserId,
-    query.digest,
-    query.tool,
-    query.schemaHash,
-    query.digestKid,
-    query.runId ?? null,
-    query.now,
-  ];
+  return [...CONFIRMATION_BINDING_COLUMNS.map(([field]) => query[field] ?? null), query.now];
 }
 
 /** A tenant's configuration from its `tenants` row (absent for a tenant never configured) and what was read besides it. */

@@ -68,17 +68,17 @@ export interface Store {
   revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean>;
 
   /**
-   * Step 9 in one transaction; a token id is consumed at most once, an idempotency key taken once.
+   * The begin transaction; a token id is consumed at most once, an idempotency key taken once.
    * @throws UnansweredCommit when the store cannot tell whether it committed (then read the operation).
    */
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult>;
   /**
-   * A read's steps 9 and 12 in one transaction (see `SettledOperationWrite`).
+   * A read's begin and settle in one transaction (see `SettledOperationWrite`).
    * @throws UnansweredCommit when the store cannot tell whether it committed (then read the operation).
    */
   recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult>;
   /**
-   * Step 12 in one transaction guarded by lease owner and epoch.
+   * The settle, in one transaction guarded by lease owner and epoch.
    * @throws when the operation does not exist or is no longer `running` (an invalid transition).
    */
   settleOperation(settle: OperationSettle): Promise<OperationSettleResult>;

@@ -29,8 +29,8 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       expect(await store.ping()).toBe(true);
       await store.close();
       expect(await store.ping()).toBe(false);
-      await expect(store.getOperation(kit.tenant(), randomUUID())).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
-      await expect(store.appendActivity(kit.activity(kit.tenant()))).rejects.toMatchObject({ code: "STORE_UNAVAILABLE" });
+      await expect(store.getOperation(kit.tenant(), randomUUID())).rejects.toMatchObject({ code: "SHUTTING_DOWN" });
+      await expect(store.appendActivity(kit.activity(kit.tenant()))).rejects.toMatchObject({ code: "SHUTTING_DOWN" });
     });
 
     describeConfiguration(kit);

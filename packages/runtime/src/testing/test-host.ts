@@ -215,7 +215,7 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
       );
     }
     let token: Promise<string> | undefined;
-    // Step 1 runs for every call, as it does for a request over HTTP: a real key and a real actor token.
+    // Authentication runs for every call, as it does for a request over HTTP: a real key and a real actor token.
     const principal = async (): Promise<Principal> => {
       token ??= actorToken(callerOptions.actor);
       return runtime.authenticate({ pluginKey: await keyOf(caller), actorToken: await token });

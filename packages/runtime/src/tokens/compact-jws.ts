@@ -58,13 +58,22 @@ export function readJwsHeader(token: unknown): JwsHeader {
   return header as JwsHeader;
 }
 
+/** An HS256 secret is at least this many bytes (RFC 7518 §3.2: at least the hash's size). */
+export const HS256_MIN_SECRET_BYTES = 32;
+
 /** One HS256 key: signs tokens with a fixed `kid` and `typ`, and checks signatures made with it. */
 export class Hs256Key {
   readonly kid: string | undefined;
   readonly #sign: (claims: Record<string, unknown>) => string;
   readonly #verify: (token: string) => Record<string, unknown>;
 
-  constructor(secret: Uint8Array, header: { readonly kid?: string; readonly typ?: string } = {}) {
+  /** @throws TypeError naming `name` when `secret` is shorter than 32 bytes. */
+  constructor(secret: Uint8Array, header: { readonly kid?: string; readonly typ?: string } = {}, name = "an HS256 secret") {
+    if (!(secret instanceof Uint8Array) || secret.byteLength < HS256_MIN_SECRET_BYTES) {
+      throw new TypeError(
+        `${name} is too short: HS256 needs at least ${HS256_MIN_SECRET_BYTES} bytes (got ${secret?.byteLength ?? 0}); generate one with \`openssl rand -base64 32\``,
+      );
+    }
     const key = Buffer.from(secret);
     this.kid = header.kid;
     this.#sign = createSigner({

@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_REQUESTS_PER_CALLER,
   withoutUndefined,
 } from "@toolpact/contract";
-import { isPostgresUrl } from "@toolpact/runtime";
+import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
@@ -39,17 +39,17 @@ const databaseOptionsSchema = z.strictObject({
     .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
     .optional()
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
-  poolSize: z.number().int().min(1).max(1000).optional().describe("Connections each instance keeps at most (default 10)."),
-  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe("Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default 2000)."),
-  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe("How long one statement may run, ms (default 1500)."),
+  poolSize: z.number().int().min(1).max(1000).optional().describe(`Connections each instance keeps at most (default ${POSTGRES_POOL_DEFAULTS.poolSize}).`),
+  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe(`Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default ${POSTGRES_POOL_DEFAULTS.connectionTimeoutMs}).`),
+  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe(`How long one statement may run, ms (default ${POSTGRES_POOL_DEFAULTS.statementTimeoutMs}).`),
 });
 
 const retentionSchema = z.strictObject({
-  activityDays: z.number().positive().max(36_500).optional().describe("Activity events older than this are deleted (default 90)."),
-  confirmationHours: z.number().min(0).max(87_600).optional().describe("Confirmation requests and runs are deleted this long after they expired (default 24)."),
-  outboxDays: z.number().positive().max(36_500).optional().describe("Outbox rows not acknowledged after this are deleted (default 7)."),
-  operationDays: z.number().positive().max(36_500).optional().describe("Settled operations are deleted this long after they began (default 90)."),
-  idempotencyHours: z.number().positive().max(87_600).optional().describe("How long an idempotency key is remembered (default 24)."),
+  activityDays: z.number().positive().max(36_500).optional().describe(`Activity events older than this are deleted (default ${RETENTION_DEFAULTS.activityDays}).`),
+  confirmationHours: z.number().min(0).max(87_600).optional().describe(`Confirmation requests and runs are deleted this long after they expired (default ${RETENTION_DEFAULTS.confirmationHours}).`),
+  outboxDays: z.number().positive().max(36_500).optional().describe(`Outbox rows not acknowledged after this are deleted (default ${RETENTION_DEFAULTS.outboxDays}).`),
+  operationDays: z.number().positive().max(36_500).optional().describe(`Settled operations are deleted this long after they began (default ${RETENTION_DEFAULTS.operationDays}).`),
+  idempotencyHours: z.number().positive().max(87_600).optional().describe(`How long an idempotency key is remembered (default ${RETENTION_DEFAULTS.idempotencyHours}).`),
   pruneIntervalMs: z
     .number()
     .int()
@@ -115,6 +115,13 @@ export const configSchema = z.strictObject({
         .optional()
         .describe(`Long polls (confirmations.wait, MCP streams) one caller may hold open at once; more is RATE_LIMITED (default ${DEFAULT_MAX_LONG_POLLS_PER_CALLER}).`),
       sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
+      actorTokenMaxLifetimeSeconds: z
+        .number()
+        .int()
+        .min(60)
+        .max(ACTOR_MAX_LIFETIME_CEILING_SECONDS)
+        .optional()
+        .describe("The longest an actor token may live (exp - iat and exp - now), seconds (default 86400)."),
       leaseMs: z.number().int().min(1000).max(600_000).optional().describe("How long an operation's lease lasts without renewal, ms."),
       recoveryIntervalMs: z.number().int().min(50).max(3_600_000).optional().describe("How often this instance settles expired leases, ms."),
       rateLimits: z
@@ -185,6 +192,8 @@ export interface HostConfig {
     readonly maxLongPollsPerCaller?: number;
     /** How long a confirmation-page session lasts, seconds (60..3600, default 600). */
     readonly sessionTtlSeconds?: number;
+    /** The longest an actor token may live, seconds (60..2592000, default 86400). */
+    readonly actorTokenMaxLifetimeSeconds?: number;
     /** How long an operation's lease lasts without renewal, ms (the runtime renews it while the provider runs). */
     readonly leaseMs?: number;
     /** How often this instance settles expired leases of crashed instances, ms (also once at start-up). */

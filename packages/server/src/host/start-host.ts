@@ -97,7 +97,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     storageKey: secrets.storageKey,
     actorTokens: {
       issuer: actorIssuer,
-      ...withoutUndefined({ secret: secrets.actorSecret }),
+      ...withoutUndefined({ secret: secrets.actorSecret, maxLifetimeSeconds: config.limits.actorTokenMaxLifetimeSeconds }),
       ...(config.actorJwksUrl === undefined ? {} : { jwks: new URL(config.actorJwksUrl) }),
     },
     ...withoutUndefined({

@@ -2,21 +2,23 @@ import { uuidv7 } from "../../ids.js";
 import { failureClassOf, reactionsOf, type CheckedReaction } from "../../plugin-code/answers.js";
 import type { HookCall } from "../../seams.js";
 import type { ActivityRecord, OutboxRecord } from "../../store/store.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { EffectStep } from "../chain.js";
 import type { EffectOutcome, StagedReactions } from "../outcome.js";
 
+type Reads = "tool" | "input" | "seams" | "operation";
+
 /**
- * Step 11: every AfterTool hook acting on the call sees the outcome the caller gets, all at once, each
+ * after-tool-hooks, the effect's last step: every AfterTool hook acting on the call sees the outcome the caller gets, all at once, each
  * under its timeout. Staged reactions become outbox rows (payload sealed), committed with the settle; a
  * hook that fails becomes an activity event of kind `hook`, and the outcome is kept.
  */
-export function afterToolHooks(call: Call, next: Next<EffectOutcome>): Promise<EffectOutcome> {
-  if (call.seams.hooks.length === 0) return next();
-  return next().then(async (outcome) => ({ ...outcome, staged: await runHooks(call, outcome) }));
-}
+export const afterToolHooks: EffectStep<Reads> = function afterToolHooks(call, outcome) {
+  if (call.seams.hooks.length === 0) return outcome;
+  return runHooks(call, outcome).then((staged) => ({ ...outcome, staged }));
+};
 
-async function runHooks(call: Call, outcome: EffectOutcome): Promise<StagedReactions> {
+async function runHooks(call: CallAt<Reads>, outcome: EffectOutcome): Promise<StagedReactions> {
   const { principal, tool, parts, trace } = call;
   const { operationId } = call.operation;
   const hooks = call.seams.hooks;

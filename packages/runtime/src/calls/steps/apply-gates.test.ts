@@ -1,5 +1,5 @@
 /**
- * Gates (step 7): registered only as declared, acting only where activated and within appliesTo; the
+ * Gates (apply-gates): registered only as declared, acting only where activated and within appliesTo; the
  * most restrictive answer wins; they fail closed.
  */
 import { describe, expect, it } from "vitest";
@@ -35,10 +35,10 @@ describe("registration is capability-bound", () => {
     );
     expect(() => sdk.guards.provide("hours", () => ({ decision: "pass" }))).toThrow(expect.objectContaining({ code: "CAPABILITY_UNDECLARED" }));
     expect(() => sdk.hooks.provide("hours", () => [])).toThrow(expect.objectContaining({ code: "CAPABILITY_UNDECLARED" }));
-    expect(() => sdk.gates.provide("hours", "allow" as never)).toThrow(expect.objectContaining({ code: "CAPABILITY_UNDECLARED" }));
+    expect(() => sdk.gates.provide("hours", "allow" as never)).toThrow(expect.objectContaining({ code: "HANDLER_INVALID" }));
     sdk.gates.provide("hours", () => ({ decision: "allow" }));
     expect(() => sdk.gates.provide("hours", () => ({ decision: "block", reason: "x" }))).toThrow(
-      expect.objectContaining({ code: "CAPABILITY_UNDECLARED", message: expect.stringContaining("provided once") }),
+      expect.objectContaining({ code: "HANDLER_INVALID", message: expect.stringContaining("provided once") }),
     );
     // another plugin's SDK cannot provide this plugin's gate
     expect(() => fx.runtime.sdkFor(NOTES).gates.provide("hours", () => ({ decision: "allow" }))).toThrow(

@@ -1,19 +1,23 @@
 import { ToolpactError } from "@toolpact/contract";
 import { failureClassOf, gateDecisionOf } from "../../plugin-code/answers.js";
 import { gateRank, type GateCall, type GateDecision } from "../../seams.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt, CallDecision } from "../call.js";
+import type { Next, Step } from "../chain.js";
+
+type Reads = "tool" | "input" | "seams" | "permission";
 
 /**
- * Step 7: every gate acting on the call, in declared order; the most restrictive answer wins
- * (block > requireConfirmation > result > allow). Gates only narrow what steps 2-6 allowed. A gate that
- * throws, times out, answers nonsense or has no function blocks (fail closed).
+ * apply-gates: every gate acting on the call, in declared order; the most restrictive answer wins
+ * (block > requireConfirmation > result > allow). Gates only narrow what the steps before allowed, into
+ * the call's decision: a new value, the permission left as policy decided it. A gate that throws, times
+ * out, answers nonsense or has no function blocks (fail closed).
  */
-export function applyGates<T>(call: Call, next: Next<T>): Promise<T> {
-  return call.seams.gates.length === 0 ? next() : gatesThen(call, next);
-}
+export const applyGates: Step<Reads, "decision"> = function applyGates(call, next) {
+  // No gate: the decision is the permission itself (nothing allocated).
+  return call.seams.gates.length === 0 ? next(call.decided(call.permission)) : gatesThen(call, next);
+};
 
-async function gatesThen<T>(call: Call, next: Next<T>): Promise<T> {
+async function gatesThen<T>(call: CallAt<Reads>, next: Next<CallAt<Reads | "decision">, T>): Promise<T> {
   const { principal, tool } = call;
   const gateCall: GateCall = Object.freeze({
     tenantId: principal.tenantId,
@@ -65,7 +69,13 @@ async function gatesThen<T>(call: Call, next: Next<T>): Promise<T> {
       winner = { decision, seam: gate.key };
     }
   }
-  if (winner?.decision.decision === "requireConfirmation") call.confirmationRequiredBy(winner.seam);
-  else if (winner?.decision.decision === "result") call.answeredByGate({ value: winner.decision.value, seam: winner.seam });
-  return next();
+  let decision: CallDecision = call.permission;
+  if (winner?.decision.decision === "requireConfirmation") {
+    // A gate adds a confirmation (in the mode policy decided); it never removes one.
+    call.trace.decidedBy(winner.seam);
+    decision = { ...decision, confirm: true, confirmGate: winner.seam };
+  } else if (winner?.decision.decision === "result") {
+    decision = { ...decision, answer: { value: winner.decision.value, seam: winner.seam } };
+  }
+  return next(call.decided(decision));
 }

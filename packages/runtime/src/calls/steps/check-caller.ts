@@ -1,22 +1,24 @@
 import { ToolpactError } from "@toolpact/contract";
 import { checkRun } from "../../runs.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Next, Step } from "../chain.js";
+
+type Reads = "tenant" | "tool";
 
 /**
- * Step 3: the caller's plugin key is still live under the tenant config the call is decided under (step 1
- * may have answered from its cache; an execute's commit checks that version again); the calling plugin is
- * loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's `uses` (when
- * present) includes the tool; a call in a run must be allowed by that run.
+ * check-caller: the caller's plugin key is still live under the tenant config the call is decided under
+ * (authentication may have answered from its cache; an execute's commit checks that version again); the
+ * calling plugin is loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's
+ * `uses` (when present) includes the tool; a call in a run must be allowed by that run.
  */
-export function checkCaller<T>(call: Call, next: Next<T>): Promise<T> {
-  // An execute's commit checks the tenant's config version again (steps 9 and 12); a preview's nothing.
+export const checkCaller: Step<Reads> = function checkCaller(call, next) {
+  // An execute's commit (the ledger's begin, or a read's one record) checks the config version again; a preview's nothing.
   const confirmed = call.parts.identity.confirmKey(call.principal, { tenantConfigVersion: call.tenant.version, committed: call.phase === "execute" });
   if (confirmed !== undefined) return confirmed.then(() => checkCallerPlugin(call, next));
   return checkCallerPlugin(call, next);
-}
+};
 
-function checkCallerPlugin<T>(call: Call, next: Next<T>): Promise<T> {
+function checkCallerPlugin<T>(call: CallAt<Reads>, next: Next<CallAt<Reads>, T>): Promise<T> {
   const { principal, tool, tenant } = call;
   const caller = call.parts.registry.get(principal.callerPluginId);
   const install = tenant.installs.get(principal.callerPluginId);
@@ -30,7 +32,10 @@ function checkCallerPlugin<T>(call: Call, next: Next<T>): Promise<T> {
   if (!caller.canCall) {
     throw new ToolpactError(
       "PERMISSION_DENIED",
-      `plugin "${caller.id}" does not hold the "tools:call" permission: add it to its manifest's permissions`,
+      caller.tools.size > 0
+        ? `the plugin key used belongs to "${caller.id}", a provider without the "tools:call" permission: ` +
+            "call with the calling plugin's own key (admin.issuePluginKey issues one for its id)"
+        : `plugin "${caller.id}" does not hold the "tools:call" permission: add it to its manifest's permissions`,
       { tool: tool.fullName },
     );
   }
@@ -41,6 +46,6 @@ function checkCallerPlugin<T>(call: Call, next: Next<T>): Promise<T> {
       { tool: tool.fullName },
     );
   }
-  if (call.runId === undefined) return next();
-  return checkRun(call.parts.context, { principal, tool, runId: call.runId }).then(() => next());
+  if (call.runId === undefined) return next(call);
+  return checkRun(call.parts.context, { principal, tool, runId: call.runId }).then(() => next(call));
 }

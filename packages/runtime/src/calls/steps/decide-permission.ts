@@ -1,12 +1,11 @@
 import { ToolpactError } from "@toolpact/contract";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { Step } from "../chain.js";
 
 /**
- * Step 5: the tenant's policy, the sole grant, allows this caller and actor the tool (deciding whether
+ * decide-permission: the tenant's policy, the sole grant, allows this caller and actor the tool (deciding whether
  * and how it is confirmed), and the actor's verification level is high enough.
  */
-export function decidePermission<T>(call: Call, next: Next<T>): Promise<T> {
+export const decidePermission: Step<"tenant" | "tool", "permission"> = function decidePermission(call, next) {
   const { principal, tool } = call;
   const decision = call.tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
   if (decision.kind === "deny") {
@@ -22,6 +21,5 @@ export function decidePermission<T>(call: Call, next: Next<T>): Promise<T> {
       { tool: tool.fullName },
     );
   }
-  call.permitted(decision);
-  return next();
-}
+  return next(call.permitted(decision));
+};

@@ -1,5 +1,5 @@
 /**
- * Guards (step 10) and AfterTool hooks (step 11): pass, replace or withhold the output; staged
+ * Guards (apply-guards) and AfterTool hooks (after-tool-hooks): pass, replace or withhold the output; staged
  * reactions and failed hooks committed with the operation.
  */
 import Database from "better-sqlite3";

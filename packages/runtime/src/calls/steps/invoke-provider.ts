@@ -1,41 +1,27 @@
-import type { ToolExecuteContext } from "@toolpact/contract";
 import { errorClassOf } from "../../activity/error-class.js";
-import { outputOf } from "../../plugin-code/answers.js";
+import { outputFailureClassOf, outputOf } from "../../plugin-code/answers.js";
 import { TIMED_OUT } from "../../plugin-code/plugin-code-runner.js";
-import type { Call } from "../call.js";
+import type { CallAt } from "../call.js";
 import { answered, unanswered, type EffectOutcome } from "../outcome.js";
 
 /**
- * Step 10: the effect. The provider's `execute` runs once, with the operation id, under the tool's
+ * invoke-provider, the effect's first step. The provider's `execute` runs once, with the operation id, under the tool's
  * timeout; its answer is copied at once (what the provider does to its object later changes nothing).
  * A gate that answered the call stands in for the provider. A read that times out failed; a write or
  * external effect that times out may have happened: its outcome is unknown.
  */
-export async function invokeProvider(call: Call): Promise<EffectOutcome> {
-  const gate = call.gateAnswer;
+export async function invokeProvider(call: CallAt<"provider" | "tool" | "handler" | "input" | "decision" | "operation">): Promise<EffectOutcome> {
+  const gate = call.decision.answer;
   if (gate !== undefined) {
     call.trace.decidedBy(gate.seam);
     return answered(gate.value);
   }
-  const { principal, tool, handler, abort, parts } = call;
+  const { tool, handler, parts } = call;
   const { declaration, fullName } = tool;
   const { operationId } = call.operation;
-  const ctx: ToolExecuteContext = Object.freeze({
-    tenantId: principal.tenantId,
-    actor: principal.actor,
-    callerPluginId: principal.callerPluginId,
-    tool: fullName,
-    effect: declaration.effect,
-    phase: "execute" as const,
-    get signal() {
-      return abort.signal;
-    },
-    operationId,
-  });
   let answer: unknown;
   try {
-    const invocation = { owner: call.providerScope, timeoutMs: declaration.timeoutMs, abort };
-    answer = await parts.pluginCode.run(invocation, () => handler.execute(call.input, ctx));
+    answer = await parts.pluginCode.runExecute(call, operationId, (ctx) => handler.execute(call.input, ctx));
   } catch (error) {
     const failed =
       error !== TIMED_OUT
@@ -48,7 +34,7 @@ export async function invokeProvider(call: Call): Promise<EffectOutcome> {
   }
   try {
     return answered(outputOf(answer));
-  } catch {
-    return unanswered("succeeded", "OUTPUT_INVALID", "NotJson");
+  } catch (error) {
+    return unanswered("succeeded", "OUTPUT_INVALID", outputFailureClassOf(error));
   }
 }

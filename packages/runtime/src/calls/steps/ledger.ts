@@ -4,21 +4,25 @@ import { uuidv7 } from "../../ids.js";
 import { readBackOperation } from "../../ledger/lost-answers.js";
 import type { ConsumedTokenRecord, OperationBegin, OperationBeginResult } from "../../store/store.js";
 import { isUnansweredCommit } from "../../store/unanswered-commit.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Boundary, Next } from "../chain.js";
 import type { EffectOutcome, ExecuteAnswer } from "../outcome.js";
 import { answerOf, effectOf, operationOf, settlementOf } from "../settlement.js";
 
+type Reads = "tenant" | "tool" | "input" | "keying" | "consumes";
+/** What the settle reads. */
+type Settling = CallAt<"tool" | "operation">;
+
 /**
- * Steps 9 and 12: one transaction consumes the confirmation token, takes the idempotency key and begins
- * the operation (running, under this instance's lease) if the tenant's config is still the one steps
- * 2-7 decided under; then the effect steps run (`next`) and their outcome settles the operation in one
- * transaction with its events, staged reactions and idempotency outcome. Every operation that began is
+ * ledger, around the effect: one transaction (the begin) consumes the confirmation token, takes the
+ * idempotency key and begins the operation (running, under this instance's lease) if the tenant's config
+ * is still the one the authorization steps decided under; then the effect runs (`next`) and its outcome
+ * settles the operation in one transaction with its events, staged reactions and idempotency outcome. Every operation that began is
  * settled, or, when the settle cannot be written, answered OUTCOME_UNKNOWN (never "failed" after an effect).
  * The operation id is made before the begin: when the store loses the answer to either commit, the
  * operation is read back by that id before the call answers.
  */
-export async function ledger(call: Call, next: Next<EffectOutcome>): Promise<ExecuteAnswer> {
+export const ledger: Boundary<ExecuteAnswer, EffectOutcome, Reads, "operation"> = async function ledger(call, next) {
   const { parts, principal, tool } = call;
   const { context, leases, sealed } = parts;
   const now = context.clock();
@@ -43,23 +47,23 @@ export async function ledger(call: Call, next: Next<EffectOutcome>): Promise<Exe
   });
   switch (begun.status) {
     case "started":
-      call.began({ operationId, leaseEpoch: 1 });
-      return settle(call, next);
+      return settle(call.began({ operationId, leaseEpoch: 1, settles: keying === undefined ? undefined : { scope: keying.scope } }), next);
     case "config-changed":
-      call.configChanged();
+      // Decided again from the start: no token is consumed by this attempt.
+      call.trace.confirmedBy(undefined);
       return { retry: "config-changed" };
     case "idempotency-exists":
       return { retry: "replay", record: begun.record };
     case "token-used":
       throw tokenUsed(call, begun.consumed);
   }
-}
+};
 
 /**
- * The step-9 transaction. When its answer was lost, the operation is read back: begun (as this call's,
+ * The begin transaction. When its answer was lost, the operation is read back: begun (as this call's,
  * running under this instance's lease), the call goes on; absent, nothing ran.
  */
-async function begin(call: Call, write: OperationBegin): Promise<OperationBeginResult> {
+async function begin(call: CallAt<never>, write: OperationBegin): Promise<OperationBeginResult> {
   const { store, logger } = call.parts.context;
   try {
     return await store.beginOperation(write);
@@ -90,23 +94,23 @@ async function begin(call: Call, write: OperationBegin): Promise<OperationBeginR
 }
 
 /**
- * Recovery's steps 9 and 12: the lease of an expired operation was taken over (new owner, next epoch);
- * the effect steps run again under it, with the same operation id, and their outcome settles it.
+ * The ledger of a recovered operation: its lease was taken over (new owner, next epoch); the effect runs
+ * again under it, with the same operation id, and its outcome settles it.
  */
-export function resumedLedger(call: Call, next: Next<EffectOutcome>): Promise<ExecuteAnswer> {
+export const resumedLedger: Boundary<ExecuteAnswer, EffectOutcome, "tool" | "operation"> = function resumedLedger(call, next) {
   return settle(call, next);
-}
+};
 
-/** Runs the effect steps under the operation's lease and settles the operation with their outcome. */
-async function settle(call: Call, next: Next<EffectOutcome>): Promise<ExecuteResult> {
+/** Runs the effect under the operation's lease and settles the operation with its outcome. */
+async function settle<C extends Settling>(call: C, next: Next<C, EffectOutcome>): Promise<ExecuteResult> {
   const { parts, principal, tool, trace } = call;
   const { context } = parts;
   const { operationId, leaseEpoch } = call.operation;
   const tenantId = principal.tenantId;
   parts.leases.hold({ tenantId, operationId, leaseEpoch });
   try {
-    const outcome = await effectOf(next);
-    const record = call.settlesRecord;
+    const outcome = await effectOf(call, next);
+    const record = call.operation.settles;
     const kept = outcome.answered ? outcome.kept : undefined;
     const settledAt = context.clock();
     let settled: "settled" | "lease-lost" | "failed";
@@ -149,7 +153,7 @@ async function settle(call: Call, next: Next<EffectOutcome>): Promise<ExecuteRes
 }
 
 /** CONFIRMATION_USED; only the caller and actor bound to the token learn which operation used it. */
-function tokenUsed(call: Call, consumed: ConsumedTokenRecord): ToolpactError {
+function tokenUsed(call: CallAt<"tool">, consumed: ConsumedTokenRecord): ToolpactError {
   const { principal, tool } = call;
   const bound = consumed.callerPluginId === principal.callerPluginId && consumed.actorUserId === principal.actor.userId;
   return new ToolpactError(

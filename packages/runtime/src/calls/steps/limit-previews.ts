@@ -1,9 +1,8 @@
 import { ToolpactError } from "@toolpact/contract";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { Step } from "../chain.js";
 
 /** Before anything else: a preview counts against its caller and actor's per-minute limit. */
-export function limitPreviews<T>(call: Call, next: Next<T>): Promise<T> {
+export const limitPreviews: Step<never> = function limitPreviews(call, next) {
   const { principal, parts } = call;
   const retryAfterMs = parts.previewLimiter.take(`${principal.tenantId}\u0000${principal.callerPluginId}\u0000${principal.actor.userId}`);
   if (retryAfterMs !== undefined) {
@@ -13,5 +12,5 @@ export function limitPreviews<T>(call: Call, next: Next<T>): Promise<T> {
       { retryAfterMs },
     );
   }
-  return next();
-}
+  return next(call);
+};

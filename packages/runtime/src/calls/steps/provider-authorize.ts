@@ -1,33 +1,22 @@
-import { ToolpactError, type ToolCallContext } from "@toolpact/contract";
+import { ToolpactError, type ToolHandler } from "@toolpact/contract";
 import { isAllowed, providerFailed } from "../../plugin-code/answers.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Next, Step } from "../chain.js";
 
-/** Step 6: the provider's own `authorize`, when it has one, allows the call (it can only narrow). */
-export function providerAuthorize<T>(call: Call, next: Next<T>): Promise<T> {
+type Reads = "provider" | "tool" | "handler" | "input";
+
+/** provider-authorize: the provider's own `authorize`, when it has one, allows the call (it can only narrow). */
+export const providerAuthorize: Step<Reads> = function providerAuthorize(call, next) {
   const authorize = call.handler.authorize;
-  return authorize === undefined ? next() : authorizeThen(call, authorize, next);
-}
+  return authorize === undefined ? next(call) : authorizeThen(call, authorize, next);
+};
 
-async function authorizeThen<T>(call: Call, authorize: NonNullable<Call["handler"]["authorize"]>, next: Next<T>): Promise<T> {
-  const { principal, tool, handler, input } = call;
-  const abort = call.abort;
-  const ctx: ToolCallContext = Object.freeze({
-    tenantId: principal.tenantId,
-    actor: principal.actor,
-    callerPluginId: principal.callerPluginId,
-    tool: tool.fullName,
-    effect: tool.declaration.effect,
-    phase: call.phase,
-    get signal() {
-      return abort.signal;
-    },
-  });
+async function authorizeThen<T>(call: CallAt<Reads>, authorize: NonNullable<ToolHandler["authorize"]>, next: Next<CallAt<Reads>, T>): Promise<T> {
+  const { tool, handler, input } = call;
   // The answer is read inside the guarded block: a getter that throws is the provider failing.
   let allowed: boolean;
   try {
-    const invocation = { owner: call.providerScope, timeoutMs: tool.declaration.timeoutMs, abort };
-    allowed = isAllowed(await call.parts.pluginCode.run(invocation, () => authorize.call(handler, input, ctx)));
+    allowed = isAllowed(await call.parts.pluginCode.runProvider(call, (ctx) => authorize.call(handler, input, ctx)));
   } catch (error) {
     throw providerFailed(tool.fullName, "authorize", error);
   }
@@ -36,5 +25,5 @@ async function authorizeThen<T>(call: Call, authorize: NonNullable<Call["handler
       tool: tool.fullName,
     });
   }
-  return next();
+  return next(call);
 }

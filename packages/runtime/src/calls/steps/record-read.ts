@@ -3,31 +3,32 @@ import { uuidv7 } from "../../ids.js";
 import { readBackOperation } from "../../ledger/lost-answers.js";
 import type { SettledOperationResult, SettledOperationWrite } from "../../store/store.js";
 import { isUnansweredCommit } from "../../store/unanswered-commit.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Boundary } from "../chain.js";
 import type { EffectOutcome, ExecuteAnswer } from "../outcome.js";
 import { answerOf, effectOf, operationOf, settlementOf } from "../settlement.js";
 
 /**
- * True for a call whose steps 9 and 12 are one transaction after the effect: a `read` tool (nothing to
+ * True for a call whose begin and settle are one transaction after the effect: a `read` tool (nothing to
  * recover) with no confirmation token to consume and no idempotency key to reserve before it runs.
  */
-export function recordsOnce(call: Call): boolean {
+export function recordsOnce(call: CallAt<"tool" | "keying" | "consumes">): boolean {
   return call.tool.declaration.effect === "read" && call.consumes === undefined && call.keying === undefined;
 }
 
 /**
- * Steps 9 and 12 of a read: the effect steps run first, under an operation id made now; then one
- * transaction writes the operation already settled, with its event and staged reactions, if the tenant's
- * config is still the one steps 2-7 decided under (else the call is decided again, and the result is
- * not handed out). When the store loses the answer, the operation is read back before the call answers.
+ * record-read, around the effect of a read: the effect runs first, under an operation id made now; then
+ * one transaction writes the operation already settled, with its event and staged reactions, if the
+ * tenant's config is still the one the authorization steps decided under (else the call is decided
+ * again, and the result is not handed out). When the store loses the answer, the operation is read back
+ * before the call answers.
  */
-export async function recordRead(call: Call, next: Next<EffectOutcome>): Promise<ExecuteAnswer> {
+export const recordRead: Boundary<ExecuteAnswer, EffectOutcome, "tenant" | "tool", "operation"> = async function recordRead(call, next) {
   const { context } = call.parts;
   const createdAt = context.clock();
   const operationId = uuidv7(createdAt);
-  call.began({ operationId, leaseEpoch: 1 });
-  const outcome = await effectOf(next);
+  const running = call.began({ operationId, leaseEpoch: 1, settles: undefined });
+  const outcome = await effectOf(running, next);
   const settledAt = context.clock();
   const operation = operationOf(call, {
     operationId,
@@ -37,17 +38,17 @@ export async function recordRead(call: Call, next: Next<EffectOutcome>): Promise
     settledAt,
     leaseExpiresAt: settledAt,
   });
-  const recorded = await record(call, { operation, tenantConfigVersion: call.tenant.version, ...settlementOf(call, outcome) });
+  const recorded = await record(call, { operation, tenantConfigVersion: call.tenant.version, ...settlementOf(running, outcome) });
   if (recorded.status === "config-changed") {
-    call.configChanged();
+    call.trace.confirmedBy(undefined);
     return { retry: "config-changed" };
   }
   call.trace.committed();
-  return answerOf(call, outcome);
-}
+  return answerOf(running, outcome);
+};
 
 /** The one transaction; when its answer was lost, the operation is read back: found, it was recorded. */
-async function record(call: Call, write: SettledOperationWrite): Promise<SettledOperationResult> {
+async function record(call: CallAt<never>, write: SettledOperationWrite): Promise<SettledOperationResult> {
   const { store, logger } = call.parts.context;
   try {
     return await store.recordSettledOperation(write);

@@ -1,40 +1,42 @@
 import { ToolpactError } from "@toolpact/contract";
-import { idempotencyKeying, guardSetOf } from "../../ledger/idempotency.js";
+import { idempotencyKeying, guardSetOf, type IdempotencyKeying } from "../../ledger/idempotency.js";
 import { outputOf } from "../../plugin-code/answers.js";
 import { runGuards } from "../../plugin-code/guards.js";
 import type { IdempotencyRecord } from "../../store/store.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Next, StepOf } from "../chain.js";
 import { isOperationErrorCode, isRetry, outcomeError, type ExecuteAnswer, type OperationErrorCode } from "../outcome.js";
 
+type Reads = "tool" | "input" | "seams";
+type Keyed = CallAt<Reads | "keying">;
+
 /**
- * Step 8, first half: an execute with an idempotency key that was already used (for this caller, actor
+ * replay-idempotent: an execute with an idempotency key that was already used (for this caller, actor
  * and tool) answers with the recorded outcome, without running again and before any confirmation is
  * checked; a record that appears while this call goes on (another call with the key won the race) is
  * replayed the same way.
  */
-export function replayIdempotent(call: Call, next: Next<ExecuteAnswer>): Promise<ExecuteAnswer> {
+export const replayIdempotent: StepOf<ExecuteAnswer, Reads, "keying"> = function replayIdempotent(call, next) {
   const key = call.options.idempotencyKey;
-  if (key === undefined) return next();
+  if (key === undefined) return next(call.keyed(undefined));
   const { parts, principal, tool } = call;
   const keying = idempotencyKeying({ principal, tool: tool.fullName, input: call.input, digestKey: parts.context.idempotencyDigestKey }, key);
-  call.keyed(keying);
-  return replayOr(call, next);
-}
+  return replayOr(call.keyed(keying), keying, next);
+};
 
-async function replayOr(call: Call, next: Next<ExecuteAnswer>): Promise<ExecuteAnswer> {
-  const { parts, keying } = call;
-  const existing = await parts.context.store.findIdempotency(keying!.scope, parts.context.clock());
-  if (existing !== undefined) return replay(call, existing);
-  const answer = await next();
-  return isRetry(answer) && answer.retry === "replay" ? replay(call, answer.record) : answer;
+async function replayOr(call: Keyed, keying: IdempotencyKeying, next: Next<Keyed, ExecuteAnswer>): Promise<ExecuteAnswer> {
+  const { parts } = call;
+  const existing = await parts.context.store.findIdempotency(keying.scope, parts.context.clock());
+  if (existing !== undefined) return replay(call, keying, existing);
+  const answer = await next(call);
+  return isRetry(answer) && answer.retry === "replay" ? replay(call, keying, answer.record) : answer;
 }
 
 /** The recorded outcome as the caller gets it, under today's guards (they may have changed since). */
-async function replay(call: Call, record: IdempotencyRecord): Promise<ExecuteAnswer> {
+async function replay(call: Keyed, keying: IdempotencyKeying, record: IdempotencyRecord): Promise<ExecuteAnswer> {
   const { parts, principal, tool, trace } = call;
   const fullName = tool.fullName;
-  if (record.inputDigest !== call.keying!.inputDigest) {
+  if (record.inputDigest !== keying.inputDigest) {
     throw new ToolpactError("IDEMPOTENCY_CONFLICT", `this idempotency key was used for ${fullName} with a different input: use a new key for a new call`, {
       tool: fullName,
     });

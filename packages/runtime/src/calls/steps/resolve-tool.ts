@@ -2,21 +2,21 @@ import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, TOOL_NAME_MAX_LENGTH, TOOL_NAM
 import { pluginIdHint } from "../../plugin-id-hint.js";
 import type { RegisteredTool } from "../../registry.js";
 import type { TenantState } from "../../tenant-config.js";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { CallAt } from "../call.js";
+import type { Next, Step } from "../chain.js";
 
 /**
- * Step 2: the provider, loaded in this host and installed and enabled for the tenant, and the declared
- * tool version the ref names (the highest when it names none), with the handler its provider registered.
+ * resolve-tool, the first step after authentication: the provider, loaded in this host and installed and
+ * enabled for the tenant, and the declared tool version the ref names (the highest when it names none),
+ * with the handler its provider registered; the gates, hooks and guards acting on it are resolved with it.
  */
-export function resolveTool<T>(call: Call, next: Next<T>): Promise<T> {
+export const resolveTool: Step<never, "tenant" | "provider" | "tool" | "handler" | "seams"> = function resolveTool(call, next) {
   const tenant = call.parts.tenants.get(call.principal.tenantId);
   if (tenant instanceof Promise) return tenant.then((loaded) => resolveIn(call, loaded, next));
   return resolveIn(call, tenant, next);
-}
+};
 
-function resolveIn<T>(call: Call, tenant: TenantState, next: Next<T>): Promise<T> {
-  call.decidedUnder(tenant);
+function resolveIn<T>(call: CallAt<never>, tenant: TenantState, next: Next<CallAt<"tenant" | "provider" | "tool" | "handler" | "seams">, T>): Promise<T> {
   const { ref, trace } = call;
   const providerId = ref?.providerId;
   if (typeof providerId !== "string" || providerId.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(providerId)) {
@@ -70,11 +70,10 @@ function resolveIn<T>(call: Call, tenant: TenantState, next: Next<T>): Promise<T
       { tool: tool.fullName },
     );
   }
-  call.resolved(provider, tool, handler);
-  return next();
+  return next(call.resolved({ tenant, provider, tool, handler }));
 }
 
 /** The providers installed for the tenant and loaded in this host: what a mistyped provider id may have meant. */
-function* installedProviders(call: Call, tenant: TenantState): Iterable<string> {
+function* installedProviders(call: CallAt<never>, tenant: TenantState): Iterable<string> {
   for (const id of tenant.installs.keys()) if ((call.parts.registry.get(id)?.tools.size ?? 0) > 0) yield id;
 }

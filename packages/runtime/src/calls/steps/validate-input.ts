@@ -1,9 +1,8 @@
 import { ToolpactError, prepareInput } from "@toolpact/contract";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import type { Step } from "../chain.js";
 
-/** Step 4: the input, copied and frozen within the input limits, matches the tool's inputSchema. */
-export function validateInput<T>(call: Call, next: Next<T>): Promise<T> {
+/** validate-input: the input, copied and frozen within the input limits, matches the tool's inputSchema. */
+export const validateInput: Step<"tool", "input"> = function validateInput(call, next) {
   const { tool } = call;
   const input = prepareInput(call.rawInput, call.parts.context.inputLimits);
   const issues = tool.validateInput(input);
@@ -16,6 +15,5 @@ export function validateInput<T>(call: Call, next: Next<T>): Promise<T> {
       { tool: tool.fullName, issues },
     );
   }
-  call.accepted(input);
-  return next();
-}
+  return next(call.accepted(input));
+};

@@ -1,17 +1,13 @@
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
-import { unanswered, type EffectOutcome } from "../outcome.js";
+import type { EffectStep } from "../chain.js";
+import { unanswered } from "../outcome.js";
 
-/** Step 10, on the way back: a result that breaks the tool's outputSchema is withheld (OUTPUT_INVALID). */
-export function validateOutput(call: Call, next: Next<EffectOutcome>): Promise<EffectOutcome> {
+/** validate-output, after invoke-provider: a result that breaks the tool's outputSchema is withheld (OUTPUT_INVALID). */
+export const validateOutput: EffectStep<"tool"> = function validateOutput(call, outcome) {
   const validate = call.tool.validateOutput;
-  if (validate === undefined) return next();
-  return next().then((outcome) => {
-    if (!outcome.answered) return outcome;
-    try {
-      return validate(outcome.result).length > 0 ? unanswered("succeeded", "OUTPUT_INVALID") : outcome;
-    } catch {
-      return unanswered("succeeded", "OUTPUT_INVALID");
-    }
-  });
-}
+  if (validate === undefined || !outcome.answered) return outcome;
+  try {
+    return validate(outcome.result).length > 0 ? unanswered("succeeded", "OUTPUT_INVALID") : outcome;
+  } catch {
+    return unanswered("succeeded", "OUTPUT_INVALID");
+  }
+};

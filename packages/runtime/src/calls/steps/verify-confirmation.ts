@@ -1,23 +1,32 @@
-import { ToolpactError } from "@toolpact/contract";
-import type { Call } from "../call.js";
-import type { Next } from "../compose.js";
+import { ToolpactError, type ToolDeclaration } from "@toolpact/contract";
+import { bindingOf, type CallDecision } from "../call.js";
+import type { Step } from "../chain.js";
 
 /**
- * Step 8, second half: a call that needs confirmation carries a token bound to exactly this call, checked
- * in order (alg/typ/kid, signature, expiry, binding); that it is unused is checked by the step-9 transaction.
+ * verify-confirmation: a call that needs confirmation carries a token bound to exactly this call, checked
+ * in order (alg/typ/kid, signature, expiry, binding); that it is unused is checked by the ledger's begin.
  */
-export function verifyConfirmation<T>(call: Call, next: Next<T>): Promise<T> {
-  if (!call.permission.confirm) return next();
-  const { tool } = call;
+export const verifyConfirmation: Step<"tool" | "input" | "decision", "consumes"> = function verifyConfirmation(call, next) {
+  const { decision, tool } = call;
+  if (!decision.confirm) return next(call.confirmed(undefined));
   const token = call.options.confirmationToken;
   if (token === undefined) {
-    throw new ToolpactError("CONFIRMATION_REQUIRED", `${tool.fullName} requires confirmation: call preview first and pass its confirmationToken`, {
-      tool: tool.fullName,
-    });
+    throw new ToolpactError(
+      "CONFIRMATION_REQUIRED",
+      `${tool.fullName} requires confirmation: ${askedBy(tool.declaration, decision)}call preview first and pass its confirmationToken`,
+      { tool: tool.fullName },
+    );
   }
   const now = call.parts.context.clock();
-  return call.parts.tokens.verify(token, call.binding(), tool.fullName).then((verified) => {
-    call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt });
-    return next();
-  });
+  return call.parts.tokens.verify(token, bindingOf(call), tool.fullName).then((verified) =>
+    next(call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt })),
+  );
+};
+
+/** Who asked for confirmation, when not the tool's own declaration: the policy rule, or the gate. */
+function askedBy(declaration: ToolDeclaration, decision: CallDecision): string {
+  if (declaration.requiresConfirmation) return "";
+  const rule = decision.confirmRule;
+  if (rule !== undefined) return `the tenant policy's confirm rule /rules/${rule.index} (tools "${rule.tools}") asks for it; `;
+  return decision.confirmGate === undefined ? "" : `gate ${decision.confirmGate} asks for it; `;
 }

@@ -29,7 +29,7 @@ interface BeginFlags {
   readonly op: number;
 }
 
-/** Step 9 as one statement; a refusal is answered with the row that caused it. */
+/** The begin transaction as one statement; a refusal is answered with the row that caused it. */
 export async function beginOperation(db: PostgresConnection, begin: OperationBegin): Promise<OperationBeginResult> {
   const op = begin.operation;
   if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
@@ -62,7 +62,7 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
     }
   }
   throw new ToolpactError(
-    "STORE_UNAVAILABLE",
+    "CONCURRENT_CHANGE",
     `operation ${op.operationId} could not begin: the token or idempotency record it conflicted with kept changing; try again`,
   );
 }
@@ -101,7 +101,7 @@ async function runBegin(
   }
 }
 
-/** A read's steps 9 and 12 as one statement: the settled operation with its rows, unless the config changed. */
+/** A read's begin and settle as one statement: the settled operation with its rows, unless the config changed. */
 export async function recordSettledOperation(db: PostgresConnection, write: SettledOperationWrite): Promise<SettledOperationResult> {
   const op = write.operation;
   checkWrittenSettled(op);
@@ -118,7 +118,7 @@ export async function recordSettledOperation(db: PostgresConnection, write: Sett
   return { status: "config-changed", version: Number(row?.cfg ?? 0) };
 }
 
-/** Step 12 as one statement guarded by the lease; when nothing was written, the operation is read again to say why. */
+/** The settle as one statement guarded by the lease; when nothing was written, the operation is read again to say why. */
 export async function settleOperation(db: PostgresConnection, settle: OperationSettle): Promise<OperationSettleResult> {
   checkSettleState(settle);
   const values = [...settleValues(settle), ...activityValues(settle.activity)];

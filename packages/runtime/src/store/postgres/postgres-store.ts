@@ -333,8 +333,8 @@ class PostgresStore implements Store {
     if (caller !== undefined) {
       rows =
         query.beforeId === undefined
-          ? await this.#db.rows(what, S.listActorActivity, [tenantId, caller.actorUserId, caller.callerPluginId, limit])
-          : await this.#db.rows(what, S.listActorActivityBefore, [tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit]);
+          ? await this.#db.rows(what, S.listCallerActivity, [tenantId, caller.actorUserId, caller.callerPluginId, limit])
+          : await this.#db.rows(what, S.listCallerActivityBefore, [tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit]);
     } else {
       rows =
         query.beforeId === undefined

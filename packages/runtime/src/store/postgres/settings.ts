@@ -1,6 +1,12 @@
 import type { Logger } from "../../logger.js";
 import { SCHEMA_NAME } from "./migrations.js";
 
+/**
+ * The pool's defaults: their one home (the options below, the HTTP host's config schema and
+ * docs/operating.md's table follow it; a test compares the doc).
+ */
+export const POSTGRES_POOL_DEFAULTS = Object.freeze({ poolSize: 10, connectionTimeoutMs: 2000, statementTimeoutMs: 1500 });
+
 /** Options of `createPostgresStore`. */
 export interface PostgresStoreOptions {
   /** A `postgres://` or `postgresql://` connection URL. */
@@ -72,9 +78,9 @@ export function resolveSettings(options: PostgresStoreOptions): PostgresSettings
     url: options.url,
     where: redact(options.url),
     schema: options.schema,
-    poolSize: positive("poolSize", options.poolSize, 10),
-    connectionTimeoutMs: positive("connectionTimeoutMs", options.connectionTimeoutMs, 2000),
-    statementTimeoutMs: positive("statementTimeoutMs", options.statementTimeoutMs, 1500),
+    poolSize: positive("poolSize", options.poolSize, POSTGRES_POOL_DEFAULTS.poolSize),
+    connectionTimeoutMs: positive("connectionTimeoutMs", options.connectionTimeoutMs, POSTGRES_POOL_DEFAULTS.connectionTimeoutMs),
+    statementTimeoutMs: positive("statementTimeoutMs", options.statementTimeoutMs, POSTGRES_POOL_DEFAULTS.statementTimeoutMs),
     applicationName: `toolpact${instance}`.slice(0, 63),
     password: passwordOf(options.url),
     logger: options.logger,

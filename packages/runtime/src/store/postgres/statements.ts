@@ -1,5 +1,5 @@
 /** The PostgreSQL store's statements: each built once and run as a named prepared statement. */
-import { ACTIVITY_COLUMNS } from "../rows.js";
+import { ACTIVITY_COLUMNS, openConfirmationSql } from "../rows.js";
 
 /** A named prepared statement: parsed once per connection. `writes`: it changes rows (its answer says whether it committed). */
 export type Statement = { readonly name: string; readonly text: string; readonly writes: boolean };
@@ -194,12 +194,11 @@ export const S = {
   ),
   findOpenConfirmation: statement(
     "find_open_confirmation",
-    `SELECT * FROM confirmation_requests
-     WHERE tenant_id = $1::text AND caller_plugin_id = $2::text AND actor_user_id = $3::text AND digest = $4::text
-       AND status IN ('pending', 'approved') AND tool = $5::text AND schema_hash = $6::text AND digest_kid = $7::text
-       AND run_id IS NOT DISTINCT FROM $8::text
-       AND ((status = 'approved' AND token_expires_at > $9::int8) OR (status = 'pending' AND expires_at > $9::int8))
-     ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
+    openConfirmationSql(
+      // run_id may be null on both sides: IS NOT DISTINCT FROM matches null with null.
+      (column, index) => (column === "run_id" ? `run_id IS NOT DISTINCT FROM $${index + 1}::text` : `${column} = $${index + 1}::text`),
+      (index) => `$${index + 1}::int8`,
+    ),
   ),
   expiredConfirmations: statement(
     "expired_confirmations",
@@ -243,11 +242,11 @@ export const S = {
     "list_activity_before",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND id < $2::text ORDER BY id DESC LIMIT $3::int",
   ),
-  listActorActivity: statement(
+  listCallerActivity: statement(
     "list_caller_activity",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND caller_plugin_id = $3::text ORDER BY id DESC LIMIT $4::int",
   ),
-  listActorActivityBefore: statement(
+  listCallerActivityBefore: statement(
     "list_caller_activity_before",
     `SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND caller_plugin_id = $3::text AND id < $4::text
      ORDER BY id DESC LIMIT $5::int`,

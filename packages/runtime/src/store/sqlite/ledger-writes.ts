@@ -18,7 +18,7 @@ import type {
 } from "../store.js";
 import type { SqliteStatements } from "./statements.js";
 
-/** Step 9: refuses on a changed config, a live idempotency record or a used token; else writes all three rows. */
+/** The begin transaction: refuses on a changed config, a live idempotency record or a used token; else writes all three rows. */
 export function beginOperation(s: SqliteStatements, begin: OperationBegin): OperationBeginResult {
   const op = begin.operation;
   if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
@@ -62,7 +62,7 @@ export function beginOperation(s: SqliteStatements, begin: OperationBegin): Oper
   return { status: "started" };
 }
 
-/** A read's steps 9 and 12 at once: refuses on a changed config; else writes the settled operation with its rows. */
+/** A read's The begin and the settle at once: refuses on a changed config; else writes the settled operation with its rows. */
 export function recordSettledOperation(s: SqliteStatements, write: SettledOperationWrite): SettledOperationResult {
   const op = write.operation;
   checkWrittenSettled(op);
@@ -102,12 +102,12 @@ function insertOutbox(s: SqliteStatements, outbox: readonly OutboxRecord[]): voi
   }
 }
 
-/** Step 12: settles the operation under its lease, with its events, outbox rows and idempotency outcome. */
+/** The settle: settles the operation under its lease, with its events, outbox rows and idempotency outcome. */
 export function settleOperation(s: SqliteStatements, settle: OperationSettle): OperationSettleResult {
   checkSettleState(settle);
   const changes = s.settleOperation.run(...settleValues(settle)).changes;
   if (changes === 0) {
-    return unsettled(settle.operationId, s.operationLease.get(settle.operationId, settle.tenantId) as string | undefined);
+    return unsettled(settle.operationId, s.operationState.get(settle.operationId, settle.tenantId) as string | undefined);
   }
   insertActivity(s, settle.activity);
   if (settle.extraActivity !== undefined) for (const event of settle.extraActivity) insertActivity(s, event);

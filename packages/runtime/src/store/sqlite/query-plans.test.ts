@@ -30,7 +30,7 @@ function planOf(db: Database.Database, statement: Database.Statement): string[] 
 describe("activity reads on SQLite", () => {
   it("an actor's activity with one caller reads activity_by_caller, in id order without a sort", () => {
     const { db, statements } = open();
-    for (const name of ["listActorActivity", "listActorActivityBefore"] as const) {
+    for (const name of ["listCallerActivity", "listCallerActivityBefore"] as const) {
       const plan = planOf(db, statements[name]);
       expect(plan.join("; "), name).toMatch(/USING (COVERING )?INDEX activity_by_caller/);
       expect(plan.join("; "), name).not.toMatch(/USE TEMP B-TREE|^SCAN activity$/);

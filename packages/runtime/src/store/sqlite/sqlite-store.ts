@@ -354,8 +354,8 @@ class SqliteStore implements Store {
       if (caller !== undefined) {
         rows = (
           query.beforeId === undefined
-            ? this.#s.listActorActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
-            : this.#s.listActorActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
+            ? this.#s.listCallerActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
+            : this.#s.listCallerActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
         ) as Row[];
       } else {
         rows = (

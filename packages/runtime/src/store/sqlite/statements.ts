@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { ACTIVITY_COLUMNS } from "../rows.js";
+import { ACTIVITY_COLUMNS, openConfirmationSql } from "../rows.js";
 
 /** The statements the store prepares, by name. */
 type StatementName =
@@ -16,7 +16,7 @@ type StatementName =
   | "revokeKey"
   | "insertOperation"
   | "settleOperation"
-  | "operationLease"
+  | "operationState"
   | "renewLease"
   | "getOperation"
   | "findIdempotency"
@@ -29,8 +29,8 @@ type StatementName =
   | "insertActivity"
   | "listActivity"
   | "listActivityBefore"
-  | "listActorActivity"
-  | "listActorActivityBefore"
+  | "listCallerActivity"
+  | "listCallerActivityBefore"
   | "ping"
   | "tenantActivations"
   | "upsertActivation"
@@ -104,7 +104,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       `UPDATE operations SET state = ?, error_code = ?, settled_at = ?, sealed_input = NULL
        WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_owner = ? AND lease_epoch = ?`,
     ),
-    operationLease: pluck("SELECT state FROM operations WHERE operation_id = ? AND tenant_id = ?"),
+    operationState: pluck("SELECT state FROM operations WHERE operation_id = ? AND tenant_id = ?"),
     renewLease: prepare(
       `UPDATE operations SET lease_expires_at = ?
        WHERE operation_id = ? AND tenant_id = ? AND state = 'running' AND lease_owner = ? AND lease_epoch = ?`,
@@ -134,10 +134,10 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     listActivityBefore: prepare(
       "SELECT * FROM activity WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
-    listActorActivity: prepare(
+    listCallerActivity: prepare(
       "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? ORDER BY id DESC LIMIT ?",
     ),
-    listActorActivityBefore: prepare(
+    listCallerActivityBefore: prepare(
       "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
     ping: pluck("SELECT 1"),
@@ -192,13 +192,8 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       "UPDATE outbox SET attempts = attempts + 1, claimed_until = ? WHERE tenant_id = ? AND id = ?",
     ),
     ackOutbox: prepare("DELETE FROM outbox WHERE tenant_id = ? AND id = ?"),
-    findOpenConfirmation: prepare(
-      `SELECT * FROM confirmation_requests
-       WHERE tenant_id = ? AND caller_plugin_id = ? AND actor_user_id = ? AND digest = ? AND status IN ('pending', 'approved')
-         AND tool = ? AND schema_hash = ? AND digest_kid = ? AND run_id IS ?
-         AND ((status = 'approved' AND token_expires_at > ?) OR (status = 'pending' AND expires_at > ?))
-       ORDER BY status = 'approved' DESC, created_at DESC LIMIT 1`,
-    ),
+    // run_id may be null on both sides: IS matches null with null. `now` is bound twice (positional).
+    findOpenConfirmation: prepare(openConfirmationSql((column) => (column === "run_id" ? "run_id IS ?" : `${column} = ?`), () => "?")),
     dataVersion: pluck("PRAGMA data_version"),
   };
 }
