@@ -150,8 +150,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     if (foreign) {
       // A navigation another site started (the identity service's, or an attacker's with their own token):
       // nothing is signed in until this page's own post, which only the person's click on it makes.
-      sendPage(res, { status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
-      return;
+      return sendPage({ status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
     }
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
