@@ -19,29 +19,103 @@ export function serveNodeRequest(req: IncomingMessage, res: ServerResponse, hand
   void writeFetchResponse(handle(request), req, res);
 }
 
-/** The Fetch `Request` for a Node request; undefined when its URL or headers cannot make one (answer 400). */
+/** What a Node-backed request holds; the Fetch `Request` itself is made only if something needs more. */
+interface NodeRequestState {
+  readonly req: ParsedRequest;
+  readonly res: ServerResponse;
+  readonly url: string;
+  readonly method: string;
+  readonly controller: AbortController;
+  headers?: Headers;
+  body?: ReadableStream<Uint8Array> | string | null;
+  request?: Request;
+}
+
+const STATE = Symbol("toolpact.nodeRequest");
+type NodeBacked = Request & { readonly [STATE]: NodeRequestState };
+
+function stateOf(request: object): NodeRequestState {
+  return (request as NodeBacked)[STATE];
+}
+
+function headersOf(state: NodeRequestState): Headers {
+  if (state.headers !== undefined) return state.headers;
+  const headers = new Headers();
+  const raw = state.req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    // HTTP/2 pseudo-headers (`:authority`, ...) are no header a Fetch request carries.
+    if (name.charCodeAt(0) !== 58) headers.append(name, raw[i + 1]!);
+  }
+  return (state.headers = headers);
+}
+
+function bodyStateOf(state: NodeRequestState): ReadableStream<Uint8Array> | string | null {
+  if (state.body !== undefined) return state.body;
+  return (state.body = state.method === "GET" || state.method === "HEAD" ? null : bodyOf(state.req, state.res));
+}
+
+/** The Fetch `Request` itself, made once, for whatever the Node-backed one does not answer by itself. */
+function fetchRequestOf(state: NodeRequestState): Request {
+  if (state.request !== undefined) return state.request;
+  const body = bodyStateOf(state);
+  const init = { method: state.method, headers: headersOf(state), signal: state.controller.signal };
+  state.request = body === null ? new Request(state.url, init) : new Request(state.url, { ...init, body, duplex: "half" } as RequestInit);
+  return state.request;
+}
+
+/**
+ * A `Request` backed by the Node request, as `@hono/node-server` makes them: method, URL, headers,
+ * signal and body are answered from the Node request (headers copied on first use, the body streamed),
+ * and the Fetch `Request` itself (whose constructor costs more than the rest of the conversion) is made
+ * only when something asks for anything else (`text()`, `json()`, `clone()`, ...).
+ */
+const nodeRequestPrototype: object = Object.create(Request.prototype, {
+  method: { get(this: object) { return stateOf(this).method; } },
+  url: { get(this: object) { return stateOf(this).url; } },
+  headers: { get(this: object) { return headersOf(stateOf(this)); } },
+  signal: { get(this: object) { return stateOf(this).controller.signal; } },
+  body: {
+    get(this: object) {
+      const state = stateOf(this);
+      if (state.request !== undefined) return state.request.body;
+      const body = bodyStateOf(state);
+      // A parser's text: made a stream by the Fetch request.
+      return typeof body === "string" ? fetchRequestOf(state).body : body;
+    },
+  },
+});
+for (const name of Object.getOwnPropertyNames(Request.prototype)) {
+  if (name === "constructor" || Object.prototype.hasOwnProperty.call(nodeRequestPrototype, name)) continue;
+  const descriptor = Object.getOwnPropertyDescriptor(Request.prototype, name)!;
+  if (typeof descriptor.value === "function") {
+    Object.defineProperty(nodeRequestPrototype, name, {
+      value(this: object, ...args: unknown[]) {
+        const request = fetchRequestOf(stateOf(this)) as unknown as Record<string, (...args: unknown[]) => unknown>;
+        return request[name]!(...args);
+      },
+    });
+  } else if (descriptor.get !== undefined) {
+    Object.defineProperty(nodeRequestPrototype, name, {
+      get(this: object) {
+        return (fetchRequestOf(stateOf(this)) as unknown as Record<string, unknown>)[name];
+      },
+    });
+  }
+}
+
+/** The Fetch `Request` for a Node request; undefined when its URL cannot make one (answer 400). */
 export function toFetchRequest(req: ParsedRequest, res: ServerResponse): Request | undefined {
+  const encrypted = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  const host = req.headers.host ?? req.headers[":authority"] ?? "localhost";
+  const url = `${encrypted ? "https" : "http"}://${String(host)}${req.url ?? "/"}`;
+  if (!URL.canParse(url)) return undefined;
   const controller = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) controller.abort(new Error("the client closed the connection"));
   });
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  const method = req.method ?? "GET";
-  try {
-    for (let i = 0; i + 1 < raw.length; i += 2) {
-      const name = raw[i]!;
-      // HTTP/2 pseudo-headers (`:authority`, ...) are no header a Fetch request carries.
-      if (name.charCodeAt(0) !== 58) headers.append(name, raw[i + 1]!);
-    }
-    const encrypted = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
-    const host = req.headers.host ?? req.headers[":authority"] ?? "localhost";
-    const url = `${encrypted ? "https" : "http"}://${String(host)}${req.url ?? "/"}`;
-    if (method === "GET" || method === "HEAD") return new Request(url, { method, headers, signal: controller.signal });
-    return new Request(url, { method, headers, signal: controller.signal, body: bodyOf(req, res), duplex: "half" } as RequestInit);
-  } catch {
-    return undefined;
-  }
+  const state: NodeRequestState = { req, res, url, method: req.method ?? "GET", controller };
+  return Object.create(nodeRequestPrototype, { [STATE]: { value: state } }) as Request;
 }
 
 /**
