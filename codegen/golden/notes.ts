@@ -2,11 +2,11 @@
 import * as toolpact from "@toolpact/client";
 
 export interface ArchiveRecordInput {
-  id: string
+  id: string;
 }
 
 export interface ArchiveRecordOutput {
-  archived: true
+  archived: true;
 }
 
 /** What the runtime needs to call `com.example.notes:archive-record@1`. */
@@ -30,12 +30,12 @@ export interface ArchiveRecordMethods {
 }
 
 export interface CreateRecordV1Input {
-  title: string
-  priority?: ("low" | "normal" | "high")
+  title: string;
+  priority?: ("low" | "normal" | "high");
 }
 
 export interface CreateRecordV1Output {
-  id: string
+  id: string;
 }
 
 /** What the runtime needs to call `com.example.notes:create-record@1`. */
@@ -59,28 +59,28 @@ export interface CreateRecordV1Methods {
 }
 
 export interface CreateRecordV2Input {
-  title: string
+  title: string;
   /**
    * Markdown text.
    */
-  body?: string
-  tags: string[]
-  due?: string
-  place?: CreateRecordV2Input_Place
+  body?: string;
+  tags: string[];
+  due?: string;
+  place?: CreateRecordV2Input_Place;
 }
 
 /**
  * A point on the map.
  */
 export interface CreateRecordV2Input_Place {
-  lat: number
-  lng: number
-  label?: string
+  lat: number;
+  lng: number;
+  label?: string;
 }
 
 export interface CreateRecordV2Output {
-  id: string
-  createdAt: string
+  id: string;
+  createdAt: string;
 }
 
 /** What the runtime needs to call `com.example.notes:create-record@2`. */
@@ -104,8 +104,8 @@ export interface CreateRecordV2Methods {
 }
 
 export interface SearchRecordsInput {
-  query: string
-  limit?: number
+  query: string;
+  limit?: number;
 }
 
 /** What the runtime needs to call `com.example.notes:search-records@1`. */

@@ -146,7 +146,7 @@ function planProvider(manifest: Manifest, caller: CallerScope | undefined): Prov
       tools.push(plan);
     }
   }
-  const callable = caller === undefined ? members : members.filter((member) => callerMayCall(caller.manifest, member.tool));
+  const callable = caller === undefined ? members : members.filter((member) => callerMayCall(caller.manifest, manifest.id, member.tool));
   return {
     manifest,
     clientName,
@@ -163,10 +163,9 @@ function planProvider(manifest: Manifest, caller: CallerScope | undefined): Prov
 }
 
 /** What step 3 of the pipeline asks: does the caller hold `tools:call`, and does its `uses` (when present) match the tool? */
-function callerMayCall(caller: Manifest, plan: ToolPlan): boolean {
+function callerMayCall(caller: Manifest, providerId: string, plan: ToolPlan): boolean {
   if (caller.uses === undefined) return true;
-  const [providerId] = plan.fullName.split(":");
-  return caller.uses.some((pattern) => matchesToolPattern(pattern, providerId!, plan.tool.name, plan.tool.version));
+  return caller.uses.some((pattern) => matchesToolPattern(pattern, providerId, plan.tool.name, plan.tool.version));
 }
 
 /** `mailEr` -> `mail-er`; one-to-one on camelCase names. */

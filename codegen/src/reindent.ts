@@ -9,10 +9,28 @@ export interface IndentedDeclarations {
 
 const INDENT = "  ";
 
+/** Tokens after which a line's type goes on: no semicolon ends the line there. */
+const CONTINUES = new Set<ts.SyntaxKind>([
+  ts.SyntaxKind.OpenBraceToken,
+  ts.SyntaxKind.OpenParenToken,
+  ts.SyntaxKind.OpenBracketToken,
+  ts.SyntaxKind.LessThanToken,
+  ts.SyntaxKind.CommaToken,
+  ts.SyntaxKind.SemicolonToken,
+  ts.SyntaxKind.BarToken,
+  ts.SyntaxKind.AmpersandToken,
+  ts.SyntaxKind.EqualsToken,
+  ts.SyntaxKind.EqualsGreaterThanToken,
+  ts.SyntaxKind.ColonToken,
+  ts.SyntaxKind.QuestionToken,
+]);
+
 /**
  * Indents json-schema-to-typescript's unformatted output (it prints every line at column 0 when
  * prettier is off) by brace depth, using the TypeScript scanner so braces inside strings and
- * comments do not count, and collects the names it declares. Only whitespace at line starts changes.
+ * comments do not count, and collects the names it declares. Semicolons end every member and every
+ * type alias, as in the rest of the generated code (json-schema-to-typescript writes none); otherwise
+ * only whitespace at line starts changes.
  */
 export function indentDeclarations(code: string): IndentedDeclarations {
   const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, code);
@@ -24,9 +42,23 @@ export function indentDeclarations(code: string): IndentedDeclarations {
   /** What the last finished line held: a top-level declaration gets a blank line after code. */
   let lastLine: "blank" | "comment" | "code" = "blank";
   let line: "blank" | "comment" | "code" = "blank";
+  /** The top-level declaration being written, and for each open brace whether it is an enum's body. */
+  let statement: ts.SyntaxKind | undefined;
+  const braces: boolean[] = [];
+  /** The line's last code token, and where it ends in `out`. */
+  let last: ts.SyntaxKind | undefined;
+  let lastEnd = 0;
+  const endLine = (): void => {
+    if (last === undefined || CONTINUES.has(last)) return;
+    const ends = depth > 0 ? braces[braces.length - 1] === false : statement === ts.SyntaxKind.TypeKeyword;
+    if (ends) out = lastEnd === out.length ? `${out};` : `${out.slice(0, lastEnd)};${out.slice(lastEnd)}`;
+    if (depth === 0) statement = undefined;
+  };
   for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
     const text = scanner.getTokenText();
     if (kind === ts.SyntaxKind.NewLineTrivia) {
+      endLine();
+      last = undefined;
       out += "\n";
       atLineStart = true;
       lastLine = line;
@@ -53,10 +85,16 @@ export function indentDeclarations(code: string): IndentedDeclarations {
       out += text;
       continue;
     }
-    if (kind === ts.SyntaxKind.OpenBraceToken) depth++;
-    else if (kind === ts.SyntaxKind.CloseBraceToken) depth--;
+    if (kind === ts.SyntaxKind.OpenBraceToken) {
+      depth++;
+      braces.push(depth === 1 && statement === ts.SyntaxKind.EnumKeyword);
+    } else if (kind === ts.SyntaxKind.CloseBraceToken) {
+      depth--;
+      braces.pop();
+    }
     if (depth === 0 && (kind === ts.SyntaxKind.InterfaceKeyword || kind === ts.SyntaxKind.TypeKeyword || kind === ts.SyntaxKind.EnumKeyword)) {
       expectName = true;
+      statement = kind;
     } else if (expectName && kind === ts.SyntaxKind.Identifier) {
       declared.push(text);
       expectName = false;
@@ -64,6 +102,9 @@ export function indentDeclarations(code: string): IndentedDeclarations {
       expectName = false;
     }
     out += text;
+    last = kind;
+    lastEnd = out.length;
   }
+  endLine();
   return { code: out.replace(/\n{3,}/g, "\n\n").trim(), declared };
 }

@@ -23,15 +23,15 @@ describe("compileSchemaTypes", () => {
     expect(code).toMatchInlineSnapshot(`
       "export interface ProbeInput {
         named?: {
-          a?: string
-        }
+          a?: string;
+        };
         bare?: {
-          [k: string]: unknown | undefined
-        }
+          [k: string]: unknown | undefined;
+        };
         open?: {
-          a?: string
-          [k: string]: unknown | undefined
-        }
+          a?: string;
+          [k: string]: unknown | undefined;
+        };
       }"
     `);
   });
@@ -148,13 +148,13 @@ describe("text from manifests cannot become code", () => {
 });
 
 describe("indentDeclarations", () => {
-  it("indents by brace depth, ignoring braces inside strings and comments, and lists top-level declarations", () => {
+  it("indents by brace depth, ignoring braces inside strings and comments, ends members and aliases with semicolons, and lists top-level declarations", () => {
     const { code, declared } = indentDeclarations(
-      'export interface A {\n/**\n * a { brace\n */\n"k{"?: ("}" | "{")\nb: {\nc: string\n}\n}\nexport type B = ({\nx: 1\n} & {\ny: 2\n})\n',
+      'export interface A {\n/**\n * a { brace\n */\n"k{"?: ("}" | "{")\nb: {\nc: string\n}\nd: {\n[k: string]: number\n}[] /* n */\n}\nexport type B = ({\nx: 1\n} & {\ny: 2\n})\nexport type C = (B | null)\nexport enum E {\nX = "x",\nY = "y"\n}\n',
     );
-    expect(declared).toEqual(["A", "B"]);
+    expect(declared).toEqual(["A", "B", "C", "E"]);
     expect(code).toBe(
-      'export interface A {\n  /**\n   * a { brace\n   */\n  "k{"?: ("}" | "{")\n  b: {\n    c: string\n  }\n}\n\nexport type B = ({\n  x: 1\n} & {\n  y: 2\n})',
+      'export interface A {\n  /**\n   * a { brace\n   */\n  "k{"?: ("}" | "{");\n  b: {\n    c: string;\n  };\n  d: {\n    [k: string]: number;\n  }[]; /* n */\n}\n\nexport type B = ({\n  x: 1;\n} & {\n  y: 2;\n});\n\nexport type C = (B | null);\n\nexport enum E {\n  X = "x",\n  Y = "y"\n}',
     );
   });
 });

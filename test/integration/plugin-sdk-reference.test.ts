@@ -104,7 +104,7 @@ async function outcomeOf(tool: string): Promise<{ code: string; state: string }>
 /** The tools that make each row of the page's table happen, by the row's first cell. */
 const ROWS: Record<string, readonly string[]> = {
   "answers a JSON value that passes the tool's `outputSchema` (if any)": ["fits"],
-  "answers a value that fails `outputSchema`, or is not JSON (a function, a cycle, a `BigInt`)": ["misfits", "not-json"],
+  "answers a value that fails `outputSchema`, is not JSON (a function, a cycle, a `BigInt`), or names a `targetId` over 256 characters or with a control character": ["misfits", "not-json"],
   "throws or rejects": ["throws", "rejects"],
   "does not finish within `timeoutMs`, for a `read` tool": ["slow-read"],
   "does not finish within `timeoutMs`, for a `write` or `external` tool": ["slow-write"],

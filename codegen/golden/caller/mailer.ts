@@ -2,13 +2,13 @@
 import * as toolpact from "@toolpact/client";
 
 export interface ListTemplatesInput {
-  [k: string]: unknown | undefined
+  [k: string]: unknown | undefined;
 }
 
 export type ListTemplatesOutput = {
-  id: string
-  name: string
-}[]
+  id: string;
+  name: string;
+}[];
 
 /** What the runtime needs to call `com.acme.mail-relay:list-templates@1`. */
 export const listTemplatesDescriptor = {
@@ -22,33 +22,33 @@ export const listTemplatesDescriptor = {
 
 export interface SendSummaryInput {
   to: ({
-    kind: "user"
-    userId: string
+    kind: "user";
+    userId: string;
   } | {
-    kind: "address"
-    email: string
-  })
-  subject: string
+    kind: "address";
+    email: string;
+  });
+  subject: string;
   options?: {
-    priority: ("low" | "normal" | "urgent")
-    tracking?: boolean
-  }
+    priority: ("low" | "normal" | "urgent");
+    tracking?: boolean;
+  };
   /**
    * Rows of cells.
    */
-  table?: (string | number | null)[][]
+  table?: (string | number | null)[][];
   attachments?: {
-    name: string
+    name: string;
     parts: {
-      mime: string
-      size?: number
-    }[]
-  }[]
+      mime: string;
+      size?: number;
+    }[];
+  }[];
 }
 
 export interface SendSummaryOutput {
-  messageId: string
-  accepted: string[]
+  messageId: string;
+  accepted: string[];
 }
 
 /** What the runtime needs to call `com.acme.mail-relay:send-summary@1`. */

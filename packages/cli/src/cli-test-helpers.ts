@@ -124,7 +124,7 @@ export function startCli(args: readonly string[], options: { cwd: string; env?: 
 /** tRPC's HTTP wire format with plain fetch: a mutation (POST, JSON body) or a query (GET, ?input=). */
 export async function trpc(url: string, path: string, input: unknown, init: { headers?: Record<string, string>; query?: boolean } = {}): Promise<{ status: number; data: unknown; error?: { message: string; data: Record<string, unknown> } }> {
   const response = init.query
-    ? await fetch(`${url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers: init.headers ?? {} })
+    ? await fetch(`${url}/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers: init.headers ?? {} })
     : await fetch(`${url}/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", ...init.headers }, body: JSON.stringify(input) });
   const body = (await response.json()) as { result?: { data: unknown }; error?: { message: string; data: Record<string, unknown> } };
   return { status: response.status, data: body.result?.data, ...(body.error ? { error: body.error } : {}) };

@@ -89,7 +89,8 @@ describe("the manifest loader, property-based", () => {
       }),
       RUNS,
     );
-  });
+    // 10,000 runs: seconds on a quiet machine, more beside the rest of the suite.
+  }, 120_000);
 
   it("loads every valid manifest, JSON or JSONC, as written with defaults filled in, and round-trips it", () => {
     fc.assert(
@@ -107,5 +108,6 @@ describe("the manifest loader, property-based", () => {
       }),
       RUNS,
     );
-  });
+    // 10,000 runs: seconds on a quiet machine, more beside the rest of the suite.
+  }, 120_000);
 });

@@ -259,6 +259,38 @@ describe("invalid manifests: one rule each, at the offending key or value", () =
     `);
   });
 
+  it("a cut-off manifest is one error at its end, naming what to close (the parser reports every missing bracket)", () => {
+    const full = readFileSync(join(FIXTURES, "notes.plugin.json"), "utf8");
+    const cutAt = (needle: string) => full.slice(0, full.indexOf(needle) + needle.length);
+    expect(lines(check(cutAt('"body": { "type": "string" }')))).toMatchInlineSnapshot(`
+      [
+        "plugin.json:23:39: error: syntax error: unexpected end of file: the JSON is cut off; add "}}}]}" to close the open objects and array",
+      ]
+    `);
+    expect(lines(check(`${cutAt('"body": { "type": "str')}\n`))).toMatchInlineSnapshot(`
+      [
+        "plugin.json:24:1: error: syntax error: unexpected end of file: the JSON is cut off inside a string; finish the last entry and add "}}}}]}" to close the open objects and array",
+      ]
+    `);
+    expect(lines(check(cutAt('"properties": ')))).toMatchInlineSnapshot(`
+      [
+        "plugin.json:21:23: error: syntax error: unexpected end of file: the JSON is cut off; finish the last entry and add "}}]}" to close the open objects and array",
+      ]
+    `);
+    expect(lines(check('{ "id": "com.example.test", "version": "1.0.0", "tools": [{ "name": tru'))).toMatchInlineSnapshot(`
+      [
+        "plugin.json:1:72: error: syntax error: unexpected end of file: the JSON is cut off; finish the last entry and add "}]}" to close the open objects and array",
+      ]
+    `);
+    // Errors before the end stay, one per position; the end no longer claims the file was cut off.
+    expect(lines(check('{ "id": "com.example.test" "version": "1.0.0", "tools": [{ "name": "x"'))).toMatchInlineSnapshot(`
+      [
+        "plugin.json:1:28: error: syntax error: expected ',' between entries",
+        "plugin.json:1:71: error: syntax error: unexpected end of file; add "}]}" to close the open objects and array",
+      ]
+    `);
+  });
+
   it("schema rules: root object, $id, local $ref, RE2 patterns, meta-schema, tsType, keyword typos, $schema", () => {
     expect(lines(fixture("invalid/schema-rules.plugin.json"))).toMatchInlineSnapshot(`
       [

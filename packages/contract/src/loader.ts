@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { createScanner, parseTree, printParseErrorCode, type Node, type ParseError } from "jsonc-parser";
+import { createScanner, parseTree, type Node, type ParseError } from "jsonc-parser";
 import { ToolpactError } from "@toolpact/protocol";
 import { didYouMean } from "./hints.js";
 import { deepFreezeJson } from "./input.js";
@@ -31,6 +31,7 @@ import {
   type Path,
 } from "./manifest-document.js";
 import { RESERVED_TOOL_NAMES, camelCase, pluginClientName } from "./names.js";
+import { syntaxProblems } from "./parse-errors.js";
 import { checkToolSchemas } from "./schema-checks.js";
 
 export type { Diagnostic } from "./manifest-document.js";
@@ -41,25 +42,6 @@ export type ManifestLoadResult =
   | { readonly ok: false; readonly diagnostics: readonly Diagnostic[] };
 
 type ManifestIssue = NonNullable<ReturnType<typeof manifestSchema.safeParse>["error"]>["issues"][number];
-
-const PARSE_MESSAGES: Readonly<Record<string, string>> = {
-  InvalidSymbol: "unexpected character",
-  InvalidNumberFormat: "malformed number",
-  PropertyNameExpected: "expected a property name in double quotes",
-  ValueExpected: "expected a value",
-  ColonExpected: "expected ':' after the property name",
-  CommaExpected: "expected ',' between entries",
-  CloseBraceExpected: "expected '}' to close the object",
-  CloseBracketExpected: "expected ']' to close the array",
-  EndOfFileExpected: "unexpected content after the end of the manifest",
-  InvalidCommentToken: "malformed comment",
-  UnexpectedEndOfComment: "unterminated comment",
-  UnexpectedEndOfString: "unterminated string",
-  UnexpectedEndOfNumber: "unterminated number",
-  InvalidUnicode: "invalid \\u escape",
-  InvalidEscapeCharacter: "invalid escape character",
-  InvalidCharacter: "invalid character in a string (control characters must be escaped)",
-};
 
 /** Which permission each top-level array needs, and what it declares. */
 const PERMISSION_RULES: readonly { key: string; permission: Permission; what: string }[] = [
@@ -266,10 +248,7 @@ export function parseManifest(text: string, file: string): ManifestLoadResult {
   const root = parseTree(source, syntaxErrors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: true });
 
   if (syntaxErrors.length > 0) {
-    for (const error of syntaxErrors) {
-      const code = printParseErrorCode(error.error);
-      check.report("error", error.offset, [], `syntax error: ${PARSE_MESSAGES[code] ?? code}`);
-    }
+    for (const { offset, message } of syntaxProblems(source, syntaxErrors)) check.report("error", offset, [], `syntax error: ${message}`);
     return { ok: false, diagnostics: check.sorted() };
   }
   if (!root) {

@@ -1,4 +1,4 @@
-import { EFFECTS, type Effect } from "@toolpact/protocol";
+import { EFFECTS, MAX_VERIFICATION_LEVEL, type Effect } from "@toolpact/protocol";
 import { z } from "zod";
 import { withoutUndefined } from "./without-undefined.js";
 import {
@@ -7,8 +7,8 @@ import {
   RESERVED_TOOL_NAMES,
   TOOL_NAME_MAX_LENGTH,
   TOOL_NAME_PATTERN,
+  TOOL_PATTERN,
 } from "./names.js";
-
 
 /** Manifest permissions and what each one allows a plugin to declare or do. */
 export const PERMISSIONS = ["tools:provide", "tools:call", "tools:gate", "tools:observe", "tools:guard"] as const;
@@ -22,6 +22,14 @@ export type RecoveryCapability = (typeof RECOVERY_CAPABILITIES)[number];
 
 /** A tool's timeout when its declaration gives none. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
+/** The longest timeout a tool may declare, ms. */
+export const MAX_TOOL_TIMEOUT_MS = 600_000;
+/** The longest timeout a gate, hook or guard may declare, ms. */
+export const MAX_SEAM_TIMEOUT_MS = 60_000;
+/** The longest `title` of a tool and `name` of a plugin. */
+export const TITLE_MAX_LENGTH = 200;
+/** The longest `description` of a plugin, tool, gate, hook or guard. */
+export const DESCRIPTION_MAX_LENGTH = 4000;
 
 const pluginId = z
   .string()
@@ -44,14 +52,13 @@ export const toolNameSchema = localName("tool")
 /** A tool pattern: `*`, `<pluginId>:*`, `<pluginId>:<tool>`, `<pluginId>:<tool>@<version>`. */
 const toolPattern = z
   .string()
-  .regex(
-    /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/,
-    'a tool pattern is "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"',
-  );
+  .regex(TOOL_PATTERN, 'a tool pattern is "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"');
 
 /** A JSON Schema document; its content is checked against the meta-schema by the loader. */
 const jsonSchema = z.record(z.string(), z.unknown());
 const describe = (description: string): { description: string } => ({ description });
+const description = () => z.string().max(DESCRIPTION_MAX_LENGTH);
+const seamTimeout = () => z.number().int().min(1).max(MAX_SEAM_TIMEOUT_MS);
 
 /** One tool declaration, as written in the manifest (defaults not yet applied). */
 export const toolDeclarationSchema = z.strictObject({
@@ -62,8 +69,8 @@ export const toolDeclarationSchema = z.strictObject({
     .positive("version is a positive integer")
     .optional()
     .meta(describe("Positive integer, default 1; several versions of a tool may coexist.")),
-  title: z.string().min(1).max(200).optional().meta(describe("Short human title, shown on confirmation.")),
-  description: z.string().max(4000).optional().meta(describe("What the tool does; becomes JSDoc of the generated client.")),
+  title: z.string().min(1).max(TITLE_MAX_LENGTH).optional().meta(describe("Short human title, shown on confirmation.")),
+  description: description().optional().meta(describe("What the tool does; becomes JSDoc of the generated client.")),
   effect: z
     .enum(EFFECTS)
     .meta(describe("read: no mutation; write: mutates plugin-owned data; external: reaches outside the instance.")),
@@ -75,14 +82,20 @@ export const toolDeclarationSchema = z.strictObject({
     .number()
     .int()
     .min(0)
-    .max(3)
+    .max(MAX_VERIFICATION_LEVEL)
     .optional()
-    .meta(describe("Lowest actor verification level (0..3) allowed to call the tool; default 0.")),
+    .meta(describe(`Lowest actor verification level (0..${MAX_VERIFICATION_LEVEL}) allowed to call the tool; default 0.`)),
   recovery: z
     .enum(RECOVERY_CAPABILITIES)
     .optional()
     .meta(describe('"idempotent" lets recovery re-invoke the tool with the same operationId; default "none".')),
-  timeoutMs: z.number().int().min(1).max(600_000).optional().meta(describe("Provider timeout in ms; default 10000.")),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_TOOL_TIMEOUT_MS)
+    .optional()
+    .meta(describe(`Provider timeout in ms; default ${DEFAULT_TOOL_TIMEOUT_MS}.`)),
   inputSchema: jsonSchema.meta(describe('JSON Schema (2020-12, or draft-07 via "$schema") of the input; its root is "type": "object".')),
   outputSchema: jsonSchema.optional().meta(describe("JSON Schema of the result; results are validated against it.")),
 });
@@ -90,26 +103,26 @@ export const toolDeclarationSchema = z.strictObject({
 /** One gate declaration; needs the tools:gate permission. */
 export const gateDeclarationSchema = z.strictObject({
   name: localName("gate"),
-  description: z.string().max(4000).optional(),
+  description: description().optional(),
   appliesTo: z.array(toolPattern).min(1),
-  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+  timeoutMs: seamTimeout().optional(),
 });
 
 /** One afterTool hook declaration; needs the tools:observe permission. */
 export const hookDeclarationSchema = z.strictObject({
   name: localName("hook"),
-  description: z.string().max(4000).optional(),
+  description: description().optional(),
   point: z.literal("afterTool"),
   appliesTo: z.array(toolPattern).min(1),
-  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+  timeoutMs: seamTimeout().optional(),
 });
 
 /** One output guard declaration; needs the tools:guard permission. */
 export const guardDeclarationSchema = z.strictObject({
   name: localName("guard"),
-  description: z.string().max(4000).optional(),
+  description: description().optional(),
   appliesTo: z.array(toolPattern).min(1),
-  timeoutMs: z.number().int().min(1).max(60_000).optional(),
+  timeoutMs: seamTimeout().optional(),
 });
 
 /**
@@ -124,8 +137,8 @@ export const manifestSchema = z.strictObject({
     .regex(/^[a-z][A-Za-z0-9]*$/, 'an alias is a camelCase identifier, e.g. "notes"')
     .optional()
     .meta(describe("Client name in generated code (tools.<alias>); default: the last id segment, camelCased.")),
-  name: z.string().min(1).max(200).optional().meta(describe("Human name of the plugin.")),
-  description: z.string().max(4000).optional().meta(describe("What the plugin does.")),
+  name: z.string().min(1).max(TITLE_MAX_LENGTH).optional().meta(describe("Human name of the plugin.")),
+  description: description().optional().meta(describe("What the plugin does.")),
   version: z
     .string()
     .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, "version is semver, e.g. \"1.4.0\"")

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   PLUGIN_ID_PATTERN,
+  POSTGRES_SCHEMA_NAME_PATTERN,
   RESERVED_TOOL_NAMES,
+  SEAM_KEY_PATTERN,
   TOOL_NAME_PATTERN,
+  TOOL_PATTERN,
   camelCase,
   matchesToolPattern,
   parseToolFullName,
@@ -67,5 +70,24 @@ describe("names", () => {
     expect(matchesToolPattern("a.b:t@2", "a.b", "t", 2)).toBe(true);
     expect(matchesToolPattern("a.b:t@2", "a.b", "t", 1)).toBe(false);
     expect(matchesToolPattern("a.b:u", "a.b", "t", 1)).toBe(false);
+    expect(matchesToolPattern("a.b", "a.b", "t", 1)).toBe(true);
+    expect(matchesToolPattern("a.*", "a", "t", 1)).toBe(false);
+    expect(matchesToolPattern("a.*:t@1", "a.b.c", "t", 1)).toBe(true);
+    expect(matchesToolPattern("a.*:t@1", "ab.c", "t", 1)).toBe(false);
+    // What is not a tool pattern matches nothing (every entry point refuses it first).
+    for (const malformed of ["", "a.b:", "a.b:t@0", "A.b:*", "a.b:*@1", "a.b:t@2@2", "**"]) {
+      expect(TOOL_PATTERN.test(malformed), malformed).toBe(false);
+      expect(matchesToolPattern(malformed, "a.b", "t", 2), malformed).toBe(false);
+    }
+  });
+
+  it("keeps the patterns' sources as editors see them in manifest.schema.json, and the derived ones", () => {
+    expect(PLUGIN_ID_PATTERN.source).toBe(String.raw`^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$`);
+    expect(TOOL_NAME_PATTERN.source).toBe(String.raw`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`);
+    expect(TOOL_PATTERN.source).toBe(String.raw`^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$`);
+    expect(SEAM_KEY_PATTERN.test("com.example.mail-er:spam-check")).toBe(true);
+    for (const bad of ["com.example", "com.example:*", "com.example:Check", ":check"]) expect(SEAM_KEY_PATTERN.test(bad), bad).toBe(false);
+    for (const good of ["toolpact", "_t1", "a".repeat(63)]) expect(POSTGRES_SCHEMA_NAME_PATTERN.test(good), good).toBe(true);
+    for (const bad of ["1t", "Tp", "a-b", "a".repeat(64), ""]) expect(POSTGRES_SCHEMA_NAME_PATTERN.test(bad), bad).toBe(false);
   });
 });

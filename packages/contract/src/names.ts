@@ -1,12 +1,37 @@
+// The one home of every name pattern: the other packages import these (test/structure/contract-patterns.test.ts
+// fails on a second definition). The patterns are built from the fragments below; their sources are what
+// manifest.schema.json shows editors.
+const PLUGIN_ID = String.raw`[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*`;
+const LOCAL_NAME = String.raw`[a-z][a-z0-9]*(-[a-z0-9]+)*`;
+const VERSION = "[1-9][0-9]*";
+
 /** Plugin ids: dot-separated lowercase segments, e.g. `com.example.notes`. */
-export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
+export const PLUGIN_ID_PATTERN = new RegExp(`^${PLUGIN_ID}$`);
 /** Longest plugin id. */
 export const PLUGIN_ID_MAX_LENGTH = 128;
 
 /** Tool, gate, hook and guard names: lowercase words joined by single hyphens, e.g. `create-record`. */
-export const TOOL_NAME_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+export const TOOL_NAME_PATTERN = new RegExp(`^${LOCAL_NAME}$`);
 /** Longest tool, gate, hook or guard name. */
 export const TOOL_NAME_MAX_LENGTH = 64;
+
+/**
+ * Tool patterns, as `appliesTo`, `uses`, policy rules, runs and recovery rules take them: `*`,
+ * `<pluginId>:*`, `<pluginId>:<tool>`, `<pluginId>:<tool>@<version>`, and `com.example.*` for every plugin
+ * under a prefix.
+ */
+export const TOOL_PATTERN = new RegExp(String.raw`^(\*|${PLUGIN_ID}(\.\*)?(:(\*|${LOCAL_NAME}(@${VERSION})?))?)$`);
+
+/** TOOL_PATTERN with its parts named, for matchesToolPattern: the same language. */
+const TOOL_PATTERN_PARTS = new RegExp(
+  String.raw`^(?:(?<any>\*)|(?<plugin>${PLUGIN_ID})(?<prefix>\.\*)?(?::(?:\*|(?<tool>${LOCAL_NAME})(?:@(?<version>${VERSION}))?))?)$`,
+);
+
+/** A gate, hook or guard named with its plugin, `<pluginId>:<name>`, as policies key them. */
+export const SEAM_KEY_PATTERN = new RegExp(`^${PLUGIN_ID}:${LOCAL_NAME}$`);
+
+/** PostgreSQL schema names toolpact accepts: a plain lowercase identifier (at most 63), so it needs no quoting anywhere. */
+export const POSTGRES_SCHEMA_NAME_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Names that, camelCased, would shadow a built-in on the generated client object
@@ -62,29 +87,25 @@ export function toolFullName(pluginId: string, tool: string, version: number): s
 
 /** Parses `<pluginId>:<name>@<version>`; undefined when malformed. */
 export function parseToolFullName(full: string): { pluginId: string; tool: string; version: number } | undefined {
-  const match = /^([^:]+):([^@]+)@([1-9][0-9]*)$/.exec(full);
+  const match = FULL_NAME.exec(full);
   if (!match) return undefined;
   return { pluginId: match[1]!, tool: match[2]!, version: Number(match[3]) };
 }
 
+/** Loose on the names (a stored full name is parsed as it was written), strict on the version. */
+const FULL_NAME = new RegExp(`^([^:]+):([^@]+)@(${VERSION})$`);
+
 /**
  * Does a tool pattern match a tool? Patterns: `*`, `com.example.notes:*`,
  * `com.example.notes:create-record`, `com.example.notes:create-record@2`, `com.example.*`.
+ * A string that is not a tool pattern (TOOL_PATTERN) matches nothing.
  */
 export function matchesToolPattern(pattern: string, pluginId: string, tool: string, version: number): boolean {
-  if (pattern === "*") return true;
-  const at = pattern.lastIndexOf("@");
-  const hasVersion = at > pattern.indexOf(":") && pattern.indexOf(":") >= 0;
-  const base = hasVersion ? pattern.slice(0, at) : pattern;
-  if (hasVersion && Number(pattern.slice(at + 1)) !== version) return false;
-  const colon = base.indexOf(":");
-  const pluginPart = colon < 0 ? base : base.slice(0, colon);
-  const toolPart = colon < 0 ? "*" : base.slice(colon + 1);
-  return globMatch(pluginPart, pluginId) && globMatch(toolPart, tool);
-}
-
-function globMatch(pattern: string, value: string): boolean {
-  if (pattern === "*") return true;
-  if (pattern.endsWith("*")) return value.startsWith(pattern.slice(0, -1));
-  return pattern === value;
+  const parts = TOOL_PATTERN_PARTS.exec(pattern)?.groups;
+  if (!parts) return false;
+  if (parts["any"] !== undefined) return true;
+  const plugin = parts["plugin"]!;
+  if (parts["prefix"] !== undefined ? !pluginId.startsWith(`${plugin}.`) : pluginId !== plugin) return false;
+  if (parts["tool"] !== undefined && parts["tool"] !== tool) return false;
+  return parts["version"] === undefined || Number(parts["version"]) === version;
 }

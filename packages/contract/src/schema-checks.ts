@@ -222,7 +222,7 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
         if (entryKey && entryValue) walkSchema(context, entryValue, [...at, String(entryKey.value)]);
       }
     } else if (SCHEMA_ARRAY_KEYWORDS.has(keyword) || (keyword === "items" && valueNode.type === "array")) {
-      (valueNode.children ?? []).forEach((child, index) => walkSchema(context, child, [...at, index]));
+      for (const [index, child] of (valueNode.children ?? []).entries()) walkSchema(context, child, [...at, index]);
     } else if (keyword === "items") {
       walkSchema(context, valueNode, at);
     }

@@ -6,6 +6,7 @@ import { deepFreezeJson, isDeeplyFrozen } from "./input.js";
 import { compileLinearPattern, describePatternRefusal } from "./pattern/linear-pattern.js";
 import type { Check, PendingIssue } from "./schema/check.js";
 import { SchemaCompiler } from "./schema/compile.js";
+import { Memo } from "./schema/memo.js";
 import { SchemaDocument, schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
 
 export { schemaDialect, type SchemaDialect, type SchemaRefusal } from "./schema/document.js";
@@ -132,7 +133,7 @@ function prepare(schema: unknown, hash: string): Prepared {
     validate(value: unknown): readonly ValidationIssue[] {
       // One pass collects every issue: paths are made only for issues, so a valid value costs no more.
       const issues: PendingIssue[] = [];
-      if ((root ?? build())(value, { issues }, undefined)) return NO_ISSUES;
+      if ((root ?? build())(value, Memo.run(issues), undefined)) return NO_ISSUES;
       return withoutRepeats(issues);
     },
   });

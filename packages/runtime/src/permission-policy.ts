@@ -3,6 +3,8 @@ import {
   MAX_VERIFICATION_LEVEL,
   POLICY_LIST_MAX,
   POLICY_NAME_MAX_LENGTH,
+  SEAM_KEY_PATTERN,
+  TOOL_PATTERN,
   TOOL_PATTERN_MAX_LENGTH,
   ToolpactError,
   matchesToolPattern,
@@ -172,7 +174,7 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
     } else {
       for (const [key, patterns] of Object.entries(narrow)) {
         const path = `/narrow/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
-        if (!SEAM_KEY.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
+        if (!SEAM_KEY_PATTERN.test(key)) issues.push({ path, message: 'a key names a gate, hook or guard as "<pluginId>:<name>"' });
         if (!Array.isArray(patterns) || patterns.length > POLICY_LIST_MAX || patterns.some((pattern) => !isToolPattern(pattern))) {
           issues.push({ path, message: 'the value is a list of tool patterns: "*", "<pluginId>:*", "<pluginId>:<tool>"...' });
         }
@@ -182,22 +184,19 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   if (!Array.isArray(rules) || rules.length > POLICY_LIST_MAX) {
     issues.push({ path: "/rules", message: `rules must be an array of at most ${POLICY_LIST_MAX} rules` });
   } else {
-    rules.forEach((rule, index) => issues.push(...ruleIssues(rule, `/rules/${index}`)));
+    for (const [index, rule] of rules.entries()) issues.push(...ruleIssues(rule, `/rules/${index}`));
   }
   if (trustedConfirmationUis !== undefined) stringList(trustedConfirmationUis, "/trustedConfirmationUis", issues);
   return issues;
 }
-
-const SEAM_KEY = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*:[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 function isLevel(level: unknown): boolean {
   return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= MAX_VERIFICATION_LEVEL;
 }
 
 const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
-/** A tool pattern as rules, runs, `narrow` and recovery rules take it. */
-export const TOOL_PATTERN =
-  /^(\*|[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*(\.\*)?(:(\*|[a-z][a-z0-9]*(-[a-z0-9]+)*(@[1-9][0-9]*)?))?)$/;
+/** A tool pattern as rules, runs, `narrow` and recovery rules take it (its one home is @toolpact/contract). */
+export { TOOL_PATTERN };
 
 /** True for a tool pattern of at most TOOL_PATTERN_MAX_LENGTH characters: the one check rules, runs, `narrow` and recovery rules use. */
 export function isToolPattern(value: unknown): value is string {

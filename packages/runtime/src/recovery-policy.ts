@@ -50,7 +50,7 @@ export function normalizeRecoveryPolicy(policy: RecoveryPolicy, tools: Iterable<
       issues.push({ path: "/rules", message: `rules must be an array of at most ${POLICY_LIST_MAX} rules` });
     } else {
       const known = [...tools];
-      rules.forEach((rule: unknown, index) => issues.push(...ruleIssues(rule, `/rules/${index}`, known)));
+      for (const [index, rule] of (rules as unknown[]).entries()) issues.push(...ruleIssues(rule, `/rules/${index}`, known));
     }
   }
   if (issues.length > 0) {

@@ -300,7 +300,7 @@ export class PluginRegistry {
       }
       records.push(handlerRecord(known.fullName, entry.handler));
     }
-    records.forEach((record, index) => this.provide(pluginId, specs[index]!, record));
+    for (const [index, record] of records.entries()) this.provide(pluginId, specs[index]!, record);
   }
 }
 

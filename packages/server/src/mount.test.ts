@@ -206,7 +206,7 @@ async function probe(base: string, host: TestHost, { path, init, authenticated }
     toolpactCode = undefined;
   }
   // Only the media type: frameworks may respell the parameters (`;charset=UTF-8`, `; charset=UTF-8`).
-  const contentType = response.headers.get("content-type")?.split(";")[0]!.trim().toLowerCase() ?? null;
+  const contentType = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase() ?? null;
   return { status: response.status, contentType, toolpactCode };
 }
 

@@ -95,7 +95,7 @@ export async function startMcpWorld(options: Partial<Omit<StackOptions, "dbFile"
       const page = await fetchPage(stack.url, requestId, session);
       if (page.csrf === undefined) throw new Error(`the confirmation page shows no decision form: HTTP ${page.status}`);
       const decided = await postDecision(stack.url, requestId, decision, { session, csrf: page.csrf });
-      if (decided.status !== 303) throw new Error(`${decision} answered HTTP ${decided.status}: ${decided.html.slice(0, 300)}`);
+      if (decided.status !== 200) throw new Error(`${decision} answered HTTP ${decided.status}: ${decided.html.slice(0, 300)}`);
     },
     async close() {
       await Promise.all(clients.map((client) => client.close().catch(() => {})));

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { camelCase, formatDiagnostic, loadManifest, pascalCase, pluginClientName } from "@toolpact/contract";
+import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, camelCase, formatDiagnostic, loadManifest, pascalCase, pluginClientName } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
@@ -26,7 +26,6 @@ Exit 0 when the project was written, 1 when a file is in the way or the provider
 
 /** Where the project templates ship: `<package>/templates/<kind>/`. */
 const TEMPLATES = fileURLToPath(new URL("../../templates/", import.meta.url));
-const PLUGIN_ID = /^[a-z][a-z0-9-]*(\.[a-z][a-z0-9-]*)*$/;
 
 /** What fills a template's `{{name}}` placeholders. */
 type Placeholders = Readonly<Record<string, string>>;
@@ -57,7 +56,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   const dir = path.resolve(io.cwd, positionals[0] ?? ".");
   const shownDir = path.relative(io.cwd, dir) || ".";
   const pluginId = values.id ?? `com.example.${folderSegment(dir)}`;
-  if (!PLUGIN_ID.test(pluginId) || pluginId.length > 128) {
+  if (!PLUGIN_ID_PATTERN.test(pluginId) || pluginId.length > PLUGIN_ID_MAX_LENGTH) {
     return usage(`--id "${pluginId}" is not a plugin id: lowercase dot-separated segments of a-z, 0-9 and -, each starting with a letter (com.example.todo)`);
   }
   const lastSegment = pluginId.slice(pluginId.lastIndexOf(".") + 1);

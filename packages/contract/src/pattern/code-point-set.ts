@@ -60,10 +60,10 @@ const hostClasses = new Map<string, CodePointSet>();
  * Unicode version included. One native pass over every code point; cached per escape.
  * @throws SyntaxError when the host does not know the escape (an unknown property name).
  */
-export function hostClass(escape: string): CodePointSet {
-  const known = hostClasses.get(escape);
+export function hostClass(name: string): CodePointSet {
+  const known = hostClasses.get(name);
   if (known) return known;
-  const runs = new RegExp(`[${escape}]+`, "gu");
+  const runs = new RegExp(`[${name}]+`, "gu");
   everyCodePoint ??= [
     [codePointsFrom(0, 0xd7ff), 0, 1],
     [codePointsFrom(0xe000, 0xffff), 0xe000, 1],
@@ -76,7 +76,7 @@ export function hostClass(escape: string): CodePointSet {
     }
   }
   // Lone surrogates are code points of their own in unicode mode.
-  const one = new RegExp(`^[${escape}]$`, "u");
+  const one = new RegExp(`^[${name}]$`, "u");
   for (let surrogate = 0xd800; surrogate <= 0xdfff; surrogate++) {
     if (one.test(String.fromCharCode(surrogate))) ranges.push([surrogate, surrogate]);
   }

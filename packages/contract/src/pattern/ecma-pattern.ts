@@ -246,9 +246,9 @@ class Translator {
       case "P": {
         const close = this.source.indexOf("}", this.index);
         if (this.peek() !== "{" || close < 0) this.unsupported(start, `\\${char}`);
-        const escape = this.source.slice(start, close + 1);
+        const property = this.source.slice(start, close + 1);
         this.index = close + 1;
-        return hostClass(escape);
+        return hostClass(property);
       }
       default:
         if (inClass && char === "b") return single(0x08);

@@ -1,5 +1,5 @@
 /** The keywords that apply to arrays. */
-import { all, checkChild, fail, number, segmentOf, VALIDITY_ONLY, within, type Check, type Json, type Subschemas } from "./check.js";
+import { all, checkChild, fail, number, segmentOf, within, type Check, type Json, type Subschemas } from "./check.js";
 import { firstDuplicate } from "./json-values.js";
 
 /**
@@ -125,7 +125,7 @@ function contains(pointer: string, schema: Json, schemas: Subschemas): Check {
     const items = data as unknown[];
     let count = 0;
     for (let index = 0; index < items.length; index++) {
-      if (!check(items[index], VALIDITY_ONLY, undefined)) continue;
+      if (!check(items[index], run.memo.validity, undefined)) continue;
       count++;
       seen?.item(index);
       if (!seen && count >= min && max === undefined) return true;

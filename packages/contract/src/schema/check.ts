@@ -3,6 +3,7 @@ import { escapePointerSegment } from "../input.js";
 import { compileLinearPattern, type LinearPattern } from "../pattern/linear-pattern.js";
 import type { SchemaDialect } from "./document.js";
 import type { Evaluated } from "./evaluated.js";
+import type { Memo } from "./memo.js";
 
 /** An issue while it is made: its path is relative to the instance being checked until the root is reached. */
 export interface PendingIssue {
@@ -18,10 +19,9 @@ export interface PendingIssue {
  */
 export interface Run {
   readonly issues: PendingIssue[] | null;
+  /** The results kept during this validation (memo.ts); `memo.validity` is its validity-only run. */
+  readonly memo: Memo;
 }
-
-/** Validity only: the first failure ends the evaluation. */
-export const VALIDITY_ONLY: Run = Object.freeze({ issues: null });
 
 /** One compiled schema: evaluates `data`, recording into `seen` what it evaluated (for unevaluated*). */
 export type Check = (data: unknown, run: Run, seen: Evaluated | undefined) => boolean;

@@ -7,14 +7,15 @@
  */
 import { escapePointerSegment } from "../input.js";
 import { arrayKeywords } from "./array-keywords.js";
-import { all, checkChild, fail, failAt, isObject, linear, number, pass, VALIDITY_ONLY, type Check, type Json, type Subschemas } from "./check.js";
+import { all, checkChild, fail, failAt, isObject, linear, number, pass, type Check, type Json, type Subschemas } from "./check.js";
 import type { SchemaDialect, SchemaDocument } from "./document.js";
 import { Evaluated } from "./evaluated.js";
 import { FORMATS } from "./formats.js";
+import { MemoSlots } from "./memo.js";
 import { codePointLength, isMultipleOf, jsonEqual } from "./json-values.js";
 import { objectKeywords } from "./object-keywords.js";
 
-export { VALIDITY_ONLY, type Check, type Run } from "./check.js";
+export { type Check, type Run } from "./check.js";
 
 const falseSchema: Check = (_data, run) => fail(run, "boolean schema is false");
 
@@ -39,6 +40,9 @@ function listValues(values: readonly unknown[]): string {
 /** Compiles the reachable schemas of one document; schemas referred to more than once are compiled once. */
 export class SchemaCompiler implements Subschemas {
   private readonly compiled = new Map<string, Check>();
+  /** The checks `$ref` leads to, by target pointer: memoized, since references let many paths share them. */
+  private readonly referenced = new Map<string, Check>();
+  private readonly slots = new MemoSlots();
 
   constructor(private readonly document: SchemaDocument) {}
 
@@ -62,6 +66,13 @@ export class SchemaCompiler implements Subschemas {
     return done;
   }
 
+  /** The check a reference to `pointer` runs: one per target, with its results kept per validation (memo.ts). */
+  private reference(pointer: string, schema: unknown): Check {
+    let check = this.referenced.get(pointer);
+    if (!check) this.referenced.set(pointer, (check = this.slots.memoized(this.at(pointer, schema))));
+    return check;
+  }
+
   /** The compiled subschema at `pointer/keyword`. */
   sub(pointer: string, keyword: string | number, schema: unknown): Check {
     return this.at(`${pointer}/${escapePointerSegment(keyword)}`, schema);
@@ -73,7 +84,7 @@ export class SchemaCompiler implements Subschemas {
     const json = schema as Json;
     const refs = this.document.refsOf(json).map((keyword) => {
       const target = this.document.resolve(json[keyword] as string)!;
-      return this.at(target.pointer, target.schema);
+      return this.reference(target.pointer, target.schema);
     });
     if (this.document.dialect === "draft-07" && refs.length > 0) return refs[0]!;
     const checks: Check[] = [...refs, ...this.applicators(pointer, json), ...this.values(json)];
@@ -140,7 +151,7 @@ export class SchemaCompiler implements Subschemas {
     if (oneOf) checks.push(oneOfCheck(oneOf));
     if (Object.hasOwn(schema, "not")) {
       const not = this.sub(pointer, "not", schema["not"]);
-      checks.push((data, run) => !not(data, VALIDITY_ONLY, undefined) || fail(run, "must NOT be valid"));
+      checks.push((data, run) => !not(data, run.memo.validity, undefined) || fail(run, "must NOT be valid"));
     }
     if (Object.hasOwn(schema, "if")) checks.push(this.conditional(pointer, schema));
     return checks;
@@ -152,7 +163,7 @@ export class SchemaCompiler implements Subschemas {
     const otherwise = Object.hasOwn(schema, "else") ? this.sub(pointer, "else", schema["else"]) : undefined;
     return (data, run, seen) => {
       const conditionSeen = seen && new Evaluated();
-      if (condition(data, VALIDITY_ONLY, conditionSeen)) {
+      if (condition(data, run.memo.validity, conditionSeen)) {
         if (conditionSeen) seen!.merge(conditionSeen);
         return !then || then(data, run, seen) || fail(run, 'must match "then" schema');
       }
@@ -310,13 +321,13 @@ function typeCheck(type: string | string[]): Check {
 function anyOfCheck(branches: readonly Check[]): Check {
   return (data, run, seen) => {
     if (!seen) {
-      for (const branch of branches) if (branch(data, VALIDITY_ONLY, undefined)) return true;
+      for (const branch of branches) if (branch(data, run.memo.validity, undefined)) return true;
     } else {
       // Annotations come from every branch that passes, so none is skipped.
       let passed = false;
       for (const branch of branches) {
         const branchSeen = new Evaluated();
-        if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
+        if (!branch(data, run.memo.validity, branchSeen)) continue;
         passed = true;
         seen.merge(branchSeen);
       }
@@ -333,7 +344,7 @@ function oneOfCheck(branches: readonly Check[]): Check {
     let passedSeen: Evaluated | undefined;
     for (const branch of branches) {
       const branchSeen = seen && new Evaluated();
-      if (!branch(data, VALIDITY_ONLY, branchSeen)) continue;
+      if (!branch(data, run.memo.validity, branchSeen)) continue;
       passing++;
       passedSeen = branchSeen;
       if (passing > 1) break;

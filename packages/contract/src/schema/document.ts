@@ -82,7 +82,7 @@ export function subschemasOf(schema: Record<string, unknown>, pointer: string, d
     if ((vocabulary.inPlace.has(keyword) || vocabulary.children.has(keyword)) && isSchema(value)) {
       out.push({ pointer: at, schema: value, inPlace });
     } else if ((vocabulary.inPlaceLists.has(keyword) || vocabulary.childLists.has(keyword)) && Array.isArray(value)) {
-      value.forEach((item, index) => isSchema(item) && out.push({ pointer: `${at}/${index}`, schema: item, inPlace }));
+      for (const [index, item] of value.entries()) if (isSchema(item)) out.push({ pointer: `${at}/${index}`, schema: item, inPlace });
     } else if ((vocabulary.inPlaceMaps.has(keyword) || vocabulary.childMaps.has(keyword)) && isSchema(value) && typeof value === "object") {
       for (const name of Object.keys(value)) {
         if (isSchema(value[name])) out.push({ pointer: `${at}/${escapePointerSegment(name)}`, schema: value[name], inPlace });

@@ -1,7 +1,7 @@
 /** The keywords that apply to objects. */
 import type { LinearPattern } from "../pattern/linear-pattern.js";
 import { declaredMembersCheck, type Member } from "./declared-members.js";
-import { all, checkChild, fail, failAt, isObject, linear, number, segmentOf, VALIDITY_ONLY, within, type Check, type Json, type Subschemas } from "./check.js";
+import { all, checkChild, fail, failAt, isObject, linear, number, segmentOf, within, type Check, type Json, type Subschemas } from "./check.js";
 
 /**
  * Keywords of objects (members, `required`, counts, dependencies, `propertyNames`) behind one test of the
@@ -49,7 +49,7 @@ function otherObjectKeywords(pointer: string, schema: Json, schemas: Subschemas,
     checks.push((data, run) => {
       let valid = true;
       for (const name of Object.keys(data as Json)) {
-        if (names(name, VALIDITY_ONLY, undefined)) continue;
+        if (names(name, run.memo.validity, undefined)) continue;
         if (run.issues === null) return false;
         valid = failAt(run, name, `property name '${name}' is invalid`);
       }

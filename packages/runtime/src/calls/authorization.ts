@@ -12,5 +12,5 @@ import { validateInput } from "./steps/validate-input.js";
  * before it re-invokes a provider. Each only refuses or narrows; none has an effect.
  */
 export function authorized<K0 extends FactName, K extends FactName, TOutcome>(chain: ChainBuilder<K0, K, TOutcome>) {
-  return chain.then(resolveTool).then(checkCaller).then(validateInput).then(decidePermission).then(providerAuthorize).then(applyGates);
+  return chain.step(resolveTool).step(checkCaller).step(validateInput).step(decidePermission).step(providerAuthorize).step(applyGates);
 }

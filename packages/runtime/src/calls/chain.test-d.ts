@@ -29,21 +29,21 @@ export const forgetsToSet: Step<"tool", "input"> = (call, next) =>
 
 // In a chain, a step may follow only the steps that set what it reads. Control: the real order compiles.
 export const inOrder = chain<PreviewResult>()
-  .then(resolveTool)
-  .then(checkCaller)
-  .then(validateInput)
-  .then(decidePermission)
-  .then(providerAuthorize)
-  .then(applyGates)
-  .then(verifyConfirmation);
+  .step(resolveTool)
+  .step(checkCaller)
+  .step(validateInput)
+  .step(decidePermission)
+  .step(providerAuthorize)
+  .step(applyGates)
+  .step(verifyConfirmation);
 
 // decide-permission reads the tool, which resolve-tool sets: first, it does not compile.
 // @ts-expect-error decide-permission before resolve-tool
-export const permissionFirst = chain<PreviewResult>().then(decidePermission);
+export const permissionFirst = chain<PreviewResult>().step(decidePermission);
 
 // verify-confirmation reads apply-gates' decision: before the gates ran, it does not compile.
 // @ts-expect-error verify-confirmation before apply-gates
-export const unconfirmedDecision = chain<PreviewResult>().then(resolveTool).then(validateInput).then(decidePermission).then(verifyConfirmation);
+export const unconfirmedDecision = chain<PreviewResult>().step(resolveTool).step(validateInput).step(decidePermission).step(verifyConfirmation);
 
 // The last step is held to the same rule.
 const summary: LastStep<PreviewResult, "tool" | "decision"> = async (call) => ({
@@ -51,9 +51,9 @@ const summary: LastStep<PreviewResult, "tool" | "decision"> = async (call) => ({
   details: null,
   confirmation: { required: call.decision.confirm },
 } as PreviewResult);
-export const summarized = chain<PreviewResult>().then(resolveTool).then(validateInput).then(decidePermission).then(applyGates).last(summary);
+export const summarized = chain<PreviewResult>().step(resolveTool).step(validateInput).step(decidePermission).step(applyGates).last(summary);
 // @ts-expect-error the summary reads the decision, which no step before it set
-export const summarizedEarly = chain<PreviewResult>().then(resolveTool).last(summary);
+export const summarizedEarly = chain<PreviewResult>().step(resolveTool).last(summary);
 
 // Each fact is set once: a step cannot set the permission of a call that already has one.
 export function setTwice(call: CallAt<"permission">): void {

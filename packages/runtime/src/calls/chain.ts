@@ -1,6 +1,6 @@
 /**
  * The call path's steps, typed by the facts they read and set. A step's type names what it reads (`N`)
- * and what it adds (`A`); a chain is built step by step, each `then` checking that every fact the step
+ * and what it adds (`A`); a chain is built step by step, each `step` checking that every fact the step
  * reads was set by a step before it. Reading a fact no earlier step set does not compile, as tRPC's
  * growing context: the checks of `call.ts`'s old run-time `unset()` moved to the compiler.
  */
@@ -41,8 +41,8 @@ export type Chain<K extends FactName, TOutcome> = (call: CallAt<K>) => Promise<T
 /** A chain being built: `K` are the facts set once the steps so far ran. */
 export interface ChainBuilder<K0 extends FactName, K extends FactName, TOutcome> {
   /** Adds a step; it may read only facts set before it. */
-  then<N extends K, A extends FactName>(step: Step<N, A>): ChainBuilder<K0, K | A, TOutcome>;
-  then<N extends K, A extends FactName>(step: StepOf<TOutcome, N, A>): ChainBuilder<K0, K | A, TOutcome>;
+  step<N extends K, A extends FactName>(step: Step<N, A>): ChainBuilder<K0, K | A, TOutcome>;
+  step<N extends K, A extends FactName>(step: StepOf<TOutcome, N, A>): ChainBuilder<K0, K | A, TOutcome>;
   /** Ends the chain with a step that answers. */
   last<N extends K>(step: LastStep<TOutcome, N>): Chain<K0, TOutcome>;
   /** Ends the chain with a boundary around `inner`, which runs on the call with the boundary's facts set too. */
@@ -63,7 +63,7 @@ function builder<K0 extends FactName, K extends FactName, TOutcome>(steps: reado
   // The types above decided what may follow what; at run time a step is a step.
   const untyped = (step: unknown) => step as UntypedStep<AnyCall, TOutcome>;
   return {
-    then: (step: unknown) => builder([...steps, untyped(step)]),
+    step: (step: unknown) => builder([...steps, untyped(step)]),
     last: (step) => compose([...steps, untyped(step)]) as Chain<K0, TOutcome>,
     around: (boundary, inner) =>
       compose([...steps, around(boundary as never, inner as (call: AnyCall) => Promise<unknown>) as UntypedStep<AnyCall, TOutcome>]) as Chain<

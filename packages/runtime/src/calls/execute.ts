@@ -20,7 +20,7 @@ const recordOperation: Boundary<ExecuteAnswer, EffectOutcome, "tenant" | "tool" 
   };
 
 /** `tools.execute`, top to bottom: the authorization steps, replay and confirmation, then the ledger around the effect. */
-const executeSteps = authorized(chain<ExecuteAnswer>()).then(replayIdempotent).then(verifyConfirmation).around(recordOperation, runEffect);
+const executeSteps = authorized(chain<ExecuteAnswer>()).step(replayIdempotent).step(verifyConfirmation).around(recordOperation, runEffect);
 
 /** How often the begin may find the tenant config changed under a call before the call gives up. */
 const CONFIG_RETRIES = 3;

@@ -8,7 +8,7 @@ import { previewSummary } from "./steps/preview-summary.js";
 import { requestConfirmation } from "./steps/request-confirmation.js";
 
 /** `tools.preview`, top to bottom: the rate limit, the authorization steps, then the confirmation around the summary. */
-const previewSteps = authorized(chain<PreviewResult>().then(limitPreviews)).then(requestConfirmation).last(previewSummary);
+const previewSteps = authorized(chain<PreviewResult>().step(limitPreviews)).step(requestConfirmation).last(previewSummary);
 
 /** A preview request, its principal authenticated. */
 export interface PreviewRequest {

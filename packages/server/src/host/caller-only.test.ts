@@ -93,7 +93,7 @@ beforeAll(async () => {
   for (const pluginId of [PROVIDER, CALLER]) expect((await admin("installPlugin", { tenantId: TENANT, pluginId })).status).toBe(200);
   expect((await admin("setPolicy", { tenantId: TENANT, policy: { rules: [{ tools: "*", decision: "allow" }] } })).status).toBe(200);
   const issued = await admin("issuePluginKey", { tenantId: TENANT, pluginId: CALLER });
-  callerKey = (issued.body.result?.data as { key: string }).key;
+  callerKey = (issued.body.result!.data as { key: string }).key;
 });
 
 afterAll(async () => {

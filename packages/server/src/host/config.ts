@@ -8,6 +8,7 @@ import {
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_MAX_LONG_POLLS_PER_CALLER,
   DEFAULT_MAX_REQUESTS_PER_CALLER,
+  POSTGRES_SCHEMA_NAME_PATTERN,
   withoutUndefined,
 } from "@toolpact/contract";
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
@@ -30,13 +31,10 @@ const secretsSchema = z.strictObject({
 /** The smallest `limits.maxBodyBytes` accepted: 1 KiB. */
 const SMALLEST_BODY_LIMIT = 1024;
 
-/** A PostgreSQL schema name the store accepts: a plain lowercase identifier. */
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 const databaseOptionsSchema = z.strictObject({
   schema: z
     .string()
-    .regex(SCHEMA_NAME, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
+    .regex(POSTGRES_SCHEMA_NAME_PATTERN, "must be a plain lowercase identifier: letters a-z, digits and _, at most 63, not starting with a digit")
     .optional()
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
   poolSize: z.number().int().min(1).max(1000).optional().describe(`Connections each instance keeps at most (default ${POSTGRES_POOL_DEFAULTS.poolSize}).`),

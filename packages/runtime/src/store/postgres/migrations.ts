@@ -1,4 +1,5 @@
 import type { ClientBase } from "pg";
+import { POSTGRES_SCHEMA_NAME_PATTERN } from "@toolpact/contract";
 import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
 
 /** One PostgreSQL schema step, recorded in `toolpact_migrations`. */
@@ -257,8 +258,8 @@ DROP INDEX activity_by_actor;
   },
 ];
 
-/** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere. */
-export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+/** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere (one home: @toolpact/contract). */
+export const SCHEMA_NAME = POSTGRES_SCHEMA_NAME_PATTERN;
 
 /** The SQLSTATE `toolpact_refuse` raises. */
 export const REFUSED_SQLSTATE = "TP001";

@@ -74,7 +74,7 @@ export function describeSettledRecords(kit: StoreContractKit): void {
           store.recordSettledOperation({ operation: op, tenantConfigVersion: i % 4 === 0 ? 0 : 1, activity: activity(t, { operationId: op.operationId }) }),
         ),
       );
-      results.forEach((result, i) => expect(result).toEqual(i % 4 === 0 ? { status: "config-changed", version: 1 } : { status: "recorded" }));
+      for (const [i, result] of results.entries()) expect(result).toEqual(i % 4 === 0 ? { status: "config-changed", version: 1 } : { status: "recorded" });
       for (const [i, op] of ops.entries()) {
         expect((await store.getOperation(t, op.operationId))?.state).toBe(i % 4 === 0 ? undefined : "succeeded");
       }
