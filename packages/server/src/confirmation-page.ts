@@ -193,10 +193,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     return sendPage({ status: 200, html: renderConfirmationPage(view, person, csrfToken) }, head);
   };
 
-  const decide = async (
-    req: PageRequest,
-    asked: { readonly requestId: string; readonly decision: "approve" | "deny" },
-  ): Promise<Response> => {
+  const decide = async (req: PageRequest, asked: { readonly requestId: string; readonly decision: "approve" | "deny" }): Promise<Response> => {
     const { requestId, decision } = asked;
     const form = await readForm(req.request, req.headers);
     const csrf = form.get("csrf") ?? undefined;

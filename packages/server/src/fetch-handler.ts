@@ -271,12 +271,12 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
       answer = Promise.reject(error);
     }
     const answered = answer.then(
-        (response) => withCommonHeaders(response, wasClosing),
-        (error: unknown) => {
-          logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
-          return plain("GET", 500, "internal error: the request failed unexpectedly; the server log has the details");
-        },
-      );
+      (response) => withCommonHeaders(response, wasClosing),
+      (error: unknown) => {
+        logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
+        return plain("GET", 500, "internal error: the request failed unexpectedly; the server log has the details");
+      },
+    );
     if (written === undefined) return whenAnswerOver(answered, request.signal, release);
     written(release);
     return answered;

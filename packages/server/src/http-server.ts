@@ -52,7 +52,12 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
     const target = req.url ?? "/";
     const query = target.indexOf("?");
     const path = query < 0 ? target : target.slice(0, query);
-    if (routes.owns(path)) return serveNodeRequest(req, res, (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? notFound(request.method));
+    if (routes.owns(path))
+      return serveNodeRequest(
+        req,
+        res,
+        (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? notFound(request.method),
+      );
     void writeFetchResponse(notFound(req.method ?? "GET"), req, res);
   });
   server.requestTimeout = 30_000;

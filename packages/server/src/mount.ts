@@ -58,10 +58,15 @@ export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNode
     const query = target.indexOf("?");
     const path = withoutBase(query < 0 ? target : target.slice(0, query), basePath);
     if (path === undefined || !routes.owns(path)) {
-      if (next !== undefined) return next();
-      return void writeFetchResponse(answerNotFound(req.method ?? "GET"), req, res);
+      if (next !== undefined) next();
+      else void writeFetchResponse(answerNotFound(req.method ?? "GET"), req, res);
+      return;
     }
-    serveNodeRequest(req, res, (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? answerNotFound(request.method));
+    serveNodeRequest(
+      req,
+      res,
+      (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? answerNotFound(request.method),
+    );
   };
   return withClose(handler, routes);
 }

@@ -71,10 +71,26 @@ function fetchRequestOf(state: NodeRequestState): Request {
  * only when something asks for anything else (`text()`, `json()`, `clone()`, ...).
  */
 const nodeRequestPrototype: object = Object.create(Request.prototype, {
-  method: { get(this: object) { return stateOf(this).method; } },
-  url: { get(this: object) { return stateOf(this).url; } },
-  headers: { get(this: object) { return headersOf(stateOf(this)); } },
-  signal: { get(this: object) { return stateOf(this).controller.signal; } },
+  method: {
+    get(this: object) {
+      return stateOf(this).method;
+    },
+  },
+  url: {
+    get(this: object) {
+      return stateOf(this).url;
+    },
+  },
+  headers: {
+    get(this: object) {
+      return headersOf(stateOf(this));
+    },
+  },
+  signal: {
+    get(this: object) {
+      return stateOf(this).controller.signal;
+    },
+  },
   body: {
     get(this: object) {
       const state = stateOf(this);
@@ -86,7 +102,7 @@ const nodeRequestPrototype: object = Object.create(Request.prototype, {
   },
 });
 for (const name of Object.getOwnPropertyNames(Request.prototype)) {
-  if (name === "constructor" || Object.prototype.hasOwnProperty.call(nodeRequestPrototype, name)) continue;
+  if (name === "constructor" || Object.hasOwn(nodeRequestPrototype, name)) continue;
   const descriptor = Object.getOwnPropertyDescriptor(Request.prototype, name)!;
   if (typeof descriptor.value === "function") {
     Object.defineProperty(nodeRequestPrototype, name, {

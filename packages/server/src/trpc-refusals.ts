@@ -6,7 +6,12 @@ import { RETRY_AFTER_SECONDS } from "./caller-admission.js";
 import { toErrorShape } from "./errors.js";
 
 /** A refusal of the request itself (INPUT_INVALID with one issue), closing the connection after it. */
-export function refuseInput(trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE" | "METHOD_NOT_SUPPORTED", message: string, procedures: string, extra: Record<string, string> = {}): Response {
+export function refuseInput(
+  trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE" | "METHOD_NOT_SUPPORTED",
+  message: string,
+  procedures: string,
+  extra: Record<string, string> = {},
+): Response {
   const shape = toErrorShape(
     { trpcCode, message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
     procedures.slice(0, 200),
@@ -30,7 +35,9 @@ export function refuseMediaType(type: string | null, procedures: string): Respon
 
 /** Answers 405 to a method `/trpc` does not serve (queries are GET, mutations POST), with `Allow`. */
 export function refuseMethod(method: string, procedures: string): Response {
-  return refuseInput("METHOD_NOT_SUPPORTED", `method ${method.slice(0, 20)} is not allowed here: queries use GET, mutations POST`, procedures, { allow: "GET, POST" });
+  return refuseInput("METHOD_NOT_SUPPORTED", `method ${method.slice(0, 20)} is not allowed here: queries use GET, mutations POST`, procedures, {
+    allow: "GET, POST",
+  });
 }
 
 /** Answers 429 RATE_LIMITED with `Retry-After` to a caller past its bound. */
@@ -53,7 +60,10 @@ export function refuseMcpRateLimited(message: string): Response {
 /** A plain-text answer to GET or HEAD; any other method gets 405. */
 export function plain(method: string, status: number, text: string, headers: Record<string, string> = {}): Response {
   if (method !== "GET" && method !== "HEAD") {
-    return new Response("method not allowed: use GET", { status: 405, headers: { ...headers, allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" } });
+    return new Response("method not allowed: use GET", {
+      status: 405,
+      headers: { ...headers, allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" },
+    });
   }
   return new Response(method === "HEAD" ? null : text, { status, headers: { ...headers, "content-type": "text/plain; charset=utf-8" } });
 }
