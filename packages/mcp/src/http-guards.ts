@@ -2,20 +2,14 @@
  * What `/mcp` checks before the MCP SDK sees a request: where it claims to come from (DNS rebinding),
  * and who sends it (401 with `WWW-Authenticate`). Refusals are JSON-RPC errors.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { isToolpactError } from "@toolpact/contract";
 
 /** The JSON-RPC error code of a request refused before it reached MCP (the SDK's transports use it too). */
 export const TRANSPORT_ERROR = -32000;
 
-/** Answers a request with a JSON-RPC error and an HTTP status. */
-export function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = TRANSPORT_ERROR): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+/** A JSON-RPC error answer with an HTTP status. */
+export function refuse(status: number, message: string, headers: Record<string, string> = {}, code = TRANSPORT_ERROR): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 }
 
 const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -25,7 +19,7 @@ const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * name (any port) or by the host of its public URL, and an `Origin`, when sent, must be one of those.
  * Answers the refusal's reason, or undefined when the request may go on.
  */
-export function createHostCheck(publicUrl: string | URL | undefined): (req: IncomingMessage) => string | undefined {
+export function createHostCheck(publicUrl: string | URL | undefined): (host: string | undefined, origin: string | undefined) => string | undefined {
   const publicHost = publicUrl === undefined ? undefined : new URL(publicUrl).host.toLowerCase();
   const allowed = (host: string): boolean => {
     let parsed: URL;
@@ -37,12 +31,10 @@ export function createHostCheck(publicUrl: string | URL | undefined): (req: Inco
     return LOOPBACK_HOSTNAMES.has(parsed.hostname) || parsed.host === publicHost;
   };
   const names = `localhost, 127.0.0.1, [::1]${publicHost === undefined ? "" : ` or ${publicHost}`}`;
-  return (req) => {
-    const host = req.headers.host;
+  return (host, origin) => {
     if (host === undefined || !allowed(host)) {
       return `Host "${String(host).slice(0, 200)}" is not this server: MCP requests must name it as ${names} (set "publicUrl" to the address clients use)`;
     }
-    const origin = req.headers.origin;
     if (origin !== undefined && origin !== "null") {
       let originHost: string | undefined;
       try {
@@ -59,16 +51,14 @@ export function createHostCheck(publicUrl: string | URL | undefined): (req: Inco
 }
 
 /** Answers 401 for a failed step 1, with `WWW-Authenticate` (RFC 6750); other failures are 503. */
-export function refuseUnauthenticated(res: ServerResponse, error: unknown, presented: boolean): void {
+export function refuseUnauthenticated(error: unknown, presented: boolean): Response {
   if (!isToolpactError(error) || error.code !== "UNAUTHENTICATED") {
     const reason = isToolpactError(error) ? `${error.code}: ${error.message}` : "the caller could not be authenticated";
-    refuse(res, 503, `${reason}; retry later`);
-    return;
+    return refuse(503, `${reason}; retry later`);
   }
   const description = error.message.replace(/[^\x20-\x7e]|["\\]/g, "'").slice(0, 300);
   const challenge = presented ? `Bearer realm="toolpact", error="invalid_token", error_description="${description}"` : `Bearer realm="toolpact"`;
-  refuse(
-    res,
+  return refuse(
     401,
     `UNAUTHENTICATED: ${error.message}. MCP clients authenticate like any toolpact caller: ` +
       "Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>",

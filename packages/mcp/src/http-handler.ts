@@ -5,11 +5,10 @@
  * and user that opened it.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import { DEFAULT_MAX_BODY_DEPTH, readBoundedJson, type BodyLimits } from "@toolpact/contract";
+import { DEFAULT_MAX_BODY_DEPTH, readBoundedRequest, whenAnswerOver, type BodyLimits } from "@toolpact/contract";
 import type { Principal, Runtime, Logger } from "@toolpact/runtime";
 import { createHostCheck, refuse, refuseUnauthenticated, TRANSPORT_ERROR } from "./http-guards.js";
 import { createSessionRegistry } from "./http-sessions.js";
@@ -20,7 +19,7 @@ import { createToolServer, type CallScope, type HandlerExtra } from "./tool-serv
 export interface McpHttpOptions {
   readonly runtime: Runtime;
   /** Step 1 for a request: the principal its credentials establish (the server reads the headers its way). */
-  readonly authenticate: (req: IncomingMessage) => Promise<Principal>;
+  readonly authenticate: (request: Request) => Promise<Principal>;
   /** Largest request body, bytes. */
   readonly maxBodyBytes: number;
   /** Deepest nesting of a request body; default 128. Checked while the body streams in, before any parse. */
@@ -48,9 +47,9 @@ export interface McpHttpOptions {
   readonly logger: Logger;
 }
 
-/** The `/mcp` endpoint as a Node request handler. */
+/** The `/mcp` endpoint as a Fetch handler, `Request -> Response` (the MCP SDK's web-standard transport). */
 export interface McpHttpHandler {
-  (req: IncomingMessage, res: ServerResponse): void;
+  (request: Request): Promise<Response>;
   /** Open sessions. */
   readonly sessionCount: number;
   /** Ends every session (pending confirmation waits are withdrawn); idempotent. */
@@ -103,68 +102,83 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     })());
   options.shutdown?.addEventListener("abort", () => void close(), { once: true });
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const problem = hostProblem(req);
-    if (problem !== undefined) return refuse(res, 403, problem);
-    const method = req.method ?? "GET";
+  const handle = async (request: Request): Promise<Response> => {
+    const problem = hostProblem(request.headers.get("host") ?? new URL(request.url).host, request.headers.get("origin") ?? undefined);
+    if (problem !== undefined) return refuse(403, problem);
+    const method = request.method;
     if (method !== "POST" && method !== "GET" && method !== "DELETE") {
-      return refuse(res, 405, "method not allowed: MCP uses POST, and GET and DELETE with a session", { allow: "GET, POST, DELETE" });
+      return refuse(405, "method not allowed: MCP uses POST, and GET and DELETE with a session", { allow: "GET, POST, DELETE" });
     }
-    if (closed !== undefined) return refuse(res, 503, "the server is shutting down: reconnect shortly", { connection: "close" });
+    if (closed !== undefined) return refuse(503, "the server is shutting down: reconnect shortly", { connection: "close" });
     let principal: Principal;
     try {
       // Whatever the request says of itself, a call through /mcp is recorded as MCP.
-      principal = Object.freeze({ ...(await options.authenticate(req)), via: "mcp" as const });
+      principal = Object.freeze({ ...(await options.authenticate(request)), via: "mcp" as const });
     } catch (error) {
-      return refuseUnauthenticated(res, error, req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined);
+      return refuseUnauthenticated(error, request.headers.has("authorization") || request.headers.has("x-toolpact-actor"));
     }
-    const hangup = AbortSignal.any([hangupOf(res), stopping.signal]);
-    if (method === "POST") {
-      const answered = new Promise<void>((resolve) => res.once("close", resolve));
-      posts.add(answered);
-      void answered.then(() => posts.delete(answered));
-    }
-    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf({ principal, hangup });
+    // Aborts when the client hangs up (the request's signal) or the server shuts down.
+    const hangup = AbortSignal.any([request.signal, stopping.signal]);
+    const authInfo = authInfoOf({ principal, hangup });
 
-    const sessionId = req.headers[SESSION_HEADER];
-    if (typeof sessionId === "string") {
+    const sessionId = request.headers.get(SESSION_HEADER);
+    if (sessionId !== null) {
       const session = registry.get(sessionId, principal);
-      if (session === undefined) return refuse(res, 404, "Session not found: initialize a new session", {}, -32001);
-      if (method === "GET") registry.holdStream(session, (listener) => res.once("close", listener));
-      const body = method === "POST" ? await readJsonBody(req, res, bodyLimits) : { ok: true as const, body: undefined };
-      if (!body.ok) return;
-      return session.transport.handleRequest(req, res, body.body);
+      if (session === undefined) return refuse(404, "Session not found: initialize a new session", {}, -32001);
+      if (method === "GET") {
+        let over: () => void = () => {};
+        registry.holdStream(session, (listener) => {
+          over = listener;
+        });
+        return whenAnswerOver(session.transport.handleRequest(request, { authInfo }), request.signal, () => over());
+      }
+      if (method !== "POST") return session.transport.handleRequest(request, { authInfo });
+      const body = await readJsonBody(request, bodyLimits);
+      if (!body.ok) return body.response;
+      return answered(session.transport.handleRequest(request, { parsedBody: body.body, authInfo }), request);
     }
     if (method !== "POST") {
-      return refuse(res, 405, `${method} needs a session (the ${SESSION_HEADER} header of an initialized session)`, { allow: "POST" });
+      return refuse(405, `${method} needs a session (the ${SESSION_HEADER} header of an initialized session)`, { allow: "POST" });
     }
-    const body = await readJsonBody(req, res, bodyLimits);
-    if (!body.ok) return;
+    const body = await readJsonBody(request, bodyLimits);
+    if (!body.ok) return body.response;
     if (sessionsOn && isInitializeRequest(body.body)) {
       // Only a client that can be asked during a call (URL elicitation) ever receives anything before
       // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.
       const stream = body.body.params.capabilities.elicitation?.url !== undefined;
       const session = await registry.open(principal, { stream });
-      return session.transport.handleRequest(req, res, body.body);
+      return answered(session.transport.handleRequest(request, { parsedBody: body.body, authInfo }), request);
     }
     // Stateless: a server and transport for this one request. Nothing can reach the client during the
     // call, so confirmations take the URL-elicitation-required path and JSON answers suffice.
     const server = toolServer(false);
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true });
-    res.once("close", () => {
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    return answered(transport.handleRequest(request, { parsedBody: body.body, authInfo }), request, () => {
       void transport.close();
       void server.close();
     });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body.body);
   };
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((error: unknown) => {
-      logger.error({ event: "mcp_request_failed_unexpectedly", errorClass: (error as Error)?.constructor?.name ?? typeof error });
-      refuse(res, 500, "internal error: the request failed unexpectedly; the server log has the details", {}, -32603);
+  /** Counts a POST's answer as pending until it is over (closing waits for these), then runs `after`. */
+  const answered = (answer: Promise<Response>, request: Request, after?: () => void): Promise<Response> => {
+    let over!: () => void;
+    const pending = new Promise<void>((resolve) => {
+      over = resolve;
+    });
+    posts.add(pending);
+    return whenAnswerOver(answer, request.signal, () => {
+      posts.delete(pending);
+      over();
+      after?.();
     });
   };
+
+  const handler = (request: Request): Promise<Response> =>
+    handle(request).catch((error: unknown) => {
+      logger.error({ event: "mcp_request_failed_unexpectedly", errorClass: (error as Error)?.constructor?.name ?? typeof error });
+      return refuse(500, "internal error: the request failed unexpectedly; the server log has the details", {}, -32603);
+    });
   return Object.assign(handler, {
     close,
     get sessionCount() {
@@ -173,42 +187,24 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   });
 }
 
-/** What reading a request body gave: the parsed JSON, or the refusal already sent. */
-type BodyRead = { readonly ok: true; readonly body: unknown } | { readonly ok: false };
+/** What reading a request body gave: the parsed JSON, or the answer that refuses it. */
+type BodyRead = { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly response: Response };
 
 /**
  * Reads and parses a JSON body with its size and depth bounded while it streams in (nothing parses a
  * body past either limit). A refused one gets its answer at once (413 too large, 400 too deep) and the
  * rest is read and dropped so the client sees it, as `/trpc` does; an unparsable one gets -32700.
  */
-async function readJsonBody(req: IncomingMessage, res: ServerResponse, limits: BodyLimits): Promise<BodyRead> {
-  let read;
-  try {
-    read = await readBoundedJson(req, {
-      ...limits,
-      declaredBytes: Number(req.headers["content-length"] ?? 0),
-      onRefused: (refusal) => {
-        const body = JSON.stringify({ jsonrpc: "2.0", error: { code: TRANSPORT_ERROR, message: refusal.message }, id: null });
-        const status = refusal.reason === "too-large" ? 413 : 400;
-        res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
-        res.write(body);
-      },
-    });
-  } catch {
-    // The client went away while sending.
-    res.destroy();
-    return { ok: false };
-  }
-  if (!read.ok) {
-    if (read.drained) res.end();
-    else res.destroy();
-    return { ok: false };
-  }
+async function readJsonBody(request: Request, limits: BodyLimits): Promise<BodyRead> {
+  const read = await readBoundedRequest(request, limits, (refusal) => ({
+    status: refusal.reason === "too-large" ? 413 : 400,
+    json: JSON.stringify({ jsonrpc: "2.0", error: { code: TRANSPORT_ERROR, message: refusal.message }, id: null }),
+  }));
+  if (!read.ok) return read;
   try {
     return { ok: true, body: JSON.parse(read.text) };
   } catch {
-    refuse(res, 400, "Parse error: the body is not JSON: send one JSON-RPC message (or a batch) as application/json", {}, -32700);
-    return { ok: false };
+    return { ok: false, response: refuse(400, "Parse error: the body is not JSON: send one JSON-RPC message (or a batch) as application/json", {}, -32700) };
   }
 }
 
@@ -227,13 +223,4 @@ function requestContextOf(authInfo: AuthInfo | undefined): RequestContext {
   const context = authInfo?.extra?.toolpact as RequestContext | undefined;
   if (context === undefined) throw new Error("an MCP request reached the bridge without the authenticated caller the handler attaches");
   return context;
-}
-
-/** Aborts when the response closes before it was sent in full: the client hung up. */
-function hangupOf(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) controller.abort(new Error("the client closed the connection"));
-  });
-  return controller.signal;
 }

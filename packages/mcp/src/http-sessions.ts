@@ -7,13 +7,13 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Principal, Logger, ToolChanges, ToolListing } from "@toolpact/runtime";
 
 /** One live session. */
 export interface McpSession {
   readonly id: string;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: WebStandardStreamableHTTPServerTransport;
   /** The principal of the session's latest request (a refreshed actor token updates it). */
   principal: Principal;
 }
@@ -127,7 +127,7 @@ export function createSessionRegistry(options: SessionRegistryOptions): SessionR
       for (const state of owned.slice(0, Math.max(0, owned.length - options.maxPerOwner + 1))) await end(state);
       const server = options.createServer();
       const id = randomUUID();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: !stream });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: !stream });
       const state: SessionState = { id, owner, transport, server, principal, lastSeen: Date.now(), streams: 0, fingerprint: undefined, polling: false };
       transport.onclose = () => remove(state);
       await server.connect(transport);

@@ -96,6 +96,8 @@ export {
   type BoundedBody,
   type ReadBoundedJsonOptions,
 } from "./bounded-json.js";
+export { readBoundedRequest, type BoundedRequestBody, type RefusalAnswer } from "./bounded-request.js";
+export { whenAnswerOver } from "./answer-over.js";
 export type {
   PluginSdk,
   PluginTools,

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
 import { ACTOR_TOKEN_MAX_LENGTH, ToolpactError } from "@toolpact/contract";
 import type { Runtime } from "@toolpact/runtime";
 import {
@@ -106,21 +106,21 @@ export interface ConfirmationPageOptions extends PresencePage {
  * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
  * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
  */
-export function createConfirmationPage(options: ConfirmationPageOptions): (req: IncomingMessage, res: ServerResponse, path: string) => void {
+export function createConfirmationPage(options: ConfirmationPageOptions): (request: Request, path: string, search: string) => Promise<Response> {
   const { runtime, sessions, logger, shutdown } = options;
 
-  const fail = (res: ServerResponse, error: unknown, head = false): void => {
+  const fail = (error: unknown, head = false): Response => {
     const pub = toPublicError(error);
     if (pub.internal) logger.error({ event: "confirmation_page_failed_unexpectedly", ...describeInternalError(error) });
     const status = httpStatusOf(pub.trpcCode);
-    sendPage(res, { status, html: renderMessagePage(headingOf(status), pub.message) }, head);
+    return sendPage({ status, html: renderMessagePage(headingOf(status), pub.message) }, head);
   };
 
-  const startSession = async (req: IncomingMessage, res: ServerResponse, search: URLSearchParams): Promise<void> => {
+  const startSession = async (req: PageRequest, search: URLSearchParams): Promise<Response> => {
     let token = search.get("token") ?? undefined;
     let next = search.get("next") ?? undefined;
     if (req.method === "POST") {
-      const form = await readForm(req);
+      const form = await readForm(req.request, req.headers);
       token = form.get("token") ?? token;
       next = form.get("next") ?? next;
     }
@@ -150,30 +150,32 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     if (foreign) {
       // A navigation another site started (the identity service's, or an attacker's with their own token):
       // nothing is signed in until this page's own post, which only the person's click on it makes.
-      sendPage(res, { status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
-      return;
+      return sendPage({ status: 200, html: renderSignInStep({ token, ...(next === undefined ? {} : { next }) }) });
     }
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
-    res.setHeader("set-cookie", setCookie);
+    const cookie = { "set-cookie": setCookie };
     const requestId = person.requestId ?? (next === undefined ? undefined : requestIdOfNext(next));
     if (requestId !== undefined) {
       // Not a redirect: the identity service's page on another site started this navigation, and a
       // browser withholds SameSite=Strict cookies along a redirect chain a cross-site page started.
       // This page's own (same-site) refresh carries the new cookie. Relative: /confirm/<id> under any prefix.
-      sendPage(res, { status: 200, html: renderContinuePage(encodeURIComponent(requestId)) });
-      return;
+      return sendPage({ status: 200, html: renderContinuePage(encodeURIComponent(requestId)) }, false, cookie);
     }
-    sendPage(res, {
-      status: 200,
-      html: renderMessagePage(
-        "Signed in for confirmations",
-        `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`,
-      ),
-    });
+    return sendPage(
+      {
+        status: 200,
+        html: renderMessagePage(
+          "Signed in for confirmations",
+          `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`,
+        ),
+      },
+      false,
+      cookie,
+    );
   };
 
-  const showRequest = async (req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> => {
+  const showRequest = async (req: PageRequest, requestId: string): Promise<Response> => {
     const head = req.method === "HEAD";
     const session = sessions.read(req.headers.cookie);
     if (session === undefined) {
@@ -183,22 +185,17 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
           (options.signInHint ??
             "Open the confirmation link from your app: it signs you in (through /confirm/session with a short-lived presence token) and brings you back here."),
       );
-      sendPage(res, { status: 401, html }, head);
-      return;
+      return sendPage({ status: 401, html }, head);
     }
     const person = personDeciding(session, requestId);
     const view = await runtime.describeConfirmation(person, requestId);
     const csrfToken = mayDecideHere(options.origin) ? sessions.csrfTokenOf(session) : undefined;
-    sendPage(res, { status: 200, html: renderConfirmationPage(view, person, csrfToken) }, head);
+    return sendPage({ status: 200, html: renderConfirmationPage(view, person, csrfToken) }, head);
   };
 
-  const decide = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    asked: { readonly requestId: string; readonly decision: "approve" | "deny" },
-  ): Promise<void> => {
+  const decide = async (req: PageRequest, asked: { readonly requestId: string; readonly decision: "approve" | "deny" }): Promise<Response> => {
     const { requestId, decision } = asked;
-    const form = await readForm(req);
+    const form = await readForm(req.request, req.headers);
     const csrf = form.get("csrf") ?? undefined;
     const session = requirePresence(options, req.headers, csrf);
     const person = personDeciding(session, requestId);
@@ -213,41 +210,55 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (req: 
     });
     const decided = await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));
     // The page again, with what was decided on and its new status (a reload posts again and is told it is decided).
-    sendPage(res, { status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined) });
+    return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined) });
   };
 
-  return (req, res, path) => {
-    const query = (req.url ?? "").indexOf("?");
-    const search = new URLSearchParams(query < 0 ? "" : (req.url ?? "").slice(query + 1));
+  return async (request, path, search) => {
+    const req: PageRequest = { request, method: request.method, headers: headerRecord(request) };
     const rest = path.slice(CONFIRM_PREFIX.length).split("/");
+    const head = req.method === "HEAD";
     if (!isServedAtConfirmationOrigin(options.origin, req.headers)) {
-      sendPage(res, { status: 404, html: renderMessagePage("Not found", notServedHereMessage(options.origin)) }, req.method === "HEAD");
-      return;
+      return sendPage({ status: 404, html: renderMessagePage("Not found", notServedHereMessage(options.origin)) }, head);
     }
-    let work: Promise<void>;
-    if (rest.length === 1 && rest[0] === "session") {
-      if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed(res, "GET, POST");
-      work = startSession(req, res, search);
-    } else if (rest.length === 1 && REQUEST_ID.test(rest[0] ?? "")) {
-      if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed(res, "GET, HEAD");
-      work = showRequest(req, res, rest[0]!);
-    } else if (rest.length === 2 && REQUEST_ID.test(rest[0] ?? "") && (rest[1] === "approve" || rest[1] === "deny")) {
-      if (req.method !== "POST") return methodNotAllowed(res, "POST");
-      work = decide(req, res, { requestId: rest[0]!, decision: rest[1] });
-    } else {
-      const html = renderMessagePage("Not found", "There is no such confirmation page: check the link your app gave you.");
-      sendPage(res, { status: 404, html });
-      return;
-    }
-    work.catch((error: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
+    try {
+      if (rest.length === 1 && rest[0] === "session") {
+        if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed("GET, POST");
+        return await startSession(req, new URLSearchParams(search));
       }
-      res.removeHeader("set-cookie");
-      fail(res, error, req.method === "HEAD");
-    });
+      if (rest.length === 1 && REQUEST_ID.test(rest[0] ?? "")) {
+        if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed("GET, HEAD");
+        return await showRequest(req, rest[0]!);
+      }
+      if (rest.length === 2 && REQUEST_ID.test(rest[0] ?? "") && (rest[1] === "approve" || rest[1] === "deny")) {
+        if (req.method !== "POST") return methodNotAllowed("POST");
+        return await decide(req, { requestId: rest[0]!, decision: rest[1] });
+      }
+    } catch (error) {
+      return fail(error, head);
+    }
+    const html = renderMessagePage("Not found", "There is no such confirmation page: check the link your app gave you.");
+    return sendPage({ status: 404, html });
   };
+}
+
+/** A request to the page, with its headers read once into a record (the page's checks take Node's shape). */
+interface PageRequest {
+  readonly request: Request;
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/**
+ * The request's headers as a record of lower-case names (several values joined by commas, as `Headers`
+ * gives them), with `host` taken from its URL when it has no Host header (a Request made in code).
+ */
+export function headerRecord(request: Request): IncomingHttpHeaders {
+  const record: IncomingHttpHeaders = {};
+  request.headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  record.host ??= new URL(request.url).host;
+  return record;
 }
 
 /** `{ requestId }` when a presence token bound its sign-in to one request. */
@@ -278,30 +289,30 @@ interface Page {
   readonly html: string;
 }
 
-/** Sends a page with the confirmation page's headers (for HEAD, the headers alone). */
-function sendPage(res: ServerResponse, page: Page, head = false): void {
-  res.writeHead(page.status, { ...CONFIRMATION_PAGE_HEADERS, "content-type": "text/html; charset=utf-8" });
-  res.end(head ? undefined : page.html);
+/** A page with the confirmation page's headers (for HEAD, the headers alone). */
+function sendPage(page: Page, head = false, extra: Record<string, string> = {}): Response {
+  const headers = { ...CONFIRMATION_PAGE_HEADERS, ...extra, "content-type": "text/html; charset=utf-8" };
+  return new Response(head ? null : page.html, { status: page.status, headers });
 }
 
-function methodNotAllowed(res: ServerResponse, allow: string): void {
-  res.writeHead(405, { ...CONFIRMATION_PAGE_HEADERS, allow, "content-type": "text/html; charset=utf-8" });
-  res.end(renderMessagePage("Method not allowed", `This address answers ${allow} only.`));
+function methodNotAllowed(allow: string): Response {
+  const headers = { ...CONFIRMATION_PAGE_HEADERS, allow, "content-type": "text/html; charset=utf-8" };
+  return new Response(renderMessagePage("Method not allowed", `This address answers ${allow} only.`), { status: 405, headers });
 }
 
 /** An `application/x-www-form-urlencoded` body of at most 16 KiB. */
-async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
-  const type = req.headers["content-type"] ?? "";
+async function readForm(request: Request, headers: IncomingHttpHeaders): Promise<URLSearchParams> {
+  const type = headers["content-type"] ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
     throw new ToolpactError("INPUT_INVALID", "send the form as application/x-www-form-urlencoded, as the page's buttons do", {
       issues: [{ path: "", message: "unsupported content type" }],
     });
   }
-  const declared = Number(req.headers["content-length"] ?? 0);
+  const declared = Number(headers["content-length"] ?? 0);
   if (declared > MAX_FORM_BYTES) throw formTooLarge();
-  const chunks: Buffer[] = [];
+  const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  for await (const chunk of request.body ?? []) {
     size += chunk.byteLength;
     if (size > MAX_FORM_BYTES) throw formTooLarge();
     chunks.push(chunk);

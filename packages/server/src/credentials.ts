@@ -15,12 +15,14 @@ export function bearerToken(header: string | undefined): string | undefined {
  * it came: over HTTP, unless it says `X-Toolpact-Via: mcp` (`toolpact mcp` forwarding an agent's calls; a
  * label the caller chooses, recorded on activity, never an identity).
  */
-export function credentialsOf(headers: IncomingHttpHeaders): CallerCredentials {
-  const actor = headers["x-toolpact-actor"];
+export function credentialsOf(headers: Headers | IncomingHttpHeaders): CallerCredentials {
+  const get = headers instanceof Headers ? (name: string) => headers.get(name) ?? undefined : (name: string) => headers[name];
+  const actor = get("x-toolpact-actor");
+  const authorization = get("authorization");
   return {
-    pluginKey: bearerToken(headers.authorization),
+    pluginKey: bearerToken(typeof authorization === "string" ? authorization : undefined),
     actorToken: typeof actor === "string" && actor.length > 0 ? actor : undefined,
-    via: headers["x-toolpact-via"] === "mcp" ? "mcp" : "http",
+    via: get("x-toolpact-via") === "mcp" ? "mcp" : "http",
   };
 }
 

@@ -1,8 +1,10 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createToolpactRoutes, plain, ROUTES_HINT, type ToolpactRoutesOptions } from "./request-listener.js";
+import { createToolpactRoutes, ROUTES_HINT, type ToolpactRoutesOptions } from "./fetch-handler.js";
+import { serveNodeRequest, writeFetchResponse } from "./node-adapter.js";
+import { plain } from "./trpc-refusals.js";
 
-export { DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_TTL_SECONDS } from "./request-listener.js";
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_TTL_SECONDS } from "./fetch-handler.js";
 
 /** Options of `createToolpactServer`; every omitted one has a default. */
 export interface ToolpactServerOptions extends ToolpactRoutesOptions {
@@ -29,6 +31,11 @@ export const DEFAULT_PORT = 4400;
 /** Loopback only unless told otherwise. */
 export const DEFAULT_HOST = "127.0.0.1";
 
+/** The answer to a path that is none of toolpact's routes. */
+function notFound(method: string): Response {
+  return plain(method, 404, `not found: ${ROUTES_HINT}`, { "x-content-type-options": "nosniff", "cache-control": "no-store" });
+}
+
 /** Creates the HTTP server around a runtime; call `listen()` to start it. */
 export function createToolpactServer(options: ToolpactServerOptions): ToolpactServer {
   const runtime = options.runtime;
@@ -45,10 +52,13 @@ export function createToolpactServer(options: ToolpactServerOptions): ToolpactSe
     const target = req.url ?? "/";
     const query = target.indexOf("?");
     const path = query < 0 ? target : target.slice(0, query);
-    if (routes.serve(req, res, path, query < 0 ? "" : target.slice(query))) return;
-    res.setHeader("x-content-type-options", "nosniff");
-    res.setHeader("cache-control", "no-store");
-    plain(req, res, 404, `not found: ${ROUTES_HINT}`);
+    if (routes.owns(path))
+      return serveNodeRequest(
+        req,
+        res,
+        (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? notFound(request.method),
+      );
+    void writeFetchResponse(notFound(req.method ?? "GET"), req, res);
   });
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

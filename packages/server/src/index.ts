@@ -15,7 +15,7 @@ export {
   type ToolpactNodeHandler,
   type ToolpactFetchHandler,
 } from "./mount.js";
-export type { ToolpactRoutesOptions } from "./request-listener.js";
+export type { ToolpactRoutesOptions } from "./fetch-handler.js";
 export { CONFIRMATION_PAGE_HEADERS, CSRF_HEADER } from "./confirmation-page.js";
 export { derivePresenceSessionSecret, type PresenceSession } from "./presence-session.js";
 export { serveStdio, readKeysFile, CALLER_KEY_ENV_VARS, type CallerKeySource, type StdioBridge } from "@toolpact/mcp";

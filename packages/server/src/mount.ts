@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { serveFetchRequest } from "./fetch-bridge.js";
-import { createToolpactRoutes, plain, ROUTES_HINT, type ToolpactRoutes, type ToolpactRoutesOptions } from "./request-listener.js";
+import { createToolpactRoutes, ROUTES_HINT, type ToolpactRoutes, type ToolpactRoutesOptions } from "./fetch-handler.js";
+import { serveNodeRequest, writeFetchResponse } from "./node-adapter.js";
+import { plain } from "./trpc-refusals.js";
 
 /** Options of the handlers an existing app mounts: the standalone server's, without host and port. */
 export interface ToolpactHandlerOptions extends ToolpactRoutesOptions {
@@ -50,22 +51,29 @@ export interface ToolpactFetchHandler extends ClosableHandler {
 export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNodeHandler {
   const basePath = normalizeBasePath(options.basePath);
   const routes = createToolpactRoutes(options, basePath, true);
+  const answerNotFound = (method: string): Response => plain(method, 404, notFound, { "x-content-type-options": "nosniff" });
+  const notFound = notFoundText(basePath);
   const handler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void => {
     const target = req.url ?? "/";
     const query = target.indexOf("?");
-    const fullPath = query < 0 ? target : target.slice(0, query);
-    const path = withoutBase(fullPath, basePath);
-    if (path !== undefined && routes.serve(req, res, path, query < 0 ? "" : target.slice(query))) return;
-    if (next !== undefined) return next();
-    res.setHeader("x-content-type-options", "nosniff");
-    plain(req, res, 404, `not found: ${ROUTES_HINT}${basePath === "" ? "" : ` (under ${basePath})`}`);
+    const path = withoutBase(query < 0 ? target : target.slice(0, query), basePath);
+    if (path === undefined || !routes.owns(path)) {
+      if (next !== undefined) next();
+      else void writeFetchResponse(answerNotFound(req.method ?? "GET"), req, res);
+      return;
+    }
+    serveNodeRequest(
+      req,
+      res,
+      (request) => routes.serve(request, path, query < 0 ? "" : target.slice(query), (written) => res.once("close", written)) ?? answerNotFound(request.method),
+    );
   };
   return withClose(handler, routes);
 }
 
 /**
  * toolpact's routes as a Fetch API handler, `(request) => Promise<Response>`, with the same routes and
- * limits as `createNodeHandler` and the standalone server (it runs the same Node routes in memory).
+ * limits as `createNodeHandler` and the standalone server: this is the core they wrap.
  *
  * @example
  * const toolpact = createFetchHandler({ runtime, adminKey, basePath: "/toolpact" });
@@ -74,16 +82,19 @@ export function createNodeHandler(options: ToolpactHandlerOptions): ToolpactNode
 export function createFetchHandler(options: ToolpactHandlerOptions): ToolpactFetchHandler {
   const basePath = normalizeBasePath(options.basePath);
   const routes = createToolpactRoutes(options, basePath, true);
-  const handler = (request: Request): Promise<Response> =>
-    serveFetchRequest(request, (req, res) => {
-      const target = req.url ?? "/";
-      const query = target.indexOf("?");
-      const path = withoutBase(query < 0 ? target : target.slice(0, query), basePath);
-      if (path !== undefined && routes.serve(req, res, path, query < 0 ? "" : target.slice(query))) return;
-      res.setHeader("x-content-type-options", "nosniff");
-      plain(req, res, 404, `not found: ${ROUTES_HINT}${basePath === "" ? "" : ` (under ${basePath})`}`);
-    });
+  const answerNotFound = (method: string): Response => plain(method, 404, notFound, { "x-content-type-options": "nosniff" });
+  const notFound = notFoundText(basePath);
+  const handler = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = withoutBase(url.pathname, basePath);
+    const answer = path === undefined ? undefined : routes.serve(request, path, url.search);
+    return answer ?? answerNotFound(request.method);
+  };
   return withClose(handler, routes);
+}
+
+function notFoundText(basePath: string): string {
+  return `not found: ${ROUTES_HINT}${basePath === "" ? "" : ` (under ${basePath})`}`;
 }
 
 /** The handler with `close` and `adminAuthFailures` (a live count) attached. */

@@ -1,6 +1,9 @@
+/**
+ * toolpact's routes as one Fetch handler, `Request -> Response`: the core that the standalone server, the
+ * Node handler an app mounts (both through `node-adapter.ts`) and the Fetch handler an app mounts all serve.
+ */
 import { randomBytes } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import {
   DEFAULT_DRAIN_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
@@ -9,18 +12,20 @@ import {
   DEFAULT_MAX_REQUESTS_PER_CALLER,
   isNestedDeeperThan,
   tooDeep,
+  whenAnswerOver,
 } from "@toolpact/contract";
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { confirmationOriginOf } from "./confirmation-origin.js";
-import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, requirePresence } from "./confirmation-page.js";
-import { createCallerAdmission, RETRY_AFTER_SECONDS } from "./caller-admission.js";
+import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
+import { createCallerAdmission } from "./caller-admission.js";
 import { bearerToken, createAdminKeyCheck, credentialsOf } from "./credentials.js";
-import { describeInternalError, toErrorShape, toPublicError } from "./errors.js";
+import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { createPresenceSessions } from "./presence-session.js";
 import { readCallBody } from "./request-body.js";
 import { appRouter, type ServerContext } from "./router.js";
+import { plain, refuseBatch, refuseInput, refuseMcpRateLimited, refuseMediaType, refuseMethod, refuseRateLimited } from "./trpc-refusals.js";
 
 /** What serving toolpact's routes takes, standalone or mounted in an app; every omitted option has a default. */
 export interface ToolpactRoutesOptions {
@@ -65,10 +70,21 @@ export interface ToolpactRoutesOptions {
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
 
-/** toolpact's routes as one Node request listener, with the state a server or a mount needs to close it. */
+/**
+ * How an adapter that writes the answer itself says when it is written (Node: the response's `close`):
+ * the request counts as in flight until then, so closing waits for its bytes, not only for its answer.
+ */
+export type WrittenHook = (written: () => void) => void;
+
+/** toolpact's routes as one Fetch handler, with the state a server or a mount needs to close it. */
 export interface ToolpactRoutes {
-  /** Serves `path` (the request's path with any mount prefix removed); false when it is none of toolpact's routes. */
-  serve(req: IncomingMessage, res: ServerResponse, path: string, search: string): boolean;
+  /**
+   * Serves `path` (the request's path with any mount prefix removed; `search` its query, `?` included);
+   * undefined when it is none of toolpact's routes.
+   */
+  serve(request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined;
+  /** True when `path` is one of toolpact's routes. */
+  owns(path: string): boolean;
   /** Ends long polls and MCP streams, marks `/readyz` not ready, and waits (bounded by `drainTimeoutMs`) for requests in flight. */
   drain(): Promise<void>;
   /** Admin requests refused for a missing or wrong admin key since start. */
@@ -124,7 +140,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,
-    authenticate: (req) => runtime.authenticate(credentialsOf(req.headers)),
+    authenticate: (request) => runtime.authenticate(credentialsOf(request.headers)),
     maxBodyBytes,
     maxBodyDepth: bodyLimits.maxDepth,
     ...(publicUrl === undefined ? {} : { publicUrl }),
@@ -136,9 +152,13 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   let adminAuthFailures = 0;
   let inFlight = 0;
   let onDrained: (() => void) | undefined;
+  const release = (): void => {
+    inFlight -= 1;
+    if (inFlight === 0) onDrained?.();
+  };
 
-  const createContext = ({ req }: { req: IncomingMessage }): ServerContext => {
-    const credentials = credentialsOf(req.headers);
+  const contextOf = (request: Request): ServerContext => {
+    const credentials = credentialsOf(request.headers);
     let principal: Promise<Principal> | undefined;
     return {
       runtime,
@@ -154,29 +174,47 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
         });
         return false;
       },
-      presence: async () => {
-        const csrf = req.headers[CSRF_HEADER];
-        return requirePresence(presencePage, req.headers, typeof csrf === "string" ? csrf : undefined);
-      },
+      presence: async () => requirePresence(presencePage, headerRecord(request), request.headers.get(CSRF_HEADER) ?? undefined),
       shutdown: shutdownSignal,
     };
   };
 
-  const trpc = createHTTPHandler({
-    router: appRouter,
-    basePath: TRPC_PREFIX,
-    maxBodySize: maxBodyBytes,
-    // One call per request: a batch would hold many 25 s long polls, or bundle calls past per-request limits.
-    allowBatching: false,
-    createContext,
-    onError: ({ error, path }) => {
-      if (toPublicError(error).internal) logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
-    },
-  });
+  const onError = ({ error, path }: { error: unknown; path: string | undefined }): void => {
+    if (toPublicError(error).internal) logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
+  };
 
-  const release = () => {
-    inFlight -= 1;
-    if (inFlight === 0) onDrained?.();
+  /**
+   * One call through tRPC. tRPC reads the procedure from the URL (here without any mount prefix) and the
+   * body through `text()`: it gets the request as it needs it, with the body already read under the limits.
+   */
+  const call = (request: Request, procedures: string, search: string, body: string | undefined): Promise<Response> => {
+    const req = {
+      url: `http://toolpact${TRPC_PREFIX}${procedures}${search}`,
+      method: request.method,
+      headers: request.headers,
+      signal: request.signal,
+      text: () => Promise.resolve(body ?? ""),
+    } as Request;
+    return fetchRequestHandler({
+      endpoint: TRPC_PREFIX,
+      req,
+      router: appRouter,
+      // One call per request: a batch would hold many 25 s long polls, or bundle calls past per-request limits.
+      allowBatching: false,
+      createContext: () => contextOf(request),
+      onError,
+    });
+  };
+
+  const serveCall = async (request: Request, procedures: string, search: string, admitted: () => void): Promise<Response> => {
+    try {
+      if (request.method === "GET") return await call(request, procedures, search, undefined);
+      const body = await readCallBody(request, bodyLimits, procedures);
+      if (!body.ok) return body.response;
+      return await call(request, procedures, search, body.text);
+    } finally {
+      admitted();
+    }
   };
 
   const isReady = async (): Promise<boolean> => {
@@ -188,61 +226,68 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     }
   };
 
-  const serve = (req: IncomingMessage, res: ServerResponse, path: string, search: string): boolean => {
-    const route = routeOf(path);
-    if (route === undefined) return false;
-    inFlight += 1;
-    res.once("close", release);
-    res.setHeader("x-content-type-options", "nosniff");
-    res.setHeader("cache-control", "no-store");
-    if (closing) res.setHeader("connection", "close");
-    switch (route) {
+  const route = (request: Request, to: Route, path: string, search: string): Promise<Response> | Response => {
+    const method = request.method;
+    switch (to) {
       case "trpc": {
         const procedures = path.slice(TRPC_PREFIX.length);
-        if (req.method !== "GET" && req.method !== "POST") return refuseMethod(req, res, procedures), true;
+        if (method !== "GET" && method !== "POST") return refuseMethod(method, procedures);
         const query = search.length > 1 ? new URLSearchParams(search.slice(1)) : undefined;
-        if (query?.has("batch")) return refuseBatch(res, procedures), true;
-        const oversized = Number(req.headers["content-length"] ?? 0) > maxBodyBytes;
-        if (req.method === "POST" && !oversized && !isJson(req.headers["content-type"])) return refuseMediaType(req, res, procedures), true;
+        if (query?.has("batch")) return refuseBatch(procedures);
+        const oversized = Number(request.headers.get("content-length") ?? 0) > maxBodyBytes;
+        const type = request.headers.get("content-type");
+        if (method === "POST" && !oversized && !isJson(type)) return refuseMediaType(type, procedures);
         const input = query?.get("input");
         if (input != null && isNestedDeeperThan(input, bodyLimits.maxDepth)) {
-          const { message } = tooDeep(bodyLimits.maxDepth);
-          return refuseInput(res, "BAD_REQUEST", message, procedures), true;
+          return refuseInput("BAD_REQUEST", tooDeep(bodyLimits.maxDepth).message, procedures);
         }
-        if (!admitCaller(req, res, procedures === "confirmations.wait", (message) => refuseRateLimited(req, res, message, procedures))) return true;
-        // The tRPC handler reads the procedure from the URL: hand it the path without any mount prefix.
-        req.url = `${TRPC_PREFIX}${procedures}${search}`;
-        if (req.method === "GET") void trpc(req, res);
-        else void readCallBody(req, res, bodyLimits, procedures).then((ok) => ok && trpc(req, res));
-        return true;
+        const admission = admitCaller(request, procedures === "confirmations.wait");
+        if (typeof admission === "string") return refuseRateLimited(admission, procedures);
+        return serveCall(request, procedures, search, admission);
       }
-      case "mcp":
-        if (!admitCaller(req, res, req.method === "GET", (message) => refuseMcpRateLimited(req, res, message))) return true;
-        void mcp(req, res);
-        return true;
+      case "mcp": {
+        const admission = admitCaller(request, method === "GET");
+        if (typeof admission === "string") return refuseMcpRateLimited(admission);
+        return whenAnswerOver(mcp(request), request.signal, admission);
+      }
       case "confirm":
-        void confirmationPage(req, res, path);
-        return true;
+        return confirmationPage(request, path, search);
       case "healthz":
-        plain(req, res, 200, "ok");
-        return true;
+        return plain(method, 200, "ok");
       case "readyz":
-        void isReady().then((ready) => plain(req, res, ready ? 200 : 503, ready ? "ready" : "not ready"));
-        return true;
+        return isReady().then((ready) => plain(method, ready ? 200 : 503, ready ? "ready" : "not ready"));
     }
   };
 
-  /** Counts the request against its caller's bound (by plugin key; none presented, none counted), or refuses it. */
-  const admitCaller = (req: IncomingMessage, res: ServerResponse, longPoll: boolean, refuse: (message: string) => void): boolean => {
-    const key = bearerToken(req.headers.authorization);
-    if (key === undefined) return true;
-    const admission = admit(key, longPoll);
-    if (!admission.ok) {
-      refuse(admission.message);
-      return false;
+  const serve = (request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined => {
+    const to = routeOf(path);
+    if (to === undefined) return undefined;
+    inFlight += 1;
+    const wasClosing = closing;
+    let answer: Promise<Response>;
+    try {
+      answer = Promise.resolve(route(request, to, path, search));
+    } catch (error) {
+      answer = Promise.reject(error);
     }
-    res.once("close", admission.release);
-    return true;
+    const answered = answer.then(
+      (response) => withCommonHeaders(response, wasClosing),
+      (error: unknown) => {
+        logger.error({ event: "request_failed_unexpectedly", path, ...describeInternalError(error) });
+        return plain("GET", 500, "internal error: the request failed unexpectedly; the server log has the details");
+      },
+    );
+    if (written === undefined) return whenAnswerOver(answered, request.signal, release);
+    written(release);
+    return answered;
+  };
+
+  /** Counts the request against its caller's bound (by plugin key; none presented, none counted): its release, or the refusal's message. */
+  const admitCaller = (request: Request, longPoll: boolean): (() => void) | string => {
+    const key = bearerToken(request.headers.get("authorization") ?? undefined);
+    if (key === undefined) return () => {};
+    const admission = admit(key, longPoll);
+    return admission.ok ? admission.release : admission.message;
   };
 
   const drain = (): Promise<void> => {
@@ -261,6 +306,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
 
   return {
     serve,
+    owns: (path) => routeOf(path) !== undefined,
     drain,
     get adminAuthFailures() {
       return adminAuthFailures;
@@ -279,69 +325,22 @@ function routeOf(path: string): Route | undefined {
   return undefined;
 }
 
-/** A plain-text answer to GET or HEAD; any other method gets 405. */
-export function plain(req: IncomingMessage, res: ServerResponse, status: number, text: string): void {
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    status = 405;
-    text = "method not allowed: use GET";
-    res.setHeader("allow", "GET, HEAD");
-  }
-  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" });
-  res.end(req.method === "HEAD" ? undefined : text);
-}
-
-/** Answers 400 to a batched request (`?batch=...`) before reading its body or running any of its calls. */
-function refuseBatch(res: ServerResponse, procedures: string): void {
-  refuseInput(res, "BAD_REQUEST", "batched requests are not accepted: send one call per request (tRPC's httpLink, not httpBatchLink)", procedures);
-}
-
 /** True for `application/json`, with or without parameters (`; charset=utf-8`). */
-function isJson(contentType: string | undefined): boolean {
-  return contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType);
+function isJson(contentType: string | null): boolean {
+  return contentType !== null && /^application\/json\s*(;|$)/i.test(contentType);
 }
 
-/**
- * Answers 415 to a call whose body is not declared JSON, as a JSON error like every other refusal
- * (tRPC's own answer is text/plain and names no procedure); the body is read and dropped.
- */
-function refuseMediaType(req: IncomingMessage, res: ServerResponse, procedures: string): void {
-  const type = req.headers["content-type"];
-  const given = type === undefined ? "no content-type" : `content-type "${type.slice(0, 100)}"`;
-  refuseInput(res, "UNSUPPORTED_MEDIA_TYPE", `calls take a JSON body: send "content-type: application/json" (this request has ${given})`, procedures);
-  req.resume();
-}
-
-/** A refusal of the request itself (INPUT_INVALID with one issue), closing the connection after it. */
-function refuseInput(res: ServerResponse, trpcCode: "BAD_REQUEST" | "UNSUPPORTED_MEDIA_TYPE" | "METHOD_NOT_SUPPORTED", message: string, procedures: string): void {
-  const shape = toErrorShape(
-    { trpcCode, message, toolpactCode: "INPUT_INVALID", toolpactData: { issues: [{ path: "", message }] }, internal: false },
-    procedures.slice(0, 200),
-  );
-  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", connection: "close" });
-  res.end(JSON.stringify({ error: shape }));
-}
-
-/** Answers 405 to a method `/trpc` does not serve (queries are GET, mutations POST), with `Allow`. */
-function refuseMethod(req: IncomingMessage, res: ServerResponse, procedures: string): void {
-  res.setHeader("allow", "GET, POST");
-  refuseInput(res, "METHOD_NOT_SUPPORTED", `method ${String(req.method).slice(0, 20)} is not allowed here: queries use GET, mutations POST`, procedures);
-  req.resume();
-}
-
-/** Answers 429 RATE_LIMITED with `Retry-After` to a caller past its bound; the body is read and dropped. */
-function refuseRateLimited(req: IncomingMessage, res: ServerResponse, message: string, procedures: string): void {
-  const shape = toErrorShape(
-    { trpcCode: "TOO_MANY_REQUESTS", message, toolpactCode: "RATE_LIMITED", toolpactData: { retryAfterMs: RETRY_AFTER_SECONDS * 1000 }, internal: false },
-    procedures.slice(0, 200),
-  );
-  res.writeHead(shape.data.httpStatus, { "content-type": "application/json", "retry-after": String(RETRY_AFTER_SECONDS) });
-  res.end(JSON.stringify({ error: shape }));
-  req.resume();
-}
-
-/** The same refusal on `/mcp`, as a JSON-RPC error. */
-function refuseMcpRateLimited(req: IncomingMessage, res: ServerResponse, message: string): void {
-  res.writeHead(429, { "content-type": "application/json", "retry-after": String(RETRY_AFTER_SECONDS) });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `RATE_LIMITED: ${message}` }, id: null }));
-  req.resume();
+/** The headers every answer carries (`connection: close` while the server drains). */
+function withCommonHeaders(response: Response, closing: boolean): Response {
+  if (response.type === "error") return response;
+  try {
+    response.headers.set("x-content-type-options", "nosniff");
+    if (!response.headers.has("cache-control")) response.headers.set("cache-control", "no-store");
+    if (closing) response.headers.set("connection", "close");
+    return response;
+  } catch {
+    // Immutable headers (a Response from fetch()): copy them.
+    const copy = new Response(response.body, response);
+    return withCommonHeaders(copy, closing);
+  }
 }
