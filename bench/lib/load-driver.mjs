@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { createHttpTransport } from "@toolpact/client";
 import { httpFetch } from "@toolpact/client/internal";
+import { mcpToolName } from "@toolpact/mcp";
 import { serveDriver } from "./driver.mjs";
 import { READ_REF, WRITE_REF } from "./tenant.mjs";
 import { checkItem, inputOf } from "./work.mjs";
@@ -77,7 +78,7 @@ const makers = {
 };
 
 /** The read tool's MCP name on toolpact's bridge (`<last id segment>_<tool>`). */
-const MCP_READ_TOOL = "items_get_item";
+const MCP_READ_TOOL = mcpToolName(READ_REF.providerId, READ_REF.tool);
 
 /** An MCP SDK client calling `tool`; it reads the item from the text content, which every server sends. */
 async function mcpSystem(name, tool, transport) {
