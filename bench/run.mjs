@@ -38,15 +38,39 @@ const GROUPS = [
  */
 const SETTINGS = {
   smoke: {
-    rounds: 1, sequentialCalls: 30, sequentialMaxMs: 1_000, throughputRounds: 1, throughputSeconds: 0.3, warmupCalls: 20, warmupSeconds: 0.2, microSeconds: 0.2, codegenRuns: 1,
+    rounds: 1,
+    sequentialCalls: 30,
+    sequentialMaxMs: 1_000,
+    throughputRounds: 1,
+    throughputSeconds: 0.3,
+    warmupCalls: 20,
+    warmupSeconds: 0.2,
+    microSeconds: 0.2,
+    codegenRuns: 1,
     durable: {},
   },
   default: {
-    rounds: 5, sequentialCalls: 200, sequentialMaxMs: 2_000, throughputRounds: 7, throughputSeconds: 0.4, warmupCalls: 300, warmupSeconds: 1.5, microSeconds: 0.6, codegenRuns: 1,
+    rounds: 5,
+    sequentialCalls: 200,
+    sequentialMaxMs: 2_000,
+    throughputRounds: 7,
+    throughputSeconds: 0.4,
+    warmupCalls: 300,
+    warmupSeconds: 1.5,
+    microSeconds: 0.6,
+    codegenRuns: 1,
     durable: { rounds: 3, sequentialCalls: 100, sequentialMaxMs: 1_500, warmupCalls: 200 },
   },
   full: {
-    rounds: 10, sequentialCalls: 500, sequentialMaxMs: 5_000, throughputRounds: 15, throughputSeconds: 1, warmupCalls: 1_000, warmupSeconds: 4, microSeconds: 2, codegenRuns: 7,
+    rounds: 10,
+    sequentialCalls: 500,
+    sequentialMaxMs: 5_000,
+    throughputRounds: 15,
+    throughputSeconds: 1,
+    warmupCalls: 1_000,
+    warmupSeconds: 4,
+    microSeconds: 2,
+    codegenRuns: 7,
     durable: { rounds: 5, sequentialCalls: 300, sequentialMaxMs: 5_000, warmupCalls: 500 },
   },
 };
@@ -85,7 +109,9 @@ function parseOptions() {
 }
 
 function header(machine, options, started, loads) {
-  const versions = Object.entries(machine.versions).map(([name, version]) => `${name} ${version}`).join(" · ");
+  const versions = Object.entries(machine.versions)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(" · ");
   return [
     `Run ${started.toISOString().replace(/\.\d+Z$/, "Z")} with \`${options.command}\` (${options.mode} settings); ` +
       `1-minute load average ${loads.start} at the start, ${loads.end} at the end, at most ${loads.max} during the run.`,

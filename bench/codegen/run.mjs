@@ -32,7 +32,6 @@ const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : args.includes("--full") 
 const PROVIDERS = 100;
 const TOOLS_EACH = 20;
 
-
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value) => `${Math.round(value).toLocaleString("en-US")} ms`;
 const ratio = (a, b) => `${(a / b).toFixed(2)}x`;
@@ -168,11 +167,18 @@ async function writeFloorProject(dir, manifests) {
     for (const tool of manifest.tools) {
       const type = pascal(methodName(tool));
       const typesOf = async (schema, root) =>
-        compile(schema, root, { ...JSTT_OPTIONS, customName: (part, keyName) => {
-          const name = part.title ?? part.$id ?? keyName;
-          if (name === undefined || name === root) return undefined;
-          return `${root}_${name.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join("")}`;
-        } });
+        compile(schema, root, {
+          ...JSTT_OPTIONS,
+          customName: (part, keyName) => {
+            const name = part.title ?? part.$id ?? keyName;
+            if (name === undefined || name === root) return undefined;
+            return `${root}_${name
+              .split(/[^A-Za-z0-9]+/)
+              .filter(Boolean)
+              .map(pascal)
+              .join("")}`;
+          },
+        });
       lines.push(await typesOf(tool.inputSchema, `${type}Input`));
       const output = tool.outputSchema ? `${type}Output` : "unknown";
       if (tool.outputSchema) lines.push(await typesOf(tool.outputSchema, output));
@@ -223,9 +229,23 @@ async function writeTrpcProject(dir, manifests) {
   });
   await writeFile(
     join(dir, "router.ts"),
-    ['import { initTRPC } from "@trpc/server";', 'import { z } from "zod";', "", "const t = initTRPC.create();", "", "export const appRouter = t.router({", ...routers, "});", "", "export type AppRouter = typeof appRouter;", ""].join("\n"),
+    [
+      'import { initTRPC } from "@trpc/server";',
+      'import { z } from "zod";',
+      "",
+      "const t = initTRPC.create();",
+      "",
+      "export const appRouter = t.router({",
+      ...routers,
+      "});",
+      "",
+      "export type AppRouter = typeof appRouter;",
+      "",
+    ].join("\n"),
   );
-  const calls = manifests.flatMap((manifest) => manifest.tools.map((tool) => `client.${clientName(manifest)}.${methodName(tool)}.mutate(${inputLiteral(tool.inputSchema)})`));
+  const calls = manifests.flatMap((manifest) =>
+    manifest.tools.map((tool) => `client.${clientName(manifest)}.${methodName(tool)}.mutate(${inputLiteral(tool.inputSchema)})`),
+  );
   await writeFile(
     join(dir, "caller.ts"),
     [
@@ -242,7 +262,10 @@ async function writeTrpcProject(dir, manifests) {
 }
 
 function typecheck(compiler, dir) {
-  const result = spawnSync(process.execPath, [compiler, "-p", join(dir, "tsconfig.json"), "--extendedDiagnostics"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(process.execPath, [compiler, "-p", join(dir, "tsconfig.json"), "--extendedDiagnostics"], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const output = `${result.stdout}${result.stderr}`;
   if (result.status !== 0 || /error TS\d+/.test(output)) throw new Error(`type-check of ${dir} failed:\n${output.slice(0, 4000)}`);
   const number = (label) => {
@@ -301,7 +324,9 @@ const started = performance.now();
 const manifests = loadToolSet();
 const toolCount = manifests.reduce((sum, manifest) => sum + manifest.tools.length, 0);
 const schemaCount = manifests.reduce((sum, manifest) => sum + manifest.tools.reduce((n, tool) => n + (tool.outputSchema ? 2 : 1), 0), 0);
-console.log(`# bench/codegen: ${PROVIDERS} manifests x ${TOOLS_EACH} tools = ${toolCount} tools (${schemaCount} schemas), median of ${RUNS} interleaved run${RUNS === 1 ? "" : "s"}\n`);
+console.log(
+  `# bench/codegen: ${PROVIDERS} manifests x ${TOOLS_EACH} tools = ${toolCount} tools (${schemaCount} schemas), median of ${RUNS} interleaved run${RUNS === 1 ? "" : "s"}\n`,
+);
 
 const CODEGEN_TARGET = 1.2;
 const codegen = await benchCodegen(manifests);
@@ -329,7 +354,10 @@ for (const r of checks) {
 const FLOOR_TARGET = 1.3;
 const TRPC_TARGET = { "TS 6": 6, "TS 7": 15 };
 const verdict = (met) => (met ? "met" : "NOT met");
-console.log("\n| tools | compiler | toolpact / floor Check time | toolpact / floor instantiations | target |" + (hasTrpc ? " tRPC / toolpact Check time | tRPC / toolpact memory | tRPC / toolpact instantiations | target |" : ""));
+console.log(
+  "\n| tools | compiler | toolpact / floor Check time | toolpact / floor instantiations | target |" +
+    (hasTrpc ? " tRPC / toolpact Check time | tRPC / toolpact memory | tRPC / toolpact instantiations | target |" : ""),
+);
 console.log("|---:|---|---:|---:|---|" + (hasTrpc ? "---:|---:|---:|---|" : ""));
 for (const tools of sizes) {
   for (const compiler of Object.keys(COMPILERS)) {
@@ -351,7 +379,9 @@ if (sizes.length > 1) {
   console.log(`\n| compiler | ${SUBJECTS.map((subject) => `${subject.side} Check time, 2,000 / 200 tools`).join(" | ")} |`);
   console.log(`|---|${SUBJECTS.map(() => "---:").join("|")}|`);
   for (const compiler of Object.keys(COMPILERS)) {
-    console.log(`| ${compiler} | ${SUBJECTS.map((subject) => ratio(find(large, subject.prefix, compiler).check, find(small, subject.prefix, compiler).check)).join(" | ")} |`);
+    console.log(
+      `| ${compiler} | ${SUBJECTS.map((subject) => ratio(find(large, subject.prefix, compiler).check, find(small, subject.prefix, compiler).check)).join(" | ")} |`,
+    );
   }
 }
 console.log(`\n(${Math.round((performance.now() - started) / 1000)} s in all)`);

@@ -88,8 +88,18 @@ function inputSchemaFor(kind, next, index) {
         properties: {
           target: {
             oneOf: [
-              { type: "object", properties: { kind: { const: "user" }, userId: { type: "string" } }, required: ["kind", "userId"], additionalProperties: false },
-              { type: "object", properties: { kind: { const: "group" }, groupId: { type: "string" }, role: { enum: ["member", "admin"] } }, required: ["kind", "groupId"], additionalProperties: false },
+              {
+                type: "object",
+                properties: { kind: { const: "user" }, userId: { type: "string" } },
+                required: ["kind", "userId"],
+                additionalProperties: false,
+              },
+              {
+                type: "object",
+                properties: { kind: { const: "group" }, groupId: { type: "string" }, role: { enum: ["member", "admin"] } },
+                required: ["kind", "groupId"],
+                additionalProperties: false,
+              },
             ],
           },
           message: { type: "string", maxLength: 500 },
@@ -149,7 +159,12 @@ export const clientName = (manifest) => manifest.id.slice(manifest.id.lastIndexO
 export const methodName = (tool) => tool.name.replace(/-([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 function deref(root, schema) {
-  return schema.$ref ? schema.$ref.slice(2).split("/").reduce((node, key) => node[key], root) : schema;
+  return schema.$ref
+    ? schema.$ref
+        .slice(2)
+        .split("/")
+        .reduce((node, key) => node[key], root)
+    : schema;
 }
 
 /** A minimal valid value for a schema (required properties only) as TypeScript source. */

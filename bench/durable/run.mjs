@@ -14,10 +14,26 @@ import { hasPostgresStore } from "../lib/world.mjs";
 /** @type {{ name: string, label: string, store: string, instances: number | "-", driver: "load" | "inProcess", kind: string, postgres?: boolean }[]} */
 const CONFIGS = [
   { name: "inproc-sqlite", label: "in process, `runtime.execute`", store: "SQLite", instances: "-", driver: "inProcess", kind: "toolpact-runtime" },
-  { name: "inproc-postgres", label: "in process, `runtime.execute`", store: "PostgreSQL", instances: "-", driver: "inProcess", kind: "toolpact-runtime", postgres: true },
+  {
+    name: "inproc-postgres",
+    label: "in process, `runtime.execute`",
+    store: "PostgreSQL",
+    instances: "-",
+    driver: "inProcess",
+    kind: "toolpact-runtime",
+    postgres: true,
+  },
   { name: "serve-sqlite", label: "`toolpact serve` over HTTP", store: "SQLite", instances: 1, driver: "load", kind: "toolpact-read" },
   { name: "serve-postgres-1", label: "`toolpact serve` over HTTP", store: "PostgreSQL", instances: 1, driver: "load", kind: "toolpact-read", postgres: true },
-  { name: "serve-postgres-3", label: "`toolpact serve` over HTTP, calls spread round-robin", store: "PostgreSQL", instances: 3, driver: "load", kind: "toolpact-read", postgres: true },
+  {
+    name: "serve-postgres-3",
+    label: "`toolpact serve` over HTTP, calls spread round-robin",
+    store: "PostgreSQL",
+    instances: 3,
+    driver: "load",
+    kind: "toolpact-read",
+    postgres: true,
+  },
 ];
 
 /** Runs the group; PostgreSQL rows that cannot run (no store in this build, no server) are reported, not measured. */
@@ -84,7 +100,14 @@ export async function runDurable(settings, log) {
     }
     return report(results, checked, unavailable, settings, server.version);
   } finally {
-    await Promise.all(Object.values(drivers).map((driver) => driver.request("close").catch(() => {}).then(() => driver.stop())));
+    await Promise.all(
+      Object.values(drivers).map((driver) =>
+        driver
+          .request("close")
+          .catch(() => {})
+          .then(() => driver.stop()),
+      ),
+    );
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`cleanup failed: ${error.message}`));
   }
 }
@@ -108,7 +131,16 @@ function report(results, checked, unavailable, settings, postgresVersionText) {
   const notes = [...unavailable].map(([name, why]) => `- \`${name}\` not measured: ${why}.`);
   const markdown = [
     markdownTable(
-      ["execute of the read tool", "ledger", "instances", `calls/s at ${settings.inFlight} in flight (range)`, "calls/s ÷ 1 instance on SQLite (paired)", "p50 ms", "p99 ms", "activity rows = calls"],
+      [
+        "execute of the read tool",
+        "ledger",
+        "instances",
+        `calls/s at ${settings.inFlight} in flight (range)`,
+        "calls/s ÷ 1 instance on SQLite (paired)",
+        "p50 ms",
+        "p99 ms",
+        "activity rows = calls",
+      ],
       rows,
       ["l", "l", "r", "r", "r", "r", "r", "r"],
     ),

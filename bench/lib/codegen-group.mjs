@@ -41,7 +41,10 @@ function codegenTargets(text) {
     targets.push({ target: "codegen of 2,000 tools: at most 1.2x json-schema-to-typescript alone", measured: `${ratio.toFixed(2)}x`, met: ratio <= 1.2 });
   }
   // The summary rows: | 2,000 | TS 6 | toolpact/floor | instantiations | verdict | tRPC/toolpact | memory | instantiations | verdict |
-  for (const [compiler, trpcFloor] of /** @type {const} */ ([["TS 6", 6], ["TS 7", 15]])) {
+  for (const [compiler, trpcFloor] of /** @type {const} */ ([
+    ["TS 6", 6],
+    ["TS 7", 15],
+  ])) {
     const row = new RegExp(`^\\| 2,000 \\| ${compiler} \\| ([\\d.]+)x \\| [\\d.]+x \\| at most[^|]*\\|(?: ([\\d.]+)x \\|)?`, "m").exec(text);
     if (!row) continue;
     const floorRatio = Number(row[1]);

@@ -53,9 +53,7 @@ export async function stopAllChildren() {
  */
 export function startProcess({ args, env = {}, cwd, ready, timeoutMs = 30_000, name = args.join(" ") }) {
   if (refusing) return Promise.reject(new Error(`interrupted: not starting ${name}`));
-  const child = track(
-    spawn(process.execPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } }),
-  );
+  const child = track(spawn(process.execPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } }));
   const stderr = [];
   createInterface({ input: child.stderr }).on("line", (line) => {
     stderr.push(line);
@@ -74,9 +72,7 @@ export function startProcess({ args, env = {}, cwd, ready, timeoutMs = 30_000, n
       settle(() => reject(new Error(`${name} was not ready within ${timeoutMs} ms${describe()}`)));
       child.kill("SIGKILL");
     }, timeoutMs);
-    child.once("exit", (code, signal) =>
-      settle(() => reject(new Error(`${name} exited (${signal ?? `code ${code}`}) before it was ready${describe()}`))),
-    );
+    child.once("exit", (code, signal) => settle(() => reject(new Error(`${name} exited (${signal ?? `code ${code}`}) before it was ready${describe()}`))));
     createInterface({ input: child.stdout }).on("line", (line) => {
       if (settled) return;
       let value;

@@ -31,7 +31,10 @@ export async function measureInterleaved(systems, settings, log = () => {}) {
         maxMs: settings.sequentialMaxMs,
       });
       samples.get(system.name).push(...latencies);
-      roundP50s.get(system.name)[round] = quantile([...latencies].sort((a, b) => a - b), 0.5);
+      roundP50s.get(system.name)[round] = quantile(
+        [...latencies].sort((a, b) => a - b),
+        0.5,
+      );
     }
   }
   const rounds = new Map(systems.map((system) => [system.name, []]));

@@ -8,7 +8,10 @@ export function quantile(sorted, q) {
 
 /** The median of a list (the upper one of the two middle values for an even count). */
 export function median(values) {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /** p50, p99 and count of latency samples. */

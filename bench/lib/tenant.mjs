@@ -11,9 +11,7 @@ export const READ_REF = Object.freeze({ providerId: PROVIDER_ID, tool: "get-item
 export const WRITE_REF = Object.freeze({ providerId: PROVIDER_ID, tool: "put-item" });
 
 /** The plugin folders `toolpact serve` loads. */
-export const PLUGIN_DIRS = [PROVIDER_ID, CALLER_ID].map((id) =>
-  fileURLToPath(new URL(`../plugins/${id.slice("bench.".length)}/`, import.meta.url)),
-);
+export const PLUGIN_DIRS = [PROVIDER_ID, CALLER_ID].map((id) => fileURLToPath(new URL(`../plugins/${id.slice("bench.".length)}/`, import.meta.url)));
 
 export const POLICY = Object.freeze({
   rules: [

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { startWorker } from "../lib/processes.mjs";
 import { formatNs, formatRatio, markdownTable } from "../lib/stats.mjs";
 
-const mbPerSecond = (bytes, ns) => `${((bytes / (1024 * 1024)) / (ns / 1e9)).toFixed(0)} MB/s`;
+const mbPerSecond = (bytes, ns) => `${(bytes / (1024 * 1024) / (ns / 1e9)).toFixed(0)} MB/s`;
 
 /** Runs the group; `figures.trpcP50Ms` (from the overhead group, when it ran) turns costs into shares of one call. */
 export async function runMicro(settings, log, figures = {}) {

@@ -79,7 +79,10 @@ export async function tokenCandidates(key, kid) {
     const tampered = token.slice(0, -2) + (token.at(-2) === "A" ? "B" : "A") + token.at(-1);
     const refused = await Promise.resolve()
       .then(() => candidate.verify(tampered, now))
-      .then(() => false, () => true);
+      .then(
+        () => false,
+        () => true,
+      );
     if (!refused) throw new Error(`${candidate.name} accepted a tampered signature`);
   }
   return { candidates, claims };

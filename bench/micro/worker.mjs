@@ -26,7 +26,10 @@ const SMALL_SCHEMA = {
 };
 const smallZod = z.strictObject({
   title: z.string().min(1).max(200),
-  slug: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64),
+  slug: z
+    .string()
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+    .max(64),
   priority: z.enum(["low", "normal", "high"]),
   due: z.number().int().min(0).optional(),
   tags: z.array(z.string().max(32)).max(10).optional(),
@@ -88,22 +91,39 @@ async function run({ seconds }) {
   const minted = await tokens.mint(binding);
   await tokens.verify(minted.token, binding, "bench.items:put-item@1");
   await measure("token", "mint (sign, HS256 + input digest)", () => tokens.mint(binding), 200);
-  await measure("token", "verify (header, signature, expiry, binding claims, input digest)", () => tokens.verify(minted.token, binding, "bench.items:put-item@1"), 200);
+  await measure(
+    "token",
+    "verify (header, signature, expiry, binding claims, input digest)",
+    () => tokens.verify(minted.token, binding, "bench.items:put-item@1"),
+    200,
+  );
 
   // 3. Canonical digest of 1 KB and 1 MB inputs, against HMAC over plain JSON.stringify (no canonical form).
   const digestKey = new Uint8Array(randomBytes(32));
-  for (const [label, bytes, batch] of [["1 KB", 1_000, 500], ["1 MB", 1_000_000, 1]]) {
+  for (const [label, bytes, batch] of [
+    ["1 KB", 1_000, 500],
+    ["1 MB", 1_000_000, 1],
+  ]) {
     // Frozen, as the pipeline's validated input is (1 MB stays under the default 1 MiB input limit).
     const input = prepareInput(inputOfSize(bytes));
     const size = canonicalJson(input).length;
-    await measure("digest", `HMAC-SHA256 over JSON.stringify, ${label}`, () => createHmac("sha256", digestKey).update(JSON.stringify(input)).digest("base64url"), batch, { bytes: size });
+    await measure(
+      "digest",
+      `HMAC-SHA256 over JSON.stringify, ${label}`,
+      () => createHmac("sha256", digestKey).update(JSON.stringify(input)).digest("base64url"),
+      batch,
+      { bytes: size },
+    );
     await measure("digest", `inputDigest (RFC 8785 canonical JSON + HMAC-SHA256), ${label}`, () => inputDigest(digestKey, input), batch, { bytes: size });
     await measure("digest", `prepareInput (bounded frozen copy), ${label}`, () => prepareInput(input), batch, { bytes: size });
   }
 
   // 4. AES-256-GCM of kept payloads (seal when stored, open when read back), per row-bound AAD.
   const cipher = new PayloadCipher(new Uint8Array(randomBytes(32)));
-  for (const [label, bytes, batch] of [["1 KB", 1_000, 500], ["1 MB", 1_000_000, 1]]) {
+  for (const [label, bytes, batch] of [
+    ["1 KB", 1_000, 500],
+    ["1 MB", 1_000_000, 1],
+  ]) {
     const text = JSON.stringify(inputOfSize(bytes));
     const sealed = cipher.seal(text, "op:bench");
     if (cipher.open(sealed, "op:bench") !== text) throw new Error("a sealed payload must open to the same text");

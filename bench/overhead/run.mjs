@@ -14,15 +14,76 @@ const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const SYSTEMS = [
   { name: "node-http", label: "bare `node:http` JSON (the floor)", how: "HTTP, fetch", driver: "load", kind: "bare-http", server: "bare-http" },
   { name: "trpc", label: "bare tRPC v11 mutation (standalone adapter + zod)", how: "HTTP, httpLink", driver: "load", kind: "trpc", server: "bare-trpc" },
-  { name: "trpc-undici", label: "bare tRPC (undici, same client)", how: "HTTP, httpLink on createHttpTransport's undici pool", driver: "load", kind: "trpc-undici", server: "bare-trpc" },
-  { name: "toolpact-read", label: "toolpact read-tool execute (`toolpact serve`, SQLite ledger)", how: "HTTP, createHttpTransport", driver: "load", kind: "toolpact-read", server: "toolpact" },
-  { name: "toolpact-write", label: "toolpact confirmed write: preview + execute, token mode (2 round trips)", how: "HTTP, createHttpTransport", driver: "load", kind: "toolpact-write", server: "toolpact" },
-  { name: "mcp-stateless", label: "MCP SDK `tools/call`, Streamable HTTP, stateless", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-stateless" },
-  { name: "mcp-session", label: "MCP SDK `tools/call`, Streamable HTTP, session", how: "HTTP, MCP SDK client", driver: "load", kind: "mcp", server: "mcp-session" },
-  { name: "toolpact-mcp-stateless", label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), stateless", how: "HTTP, MCP SDK client", driver: "load", kind: "toolpact-mcp-stateless", server: "toolpact" },
-  { name: "toolpact-mcp-session", label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), session", how: "HTTP, MCP SDK client", driver: "load", kind: "toolpact-mcp", server: "toolpact" },
-  { name: "toolpact-in-process", label: "toolpact `runtime.execute` in process (SQLite ledger)", how: "in process", driver: "inProcess", kind: "toolpact-runtime" },
-  { name: "toolpact-in-process-transport", label: "toolpact in-process transport (createCaller, authenticates each call)", how: "in process", driver: "inProcess", kind: "toolpact-transport" },
+  {
+    name: "trpc-undici",
+    label: "bare tRPC (undici, same client)",
+    how: "HTTP, httpLink on createHttpTransport's undici pool",
+    driver: "load",
+    kind: "trpc-undici",
+    server: "bare-trpc",
+  },
+  {
+    name: "toolpact-read",
+    label: "toolpact read-tool execute (`toolpact serve`, SQLite ledger)",
+    how: "HTTP, createHttpTransport",
+    driver: "load",
+    kind: "toolpact-read",
+    server: "toolpact",
+  },
+  {
+    name: "toolpact-write",
+    label: "toolpact confirmed write: preview + execute, token mode (2 round trips)",
+    how: "HTTP, createHttpTransport",
+    driver: "load",
+    kind: "toolpact-write",
+    server: "toolpact",
+  },
+  {
+    name: "mcp-stateless",
+    label: "MCP SDK `tools/call`, Streamable HTTP, stateless",
+    how: "HTTP, MCP SDK client",
+    driver: "load",
+    kind: "mcp",
+    server: "mcp-stateless",
+  },
+  {
+    name: "mcp-session",
+    label: "MCP SDK `tools/call`, Streamable HTTP, session",
+    how: "HTTP, MCP SDK client",
+    driver: "load",
+    kind: "mcp",
+    server: "mcp-session",
+  },
+  {
+    name: "toolpact-mcp-stateless",
+    label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), stateless",
+    how: "HTTP, MCP SDK client",
+    driver: "load",
+    kind: "toolpact-mcp-stateless",
+    server: "toolpact",
+  },
+  {
+    name: "toolpact-mcp-session",
+    label: "toolpact MCP bridge `tools/call` (`/mcp`, SQLite ledger), session",
+    how: "HTTP, MCP SDK client",
+    driver: "load",
+    kind: "toolpact-mcp",
+    server: "toolpact",
+  },
+  {
+    name: "toolpact-in-process",
+    label: "toolpact `runtime.execute` in process (SQLite ledger)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "toolpact-runtime",
+  },
+  {
+    name: "toolpact-in-process-transport",
+    label: "toolpact in-process transport (createCaller, authenticates each call)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "toolpact-transport",
+  },
   { name: "trpc-caller", label: "bare tRPC `createCaller` in process", how: "in process", driver: "inProcess", kind: "trpc-caller" },
 ];
 
@@ -81,7 +142,14 @@ export async function runOverhead(settings, log) {
     }
     return report(results, settings);
   } finally {
-    await Promise.all(Object.values(drivers).map((driver) => driver.request("close").catch(() => {}).then(() => driver.stop())));
+    await Promise.all(
+      Object.values(drivers).map((driver) =>
+        driver
+          .request("close")
+          .catch(() => {})
+          .then(() => driver.stop()),
+      ),
+    );
     await Promise.all(Object.values(servers).map((server) => server.stop()));
   }
 }
@@ -99,7 +167,11 @@ function readTargets(results, inFlight) {
     ["mcp-session", "the MCP SDK with a session"],
   ];
   return [
-    { target: "read-tool execute over HTTP: p50 within 1.10x of bare tRPC on the same client", measured: targetRatio(sameClient.p50), met: sameClient.p50 <= 1.1 },
+    {
+      target: "read-tool execute over HTTP: p50 within 1.10x of bare tRPC on the same client",
+      measured: targetRatio(sameClient.p50),
+      met: sameClient.p50 <= 1.1,
+    },
     {
       target: `read-tool execute over HTTP: throughput at ${inFlight} in flight within 1.10x of bare tRPC on the same client`,
       measured: targetRatio(sameClient.throughput),
@@ -109,7 +181,11 @@ function readTargets(results, inFlight) {
       const ratio = against(name);
       return [
         { target: `read-tool execute over HTTP: lower p50 than ${label}`, measured: targetRatio(ratio.p50), met: ratio.p50 < 1 },
-        { target: `read-tool execute over HTTP: higher throughput at ${inFlight} in flight than ${label}`, measured: targetRatio(ratio.throughput), met: ratio.throughput < 1 },
+        {
+          target: `read-tool execute over HTTP: higher throughput at ${inFlight} in flight than ${label}`,
+          measured: targetRatio(ratio.throughput),
+          met: ratio.throughput < 1,
+        },
       ];
     }),
   ];
@@ -125,15 +201,7 @@ function report(results, settings) {
   const rows = SYSTEMS.map((system) => {
     const { latency, rate } = results.get(system.name);
     const ratio = ratios.get(system.name);
-    return [
-      system.label,
-      system.how,
-      formatMs(latency.p50),
-      formatMs(latency.p99),
-      formatRatio(ratio.p50),
-      formatRate(rate),
-      formatRatio(ratio.throughput),
-    ];
+    return [system.label, system.how, formatMs(latency.p50), formatMs(latency.p99), formatRatio(ratio.p50), formatRate(rate), formatRatio(ratio.throughput)];
   });
   const table = markdownTable(
     ["system", "client", "p50 ms", "p99 ms", "p50 ÷ tRPC p50", `calls/s at ${settings.inFlight} in flight (range over rounds)`, "tRPC calls/s ÷ calls/s"],
@@ -177,7 +245,7 @@ function report(results, settings) {
       `and ${settings.warmupSeconds} s at full concurrency. Ratios are paired: each round's figure against bare tRPC's in the same round, ` +
       "then the median over rounds (above 1.00x = slower than bare tRPC; the confirmed write counts one write as one call). " +
       "Each HTTP server runs in its own process and the HTTP load client in another; the in-process rows run in a third. " +
-      "`createHttpTransport` sends on an undici keep-alive pool in Node; the row \"bare tRPC (undici, same client)\" runs the bare tRPC server " +
+      '`createHttpTransport` sends on an undici keep-alive pool in Node; the row "bare tRPC (undici, same client)" runs the bare tRPC server ' +
       "through tRPC's httpLink on that very pool, so the gap between it and the read execute is the toolpact server's own cost. " +
       "Every call checks the answer it got; every toolpact call (over tRPC or through the MCP bridge) is durable, and its operation and activity row were counted in the database afterwards. " +
       "The MCP bridge rows run inside the same `toolpact serve` as the tRPC rows, authenticate every request with the plugin key and actor token, and run the whole pipeline; " +

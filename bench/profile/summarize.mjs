@@ -136,7 +136,10 @@ export function profileTables(summary, { calls, top = 20 }) {
     `| \`${entry.frame.functionName || "(anonymous)"}\` | ${shortUrl(entry.frame.url)}:${entry.frame.lineNumber + 1} | ${entry.component} | ${perCall(entry.time)} | ${pct(entry.time)} |`;
   const selfRows = [...summary.selfByFrame.values()].sort((a, b) => b.time - a.time).slice(0, top);
   const toolpactRows = [...summary.inclusiveByFrame.values()]
-    .filter((entry) => entry.component.startsWith("toolpact") || entry.component.startsWith("@trpc") || entry.component === "better-sqlite3" || entry.component === "jose")
+    .filter(
+      (entry) =>
+        entry.component.startsWith("toolpact") || entry.component.startsWith("@trpc") || entry.component === "better-sqlite3" || entry.component === "jose",
+    )
     .sort((a, b) => b.time - a.time)
     .slice(0, top * 2);
   return [

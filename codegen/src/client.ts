@@ -15,7 +15,12 @@ const TEMPLATE = {
   comment: "toolpact-template-comment:tool@0",
 } as const;
 
-const STAND_INS = new RegExp(Object.values(TEMPLATE).map((standIn) => standIn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+const STAND_INS = new RegExp(
+  Object.values(TEMPLATE)
+    .map((standIn) => standIn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("|"),
+  "g",
+);
 
 /** Printed templates by shape (confirmation required, output declared): four at most, printed once each. */
 const printedTemplates = new Map<string, string>();
@@ -61,7 +66,13 @@ function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarat
     methods: [
       {
         name: "preview",
-        docs: [doc(confirmed ? "Asks the provider what the call would do and opens the confirmation the call needs." : "Asks the provider what the call would do; the answer says whether a confirmation is needed.")],
+        docs: [
+          doc(
+            confirmed
+              ? "Asks the provider what the call would do and opens the confirmation the call needs."
+              : "Asks the provider what the call would do; the answer says whether a confirmation is needed.",
+          ),
+        ],
         parameters: [
           { name: "input", type: TEMPLATE.input },
           { name: "options", hasQuestionToken: true, type: "toolpact.PreviewOptions" },
@@ -70,7 +81,13 @@ function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarat
       },
       {
         name: "confirm",
-        docs: [doc(confirmed ? "This tool's confirmation token: at once in token mode; in platform mode once the user approves." : "This tool's confirmation token for the preview, or undefined when the preview needs none.")],
+        docs: [
+          doc(
+            confirmed
+              ? "This tool's confirmation token: at once in token mode; in platform mode once the user approves."
+              : "This tool's confirmation token for the preview, or undefined when the preview needs none.",
+          ),
+        ],
         parameters: [
           { name: "preview", type: preview },
           { name: "options", hasQuestionToken: true, type: "toolpact.ConfirmOptions" },
@@ -79,7 +96,13 @@ function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarat
       },
       {
         name: "execute",
-        docs: [doc(confirmed ? "Runs the tool with the token `confirm` returned for a preview of the same input." : "Runs the tool; a token is optional (policy may still demand one: preview and confirm first then).")],
+        docs: [
+          doc(
+            confirmed
+              ? "Runs the tool with the token `confirm` returned for a preview of the same input."
+              : "Runs the tool; a token is optional (policy may still demand one: preview and confirm first then).",
+          ),
+        ],
         parameters: [
           { name: "input", type: TEMPLATE.input },
           confirmed

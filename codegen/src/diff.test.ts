@@ -31,11 +31,17 @@ const changed = (edit: (tool: { inputSchema: any; outputSchema: any } & Record<s
   edit(tool);
   return plugin([tool], version);
 };
-const changesOf = (after: ReturnType<typeof plugin>) => diffManifests(plugin([createRecord]), after).tools.flatMap((tool) => tool.changes.map((c) => `${c.kind} ${c.message}`));
+const changesOf = (after: ReturnType<typeof plugin>) =>
+  diffManifests(plugin([createRecord]), after).tools.flatMap((tool) => tool.changes.map((c) => `${c.kind} ${c.message}`));
 
 describe("diffManifests", () => {
   it("finds nothing between equal manifests and ignores compatible changes", () => {
-    expect(diffManifests(plugin([createRecord]), plugin([createRecord]))).toEqual({ providerId: "com.example.notes", tools: [], added: [], lacksVersionBump: false });
+    expect(diffManifests(plugin([createRecord]), plugin([createRecord]))).toEqual({
+      providerId: "com.example.notes",
+      tools: [],
+      added: [],
+      lacksVersionBump: false,
+    });
     const compatible = changed((tool) => {
       tool.inputSchema.properties.body = { type: "string" }; // new optional input field
       tool.inputSchema.properties.title.maxLength = 500; // loosened constraint
@@ -51,20 +57,68 @@ describe("diffManifests", () => {
   });
 
   it.each([
-    ["a new required input field", (t: any) => ((t.inputSchema.properties.body = { type: "string" }), t.inputSchema.required.push("body")), 'input-required-added input /properties/body: new required field "body"'],
+    [
+      "a new required input field",
+      (t: any) => ((t.inputSchema.properties.body = { type: "string" }), t.inputSchema.required.push("body")),
+      'input-required-added input /properties/body: new required field "body"',
+    ],
     ["a removed input property", (t: any) => delete t.inputSchema.properties.tags, 'input-property-removed input /properties/tags: "tags" was removed'],
-    ["a retyped input property", (t: any) => (t.inputSchema.properties.count.type = "integer"), "input-property-retyped input /properties/count: type number became integer"],
-    ["a narrowed input enum", (t: any) => (t.inputSchema.properties.priority.enum = ["low", "high"]), 'input-enum-narrowed input /properties/priority: no longer accepts "normal"'],
-    ["a tightened minLength", (t: any) => (t.inputSchema.properties.title.minLength = 3), "input-constraint-tightened input /properties/title: minLength 1 became 3"],
-    ["a tightened maximum", (t: any) => (t.inputSchema.properties.count.maximum = 10), "input-constraint-tightened input /properties/count: maximum 10 was added"],
-    ["an added pattern", (t: any) => (t.inputSchema.properties.title.pattern = "^[A-Z]"), 'input-constraint-tightened input /properties/title: pattern "^[A-Z]" was added'],
-    ["a closed input object", (t: any) => (t.inputSchema.additionalProperties = false), "input-constraint-tightened input /: no longer accepts properties it does not name (additionalProperties: false)"],
-    ["a change behind a $ref", (t: any) => t.inputSchema.$defs.place.required.push("lng"), 'input-required-added input /properties/place/properties/lng: new required field "lng"'],
-    ["a retyped array item", (t: any) => (t.inputSchema.properties.tags.items = { type: "number" }), "input-property-retyped input /properties/tags/items: type string became number"],
+    [
+      "a retyped input property",
+      (t: any) => (t.inputSchema.properties.count.type = "integer"),
+      "input-property-retyped input /properties/count: type number became integer",
+    ],
+    [
+      "a narrowed input enum",
+      (t: any) => (t.inputSchema.properties.priority.enum = ["low", "high"]),
+      'input-enum-narrowed input /properties/priority: no longer accepts "normal"',
+    ],
+    [
+      "a tightened minLength",
+      (t: any) => (t.inputSchema.properties.title.minLength = 3),
+      "input-constraint-tightened input /properties/title: minLength 1 became 3",
+    ],
+    [
+      "a tightened maximum",
+      (t: any) => (t.inputSchema.properties.count.maximum = 10),
+      "input-constraint-tightened input /properties/count: maximum 10 was added",
+    ],
+    [
+      "an added pattern",
+      (t: any) => (t.inputSchema.properties.title.pattern = "^[A-Z]"),
+      'input-constraint-tightened input /properties/title: pattern "^[A-Z]" was added',
+    ],
+    [
+      "a closed input object",
+      (t: any) => (t.inputSchema.additionalProperties = false),
+      "input-constraint-tightened input /: no longer accepts properties it does not name (additionalProperties: false)",
+    ],
+    [
+      "a change behind a $ref",
+      (t: any) => t.inputSchema.$defs.place.required.push("lng"),
+      'input-required-added input /properties/place/properties/lng: new required field "lng"',
+    ],
+    [
+      "a retyped array item",
+      (t: any) => (t.inputSchema.properties.tags.items = { type: "number" }),
+      "input-property-retyped input /properties/tags/items: type string became number",
+    ],
     ["a removed output property", (t: any) => delete t.outputSchema.properties.note, 'output-property-removed output /properties/note: "note" was removed'],
-    ["a retyped output property", (t: any) => (t.outputSchema.properties.id.type = ["string", "null"]), "output-property-retyped output /properties/id: type string became null | string"],
-    ["an output field no longer always present", (t: any) => (t.outputSchema.required = ["id"]), 'output-property-retyped output /properties/state: "state" is no longer always present'],
-    ["a widened output enum", (t: any) => t.outputSchema.properties.state.enum.push("failed"), 'output-property-retyped output /properties/state: may now be "failed"'],
+    [
+      "a retyped output property",
+      (t: any) => (t.outputSchema.properties.id.type = ["string", "null"]),
+      "output-property-retyped output /properties/id: type string became null | string",
+    ],
+    [
+      "an output field no longer always present",
+      (t: any) => (t.outputSchema.required = ["id"]),
+      'output-property-retyped output /properties/state: "state" is no longer always present',
+    ],
+    [
+      "a widened output enum",
+      (t: any) => t.outputSchema.properties.state.enum.push("failed"),
+      'output-property-retyped output /properties/state: may now be "failed"',
+    ],
     ["a removed outputSchema", (t: any) => delete t.outputSchema, "output-property-retyped output /: outputSchema was removed: results are no longer typed"],
     ["a tightened effect", (t: any) => (t.effect = "external"), "effect-tightened effect write became external"],
     ["a higher verification level", (t: any) => (t.minVerificationLevel = 2), "verification-tightened minVerificationLevel 0 became 2"],
@@ -79,11 +133,21 @@ describe("diffManifests", () => {
   it("reports confirmation tightened", () => {
     const read: Tool = { name: "search", effect: "read", inputSchema: { type: "object" } };
     const diff = diffManifests(plugin([read]), plugin([{ ...read, requiresConfirmation: true }]));
-    expect(diff.tools).toEqual([{ tool: "com.example.notes:search@1", changes: [{ kind: "confirmation-tightened", pointer: "", message: "now requires confirmation" }], lacksVersionBump: true }]);
+    expect(diff.tools).toEqual([
+      {
+        tool: "com.example.notes:search@1",
+        changes: [{ kind: "confirmation-tightened", pointer: "", message: "now requires confirmation" }],
+        lacksVersionBump: true,
+      },
+    ]);
   });
 
   it("treats unions by branch: gaining an input branch is fine, losing one is not", () => {
-    const union: Tool = { name: "send", effect: "read", inputSchema: { type: "object", properties: { to: { oneOf: [{ type: "string" }, { type: "number" }] } } } };
+    const union: Tool = {
+      name: "send",
+      effect: "read",
+      inputSchema: { type: "object", properties: { to: { oneOf: [{ type: "string" }, { type: "number" }] } } },
+    };
     const withBranches = (branches: object[]) => plugin([{ ...union, inputSchema: { type: "object", properties: { to: { oneOf: branches } } } }]);
     expect(diffManifests(plugin([union]), withBranches([{ type: "string" }, { type: "number" }, { type: "null" }])).tools).toEqual([]);
     expect(diffManifests(plugin([union]), withBranches([{ type: "string" }])).tools[0]!.changes.map((c) => c.kind)).toEqual(["input-property-retyped"]);
@@ -95,7 +159,9 @@ describe("diffManifests", () => {
     const deeper = structuredClone(tree) as any;
     deeper.required = ["name"];
     expect(diffManifests(plugin([tool]), plugin([tool])).tools).toEqual([]);
-    expect(diffManifests(plugin([tool]), plugin([{ ...tool, inputSchema: deeper }])).tools[0]!.changes.map((c) => c.message)).toEqual(['input /properties/name: new required field "name"']);
+    expect(diffManifests(plugin([tool]), plugin([{ ...tool, inputSchema: deeper }])).tools[0]!.changes.map((c) => c.message)).toEqual([
+      'input /properties/name: new required field "name"',
+    ]);
   });
 
   it("a new version with breaking changes beside the old one needs no bump; changing the old one in place does", () => {
@@ -114,7 +180,10 @@ describe("diffManifests", () => {
         lacksVersionBump: true,
       },
     ]);
-    expect(diffManifests(plugin([createRecord]), plugin([v2], "2.0.0"))).toMatchObject({ lacksVersionBump: false, tools: [{ changes: [{ message: "removed" }] }] });
+    expect(diffManifests(plugin([createRecord]), plugin([v2], "2.0.0"))).toMatchObject({
+      lacksVersionBump: false,
+      tools: [{ changes: [{ message: "removed" }] }],
+    });
     expect(diffManifests(plugin([createRecord], "0.3.0"), plugin([v2], "0.4.0")).lacksVersionBump).toBe(false);
     expect(diffManifests(plugin([createRecord], "0.3.0"), plugin([v2], "0.3.1")).lacksVersionBump).toBe(true);
   });

@@ -51,10 +51,7 @@ export function emitFiles(plans: readonly FilePlan[]): GeneratedFile[] {
         writer.write(slot);
       };
     });
-    const printed = printStructure(
-      { kind: StructureKind.SourceFile, statements: [plan.header, ...statements] },
-      PRINT_OPTIONS,
-    );
+    const printed = printStructure({ kind: StructureKind.SourceFile, statements: [plan.header, ...statements] }, PRINT_OPTIONS);
     const contents = printed.replace(SLOT, (_, index: string) => declarations[Number(index)]!);
     return { path: plan.path, contents: contents.endsWith("\n") ? contents : `${contents}\n` };
   });

@@ -98,9 +98,15 @@ describe("generated code at run time", () => {
   });
 
   it("emits one descriptor per tool version that matches its manifest", async () => {
-    const namespaces: Record<string, Record<string, unknown>> = { "com.example.notes": golden.Notes, "com.acme.mail-relay": golden.Mailer, "org.example.geo-shapes": golden.GeoShapes };
+    const namespaces: Record<string, Record<string, unknown>> = {
+      "com.example.notes": golden.Notes,
+      "com.acme.mail-relay": golden.Mailer,
+      "org.example.geo-shapes": golden.GeoShapes,
+    };
     for (const manifest of await loadFixtures()) {
-      const descriptors = Object.entries(namespaces[manifest.id]!).filter(([name]) => name.endsWith("Descriptor")).map(([, value]) => value);
+      const descriptors = Object.entries(namespaces[manifest.id]!)
+        .filter(([name]) => name.endsWith("Descriptor"))
+        .map(([, value]) => value);
       expect(descriptors).toHaveLength(manifest.tools.length);
       for (const tool of manifest.tools) {
         expect(descriptors).toContainEqual({
@@ -125,7 +131,12 @@ describe("generated code at run time", () => {
     };
     const definition = golden.defineNotesProvider(handlers);
     expect(definition.providerId).toBe("com.example.notes");
-    expect(definition.tools.map((tool) => `${tool.name}@${tool.version}`)).toEqual(["archive-record@1", "create-record@1", "create-record@2", "search-records@1"]);
+    expect(definition.tools.map((tool) => `${tool.name}@${tool.version}`)).toEqual([
+      "archive-record@1",
+      "create-record@1",
+      "create-record@2",
+      "search-records@1",
+    ]);
     expect(definition.tools[1]!.handler).toBe(handlers.createRecordV1);
     // What the types refuse, a JavaScript caller (or a cast) meets at run time.
     const undeclared = { ...handlers, dropTables: { execute } } as unknown as Parameters<typeof golden.defineNotesProvider>[0];

@@ -39,22 +39,32 @@ describe("planProviders", () => {
     expect(() => planProviders([plugin("com.a.notes", [tool("x")]), plugin("com.b.notes", [tool("x")])])).toThrowErrorMatchingInlineSnapshot(
       `[ToolpactError: plugin com.a.notes and plugin com.b.notes both need the name "notes" in the generated clients object: give one of them an "alias" in its manifest]`,
     );
-    expect(() => planProviders([plugin("com.a.notes", [tool("x")]), plugin("com.b.memo", [tool("x")], "notes")])).toThrow(/plugin com\.b\.memo and plugin com\.a\.notes|plugin com\.a\.notes and plugin com\.b\.memo/);
+    expect(() => planProviders([plugin("com.a.notes", [tool("x")]), plugin("com.b.memo", [tool("x")], "notes")])).toThrow(
+      /plugin com\.b\.memo and plugin com\.a\.notes|plugin com\.a\.notes and plugin com\.b\.memo/,
+    );
   });
 
   it("refuses two tools that map to one method, naming both", () => {
-    expect(() => planProviders([plugin("com.example.notes", [tool("create-record", 1), tool("create-record", 2), tool("create-record-v1")])])).toThrowErrorMatchingInlineSnapshot(
+    expect(() =>
+      planProviders([plugin("com.example.notes", [tool("create-record", 1), tool("create-record", 2), tool("create-record-v1")])]),
+    ).toThrowErrorMatchingInlineSnapshot(
       `[ToolpactError: tool "create-record" version 1 and tool "create-record-v1" version 1 both need the name "createRecordV1" in the client of com.example.notes: rename one of the tools]`,
     );
-    expect(() => planProviders([plugin("com.example.notes", [tool("a-1"), tool("a1")])])).toThrow(/tool "a-1" version 1 and tool "a1" version 1 both need the name "a1"/);
+    expect(() => planProviders([plugin("com.example.notes", [tool("a-1"), tool("a1")])])).toThrow(
+      /tool "a-1" version 1 and tool "a1" version 1 both need the name "a1"/,
+    );
   });
 
   it("refuses names that collide in the index or the output folder", () => {
     expect(() => planProviders([plugin("com.example.notes", [tool("x")]), plugin("com.example.other", [tool("x")], "notesClient")])).toThrow(
       /plugin com\.example\.notes and plugin com\.example\.other both need the name "NotesClient" in the generated index\.ts/,
     );
-    expect(() => planProviders([plugin("com.example.index", [tool("x")])])).toThrow(/the generated index and plugin com\.example\.index both need the name "index\.ts"/);
-    expect(() => planProviders([plugin("com.example.x", [tool("x")], "toolClients")])).toThrow(/codegen itself and plugin com\.example\.x both need the name "ToolClients"/);
+    expect(() => planProviders([plugin("com.example.index", [tool("x")])])).toThrow(
+      /the generated index and plugin com\.example\.index both need the name "index\.ts"/,
+    );
+    expect(() => planProviders([plugin("com.example.x", [tool("x")], "toolClients")])).toThrow(
+      /codegen itself and plugin com\.example\.x both need the name "ToolClients"/,
+    );
   });
 
   it("refuses a client name that would shadow a JavaScript built-in (a `then` would make the clients object a thenable)", () => {

@@ -70,17 +70,13 @@ export function planProviders(manifests: readonly Manifest[], caller?: CallerSco
   for (const manifest of manifests) {
     const earlier = byId.get(manifest.id);
     if (earlier) {
-      throw codegenError(
-        `plugin ${manifest.id} is given twice (versions ${earlier.version} and ${manifest.version}): pass each manifest once`,
-      );
+      throw codegenError(`plugin ${manifest.id} is given twice (versions ${earlier.version} and ${manifest.version}): pass each manifest once`);
     }
     byId.set(manifest.id, manifest);
   }
 
   if (caller !== undefined && !caller.manifest.permissions.includes("tools:call")) {
-    throw codegenError(
-      `the caller ${caller.manifest.id} does not hold "tools:call", so it may call no tool: add "tools:call" (and "uses") to its manifest`,
-    );
+    throw codegenError(`the caller ${caller.manifest.id} does not hold "tools:call", so it may call no tool: add "tools:call" (and "uses") to its manifest`);
   }
   const providers = [...byId.values()]
     .filter((manifest) => manifest.tools.length > 0)

@@ -142,7 +142,11 @@ function compareUnions(c: Comparison, before: Schema, after: Schema, path: strin
       ? [oldBranches ?? [canonicalJson(before)], newBranches ?? [canonicalJson(after)]]
       : [newBranches ?? [canonicalJson(after)], oldBranches ?? [canonicalJson(before)]];
     if (must.some((branch) => !within.includes(branch))) {
-      report("retyped", path, `its ${keyword} changed in a way toolpact cannot prove compatible (a branch was ${widening ? "removed or changed" : "added or changed"})`);
+      report(
+        "retyped",
+        path,
+        `its ${keyword} changed in a way toolpact cannot prove compatible (a branch was ${widening ? "removed or changed" : "added or changed"})`,
+      );
     }
   }
 }

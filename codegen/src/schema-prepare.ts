@@ -104,9 +104,7 @@ function copySchema(schema: SchemaObject, pointer: string, walk: Walk): SchemaOb
       for (const [name, sub] of Object.entries(value)) map[name] = copyValue(sub, `${at}/${pointerSegment(name)}`, walk);
       out[keyword] = map;
     } else if (SCHEMA_VALUES.includes(keyword) || SCHEMA_ARRAYS.includes(keyword)) {
-      out[keyword] = Array.isArray(value)
-        ? value.map((sub, index) => copyValue(sub, `${at}/${index}`, walk))
-        : copyValue(value, at, walk);
+      out[keyword] = Array.isArray(value) ? value.map((sub, index) => copyValue(sub, `${at}/${index}`, walk)) : copyValue(value, at, walk);
     } else if (keyword === "title" || keyword === "description") {
       out[keyword] = typeof value === "string" ? value.replace(/\r\n?/g, "\n") : value;
     } else {

@@ -14,7 +14,11 @@ describe("compileSchemaTypes", () => {
     const { code, declared } = await compileSchemaTypes(
       {
         type: "object",
-        properties: { named: { type: "object", properties: { a: { type: "string" } } }, bare: { type: "object" }, open: { type: "object", properties: { a: { type: "string" } }, additionalProperties: true } },
+        properties: {
+          named: { type: "object", properties: { a: { type: "string" } } },
+          bare: { type: "object" },
+          open: { type: "object", properties: { a: { type: "string" } }, additionalProperties: true },
+        },
       },
       "ProbeInput",
       where,
@@ -38,7 +42,11 @@ describe("compileSchemaTypes", () => {
 
   it("names every part after its root with an underscore, so no two tools' parts collide", async () => {
     const { declared } = await compileSchemaTypes(
-      { type: "object", properties: { a: { $ref: "#/$defs/address" }, b: { title: "Point", type: "object", properties: { x: { type: "number" } } } }, $defs: { address: { type: "string" } } },
+      {
+        type: "object",
+        properties: { a: { $ref: "#/$defs/address" }, b: { title: "Point", type: "object", properties: { x: { type: "number" } } } },
+        $defs: { address: { type: "string" } },
+      },
       "ProbeInput",
       where,
     );
@@ -47,7 +55,11 @@ describe("compileSchemaTypes", () => {
 
   it("turns $anchor references into pointers and 2020-12 tuples into arrays of unknown", async () => {
     const { code } = await compileSchemaTypes(
-      { type: "object", properties: { a: { $ref: "#tag" }, t: { type: "array", prefixItems: [{ type: "string" }], items: false } }, $defs: { tag: { $anchor: "tag", type: "string" } } },
+      {
+        type: "object",
+        properties: { a: { $ref: "#tag" }, t: { type: "array", prefixItems: [{ type: "string" }], items: false } },
+        $defs: { tag: { $anchor: "tag", type: "string" } },
+      },
       "ProbeInput",
       where,
     );
@@ -59,9 +71,13 @@ describe("compileSchemaTypes", () => {
     await expect(compileSchemaTypes({ type: "object", properties: { a: { tsType: "string; export const pwn = 1" } } }, "ProbeInput", where)).rejects.toThrow(
       'com.example.probe:probe@1 inputSchema at "/properties/a": "tsType" is not allowed: it would paste code into the generated client; remove it',
     );
-    await expect(compileSchemaTypes({ type: "object", $defs: { e: { enum: ["a"], tsEnumNames: ["A"] } } }, "ProbeInput", where)).rejects.toThrow(/"tsEnumNames" is not allowed/);
+    await expect(compileSchemaTypes({ type: "object", $defs: { e: { enum: ["a"], tsEnumNames: ["A"] } } }, "ProbeInput", where)).rejects.toThrow(
+      /"tsEnumNames" is not allowed/,
+    );
     // A property may be *named* tsType: that is data, not the keyword.
-    await expect(compileSchemaTypes({ type: "object", properties: { tsType: { type: "string" } } }, "ProbeInput", where)).resolves.toMatchObject({ declared: ["ProbeInput"] });
+    await expect(compileSchemaTypes({ type: "object", properties: { tsType: { type: "string" } } }, "ProbeInput", where)).resolves.toMatchObject({
+      declared: ["ProbeInput"],
+    });
   });
 
   it("refuses a $ref that leads outside the document or into data it would read as a schema", async () => {
@@ -79,7 +95,13 @@ describe("compileSchemaTypes", () => {
 
   it("drops what it cannot express, so the type is wider than the schema, never narrower", async () => {
     const { code } = await compileSchemaTypes(
-      { type: "object", properties: { n: { not: { type: "string" } }, c: { type: "object", properties: { m: { type: "string" } }, if: { required: ["m"] }, then: { required: ["x"] } } } },
+      {
+        type: "object",
+        properties: {
+          n: { not: { type: "string" } },
+          c: { type: "object", properties: { m: { type: "string" } }, if: { required: ["m"] }, then: { required: ["x"] } },
+        },
+      },
       "ProbeInput",
       where,
     );
@@ -107,7 +129,7 @@ describe("text from manifests cannot become code", () => {
     const text = await providerFile({
       type: "object",
       description: attack,
-      properties: { [attack]: { type: "string", description: attack, title: attack }, e: { enum: [attack, "\"quoted\""] } },
+      properties: { [attack]: { type: "string", description: attack, title: attack }, e: { enum: [attack, '"quoted"'] } },
     });
     // The title names a type, made a safe identifier; nothing else is declared.
     expect(topLevelNames(text)).toEqual([
@@ -127,7 +149,15 @@ describe("text from manifests cannot become code", () => {
     const tampered = { ...manifest, tools: [{ ...manifest.tools[0]!, title: attack, description: `line\r\n${attack}` }] };
     const text = (await generateClients([tampered])).find((file) => file.path === "probe.ts")!.contents;
     expect(text).not.toContain("\r");
-    expect(topLevelNames(text)).toEqual(["ProbeInput", "probeDescriptor", "ProbeMethods", "ProbeClient", "createProbeClient", "ProbeProviderHandlers", "defineProbeProvider"]);
+    expect(topLevelNames(text)).toEqual([
+      "ProbeInput",
+      "probeDescriptor",
+      "ProbeMethods",
+      "ProbeClient",
+      "createProbeClient",
+      "ProbeProviderHandlers",
+      "defineProbeProvider",
+    ]);
   });
 
   it("in tool names that spell the stand-ins of the printed <Tool>Methods template", async () => {

@@ -57,6 +57,10 @@ export async function compileSchemaTypes(schema: unknown, rootName: string, wher
 
 /** A schema title or `$defs` key as an identifier part, as json-schema-to-typescript would make it. */
 function safeName(name: string): string {
-  const words = name.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
   return words.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("") || "Part";
 }

@@ -73,7 +73,7 @@ describe("generated types under tsc", () => {
       'import type { ToolTransport } from "@toolpact/client";',
       'import { createToolClients } from "../golden/index.js";',
       "declare const transport: ToolTransport;",
-      'export const call = createToolClients(transport).notes.createRecordV1.preview({ title: 42 });',
+      "export const call = createToolClients(transport).notes.createRecordV1.preview({ title: 42 });",
     ].join("\n");
     const { diagnostics } = typecheck(tsFiles(GOLDEN_DIR), new Map([[join(TYPE_TESTS_DIR, "control-error.ts"), snippet]]), baseline.program);
     expect(diagnostics).toHaveLength(1);
@@ -107,7 +107,7 @@ describe("generated types under tsc", () => {
     const snippet = [
       'import { expectTypeOf } from "vitest";',
       'import type { Notes } from "../golden/index.js";',
-      'expectTypeOf<Notes.CreateRecordV1Output>().toEqualTypeOf<{ id: number }>();',
+      "expectTypeOf<Notes.CreateRecordV1Output>().toEqualTypeOf<{ id: number }>();",
     ].join("\n");
     const { diagnostics } = typecheck(tsFiles(GOLDEN_DIR), new Map([[join(TYPE_TESTS_DIR, "control-expect.ts"), snippet]]), baseline.program);
     expect(diagnostics).toEqual([expect.stringMatching(/control-expect\.ts:3:\d+: TS2344/)]);

@@ -14,15 +14,7 @@ import type {
   ToolTransport,
 } from "@toolpact/client";
 import { expectTypeOf } from "vitest";
-import {
-  GeoShapes,
-  Mailer,
-  Notes,
-  createToolClients,
-  defineMailerProvider,
-  defineNotesProvider,
-  type ToolClients,
-} from "../golden/index.js";
+import { GeoShapes, Mailer, Notes, createToolClients, defineMailerProvider, defineNotesProvider, type ToolClients } from "../golden/index.js";
 
 declare const transport: ToolTransport;
 const tools = createToolClients(transport);
@@ -135,7 +127,10 @@ export async function resultsFollowOutputSchema(): Promise<void> {
   const templates = await tools.mailer.listTemplates.execute({});
   expectTypeOf(templates.result).toEqualTypeOf<{ id: string; name: string }[]>();
 
-  const archived = await notes.archiveRecord.execute({ id: "r1" }, { confirmationToken: await notes.archiveRecord.confirm(await notes.archiveRecord.preview({ id: "r1" })) });
+  const archived = await notes.archiveRecord.execute(
+    { id: "r1" },
+    { confirmationToken: await notes.archiveRecord.confirm(await notes.archiveRecord.preview({ id: "r1" })) },
+  );
   expectTypeOf(archived.result.archived).toEqualTypeOf<true>();
 }
 
@@ -244,7 +239,17 @@ export async function schemaShapes(): Promise<void> {
 
   // $anchor references, recursion, maps, open objects, nullable types
   const measure = tools.geoShapes.measure;
-  await measure.preview({ shape: { kind: "polygon", points: [[0, 0], [1, 0], [0, 1]] }, tree: { name: "root", children: [{ name: "leaf" }] } });
+  await measure.preview({
+    shape: {
+      kind: "polygon",
+      points: [
+        [0, 0],
+        [1, 0],
+        [0, 1],
+      ],
+    },
+    tree: { name: "root", children: [{ name: "leaf" }] },
+  });
   // @ts-expect-error a shape branch misses its required field
   await measure.preview({ shape: { kind: "circle" } });
   // @ts-expect-error recursion keeps its required fields
@@ -252,7 +257,7 @@ export async function schemaShapes(): Promise<void> {
   await measure.preview({ shape: { kind: "circle", radius: 1 }, metadata: { any: ["thing"] }, counts: { a: 1 }, label: null });
   // @ts-expect-error a map's values keep their type
   await measure.preview({ shape: { kind: "circle", radius: 1 }, counts: { a: "1" } });
-  await measure.preview({ shape: { kind: "circle", radius: 1 }, "odd-key": true, unit: "it's \"quoted\"" });
+  await measure.preview({ shape: { kind: "circle", radius: 1 }, "odd-key": true, unit: 'it\'s "quoted"' });
   // Keywords codegen cannot express leave the type wider, never wrong: `not` gives unknown.
   expectTypeOf<GeoShapes.MeasureInput["notString"]>().toEqualTypeOf<unknown>();
   // allOf in a draft-07 output schema

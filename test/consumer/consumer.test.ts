@@ -79,9 +79,7 @@ beforeAll(async () => {
   const packedName = (await runOk("npm", ["pack", "--silent", "--pack-destination", path.join(work, "tarballs")], { cwd: notesTools })).stdout.trim();
   manifestPackageTarball = path.join(work, "tarballs", packedName);
   npmrc = existsSync(path.join(repoRoot, ".npmrc")) ? readFileSync(path.join(repoRoot, ".npmrc"), "utf8") : "";
-  console.log(
-    ["packed (pnpm pack):", ...packed.map((pkg) => `  ${pkg.name}@${pkg.version}  ${(pkg.tarballBytes / 1000).toFixed(1)} kB`)].join("\n"),
-  );
+  console.log(["packed (pnpm pack):", ...packed.map((pkg) => `  ${pkg.name}@${pkg.version}  ${(pkg.tarballBytes / 1000).toFixed(1)} kB`)].join("\n"));
 }, 2 * MINUTE);
 
 afterAll(() => {
@@ -115,66 +113,86 @@ describe("a plugin author's project, installed with npm", () => {
   beforeAll(() => {
     project = path.join(work, "npm");
     // The reader's first command: `npm install @toolpact/client`, in a TypeScript project.
-    writeConsumerProject(project, {
-      packageManager: "npm",
-      dependencies: { "@toolpact/client": tarballSpecs(project)["@toolpact/client"]! },
-      devDependencies: { [COMPILERS["TypeScript 5.9"].alias]: COMPILERS["TypeScript 5.9"].spec },
-      overrides: toolpactOverrides(project),
-    }, npmrc);
+    writeConsumerProject(
+      project,
+      {
+        packageManager: "npm",
+        dependencies: { "@toolpact/client": tarballSpecs(project)["@toolpact/client"]! },
+        devDependencies: { [COMPILERS["TypeScript 5.9"].alias]: COMPILERS["TypeScript 5.9"].spec },
+        overrides: toolpactOverrides(project),
+      },
+      npmrc,
+    );
   });
 
-  it("npm install @toolpact/client: no native build, no database driver, and small", async () => {
-    const install = await runOk("npm", ["install", "--no-audit", "--no-fund"], { cwd: project, timeoutMs: 5 * MINUTE });
-    const closure = installClosure(project, ["@toolpact/client"]);
-    expect(nativeOrDatabaseFindings(closure)).toEqual([]);
-    expect(closure.map((pkg) => pkg.name)).not.toContain("@toolpact/server");
-    const bytes = closure.reduce((sum, pkg) => sum + pkg.bytes, 0);
-    const diskBytes = closure.reduce((sum, pkg) => sum + pkg.diskBytes, 0);
-    const load = await runOk(
-      process.execPath,
-      ["--input-type=module", "-e", "const t = performance.now(); await import('@toolpact/client'); console.log((performance.now() - t).toFixed(0))"],
-      { cwd: project },
-    );
-    // DESIGN.md: a caller project's runtime dependencies take at most 15 MB on disk.
-    expect(diskBytes, "the caller install on disk").toBeLessThanOrEqual(15 * 1024 * 1024);
-    console.log(
-      [
-        "caller runtime install (npm install @toolpact/client; @trpc/client's typescript peer is the project's own):",
-        `  ${closure.length} packages, ${megabytes(bytes)} unpacked, ${megabytes(diskBytes)} on disk; ` +
-          `npm install took ${(install.ms / 1000).toFixed(1)} s; import("@toolpact/client") took ${load.stdout.trim()} ms`,
-        ...closure.map((pkg) => `  ${megabytes(pkg.bytes).padStart(8)}  ${pkg.name}@${pkg.version}`),
-      ].join("\n"),
-    );
-  }, 6 * MINUTE);
+  it(
+    "npm install @toolpact/client: no native build, no database driver, and small",
+    async () => {
+      const install = await runOk("npm", ["install", "--no-audit", "--no-fund"], { cwd: project, timeoutMs: 5 * MINUTE });
+      const closure = installClosure(project, ["@toolpact/client"]);
+      expect(nativeOrDatabaseFindings(closure)).toEqual([]);
+      expect(closure.map((pkg) => pkg.name)).not.toContain("@toolpact/server");
+      const bytes = closure.reduce((sum, pkg) => sum + pkg.bytes, 0);
+      const diskBytes = closure.reduce((sum, pkg) => sum + pkg.diskBytes, 0);
+      const load = await runOk(
+        process.execPath,
+        ["--input-type=module", "-e", "const t = performance.now(); await import('@toolpact/client'); console.log((performance.now() - t).toFixed(0))"],
+        { cwd: project },
+      );
+      // DESIGN.md: a caller project's runtime dependencies take at most 15 MB on disk.
+      expect(diskBytes, "the caller install on disk").toBeLessThanOrEqual(15 * 1024 * 1024);
+      console.log(
+        [
+          "caller runtime install (npm install @toolpact/client; @trpc/client's typescript peer is the project's own):",
+          `  ${closure.length} packages, ${megabytes(bytes)} unpacked, ${megabytes(diskBytes)} on disk; ` +
+            `npm install took ${(install.ms / 1000).toFixed(1)} s; import("@toolpact/client") took ${load.stdout.trim()} ms`,
+          ...closure.map((pkg) => `  ${megabytes(pkg.bytes).padStart(8)}  ${pkg.name}@${pkg.version}`),
+        ].join("\n"),
+      );
+    },
+    6 * MINUTE,
+  );
 
-  it("npm install -D @toolpact/cli adds the toolpact binary, still without a native build or a database driver", async () => {
-    const specs = tarballSpecs(project);
-    const compilers = [COMPILERS["TypeScript 6"], COMPILERS["TypeScript 7"]].map(({ alias, spec }) => `${alias}@${spec}`);
-    await runOk("npm", ["install", "--no-audit", "--no-fund", "-D", specs["@toolpact/cli"]!, specs[MANIFEST_PACKAGE]!, "@types/node@^20.19.0", ...compilers], {
-      cwd: project,
-      timeoutMs: 5 * MINUTE,
-    });
-    const closure = installClosure(project, ["@toolpact/client", "@toolpact/cli"]);
-    expect(nativeOrDatabaseFindings(closure)).toEqual([]);
-    expect(closure.map((pkg) => pkg.name)).not.toContain("@toolpact/server");
-    expect(existsSync(path.join(project, "node_modules/.bin/toolpact"))).toBe(true);
-  }, 6 * MINUTE);
+  it(
+    "npm install -D @toolpact/cli adds the toolpact binary, still without a native build or a database driver",
+    async () => {
+      const specs = tarballSpecs(project);
+      const compilers = [COMPILERS["TypeScript 6"], COMPILERS["TypeScript 7"]].map(({ alias, spec }) => `${alias}@${spec}`);
+      await runOk(
+        "npm",
+        ["install", "--no-audit", "--no-fund", "-D", specs["@toolpact/cli"]!, specs[MANIFEST_PACKAGE]!, "@types/node@^20.19.0", ...compilers],
+        {
+          cwd: project,
+          timeoutMs: 5 * MINUTE,
+        },
+      );
+      const closure = installClosure(project, ["@toolpact/client", "@toolpact/cli"]);
+      expect(nativeOrDatabaseFindings(closure)).toEqual([]);
+      expect(closure.map((pkg) => pkg.name)).not.toContain("@toolpact/server");
+      expect(existsSync(path.join(project, "node_modules/.bin/toolpact"))).toBe(true);
+    },
+    6 * MINUTE,
+  );
 
   it("the manifest's $schema resolves from node_modules", () => {
     const manifest = JSON.parse(readFileSync(path.join(project, "plugin.json"), "utf8")) as { $schema: string };
     expect(existsSync(path.join(project, manifest.$schema))).toBe(true);
   });
 
-  it("toolpact validate and toolpact codegen: its own manifest, and the one a provider package ships", async () => {
-    const validate = await toolpact(["validate", "plugin.json", MANIFEST_PACKAGE_ARG]);
-    expect(validate.stderr).toBe("");
-    expect(validate.stdout).toMatch(/^ok plugin\.json: com\.acme\.todo@1\.0\.0, 2 tools/m);
-    expect(validate.stdout).toMatch(/^ok \S+plugin\.json: com\.example\.notes@/m);
-    expect(validate.code).toBe(0);
-    const codegen = await toolpact(["codegen", "--out", "src/generated", "plugin.json", MANIFEST_PACKAGE_ARG]);
-    expect(codegen.stderr).toBe("");
-    expect(codegen.code).toBe(0);
-  }, 2 * MINUTE);
+  it(
+    "toolpact validate and toolpact codegen: its own manifest, and the one a provider package ships",
+    async () => {
+      const validate = await toolpact(["validate", "plugin.json", MANIFEST_PACKAGE_ARG]);
+      expect(validate.stderr).toBe("");
+      expect(validate.stdout).toMatch(/^ok plugin\.json: com\.acme\.todo@1\.0\.0, 2 tools/m);
+      expect(validate.stdout).toMatch(/^ok \S+plugin\.json: com\.example\.notes@/m);
+      expect(validate.code).toBe(0);
+      const codegen = await toolpact(["codegen", "--out", "src/generated", "plugin.json", MANIFEST_PACKAGE_ARG]);
+      expect(codegen.stderr).toBe("");
+      expect(codegen.code).toBe(0);
+    },
+    2 * MINUTE,
+  );
 
   it("toolpact serve without @toolpact/server says what to install, in one line", async () => {
     const serve = await toolpact(["serve", "--dev"]);
@@ -184,10 +202,14 @@ describe("a plugin author's project, installed with npm", () => {
     );
   });
 
-  it("the caller compiles with what it installed (strict, skipLibCheck false, no dom lib)", async () => {
-    writeSurface(project, "caller-surface.ts", entryPointsInstalled(project));
-    await compileWith(project, ["TypeScript 5.9"], "tsconfig.caller.json");
-  }, 2 * MINUTE);
+  it(
+    "the caller compiles with what it installed (strict, skipLibCheck false, no dom lib)",
+    async () => {
+      writeSurface(project, "caller-surface.ts", entryPointsInstalled(project));
+      await compileWith(project, ["TypeScript 5.9"], "tsconfig.caller.json");
+    },
+    2 * MINUTE,
+  );
 
   describe("with npm install -D @toolpact/server", () => {
     beforeAll(async () => {
@@ -200,10 +222,14 @@ describe("a plugin author's project, installed with npm", () => {
       });
     }, 6 * MINUTE);
 
-    it("the provider, the caller and every public type file compile on TypeScript 5.9, 6 and 7", async () => {
-      writeSurface(project, "surface.ts", entryPointsInstalled(project));
-      await compileWith(project, Object.keys(COMPILERS) as (keyof typeof COMPILERS)[], "tsconfig.json");
-    }, 5 * MINUTE);
+    it(
+      "the provider, the caller and every public type file compile on TypeScript 5.9, 6 and 7",
+      async () => {
+        writeSurface(project, "surface.ts", entryPointsInstalled(project));
+        await compileWith(project, Object.keys(COMPILERS) as (keyof typeof COMPILERS)[], "tsconfig.json");
+      },
+      5 * MINUTE,
+    );
 
     it(
       "toolpact serve, without better-sqlite3's native build, says so and how to build it with npm",
@@ -223,16 +249,20 @@ describe("the same project, installed with pnpm 10", () => {
   beforeAll(async () => {
     project = path.join(work, "pnpm");
     const specs = tarballSpecs(project);
-    writeConsumerProject(project, {
-      packageManager: "pnpm",
-      dependencies: { "@toolpact/client": specs["@toolpact/client"]! },
-      devDependencies: {
-        ...Object.fromEntries(["@toolpact/cli", "@toolpact/server", "@toolpact/runtime", MANIFEST_PACKAGE].map((name) => [name, specs[name]!])),
-        "@types/node": "^20.19.0",
-        typescript: COMPILERS["TypeScript 5.9"].spec,
+    writeConsumerProject(
+      project,
+      {
+        packageManager: "pnpm",
+        dependencies: { "@toolpact/client": specs["@toolpact/client"]! },
+        devDependencies: {
+          ...Object.fromEntries(["@toolpact/cli", "@toolpact/server", "@toolpact/runtime", MANIFEST_PACKAGE].map((name) => [name, specs[name]!])),
+          "@types/node": "^20.19.0",
+          typescript: COMPILERS["TypeScript 5.9"].spec,
+        },
+        overrides: toolpactOverrides(project),
       },
-      overrides: toolpactOverrides(project),
-    }, npmrc);
+      npmrc,
+    );
     await pnpmInstall();
   }, 6 * MINUTE);
 
@@ -240,14 +270,18 @@ describe("the same project, installed with pnpm 10", () => {
     expect(nativeOrDatabaseFindings(installClosure(project, ["@toolpact/client", "@toolpact/cli"]))).toEqual([]);
   });
 
-  it("toolpact validate and codegen run, and everything compiles under pnpm's strict node_modules", async () => {
-    expect((await toolpact(["validate", "plugin.json", MANIFEST_PACKAGE_ARG])).code).toBe(0);
-    const codegen = await toolpact(["codegen", "--out", "src/generated", "plugin.json", MANIFEST_PACKAGE_ARG]);
-    expect(codegen.stderr).toBe("");
-    expect(codegen.code).toBe(0);
-    writeSurface(project, "surface.ts", entryPointsInstalled(project));
-    await runOk(process.execPath, [tscOf(project, "TypeScript 5.9"), "-p", "tsconfig.json"], { cwd: project, timeoutMs: 2 * MINUTE });
-  }, 3 * MINUTE);
+  it(
+    "toolpact validate and codegen run, and everything compiles under pnpm's strict node_modules",
+    async () => {
+      expect((await toolpact(["validate", "plugin.json", MANIFEST_PACKAGE_ARG])).code).toBe(0);
+      const codegen = await toolpact(["codegen", "--out", "src/generated", "plugin.json", MANIFEST_PACKAGE_ARG]);
+      expect(codegen.stderr).toBe("");
+      expect(codegen.code).toBe(0);
+      writeSurface(project, "surface.ts", entryPointsInstalled(project));
+      await runOk(process.execPath, [tscOf(project, "TypeScript 5.9"), "-p", "tsconfig.json"], { cwd: project, timeoutMs: 2 * MINUTE });
+    },
+    3 * MINUTE,
+  );
 
   it(
     "toolpact serve, with better-sqlite3's build not allowed, says so and how to allow it",
@@ -255,39 +289,43 @@ describe("the same project, installed with pnpm 10", () => {
     MINUTE,
   );
 
-  it("with the build allowed, toolpact serve serves the provider; the generated client previews, confirms, writes and reads", async () => {
-    writeFileSync(path.join(project, "pnpm-workspace.yaml"), "allowBuilds:\n  better-sqlite3: true\n");
-    // A fresh install links better-sqlite3 built (from pnpm's build cache once it was built on this machine).
-    rmSync(path.join(project, "node_modules"), { recursive: true, force: true });
-    await pnpmInstall();
-    const secrets = makeDeploymentSecrets();
-    writeConfig(project);
-    const serve = await startServe({
-      cwd: project,
-      bin: path.join(project, "node_modules/@toolpact/cli/bin/toolpact.js"),
-      args: ["--config", "toolpact.config.json"],
-      env: secrets.env,
-      timeoutMs: 30_000,
-    });
-    try {
-      const admin = { authorization: `Bearer ${secrets.adminKey}` };
-      for (const pluginId of [PROVIDER_ID, CALLER_ID]) ok(await mutate(serve.url, "admin.installPlugin", { tenantId: TENANT, pluginId }, admin));
-      ok(await mutate(serve.url, "admin.setPolicy", { tenantId: TENANT, policy: TOKEN_MODE_POLICY }, admin));
-      const { key } = ok<{ key: string }>(await mutate(serve.url, "admin.issuePluginKey", { tenantId: TENANT, pluginId: CALLER_ID }, admin));
-      const actorToken = await mintActorToken(secrets.actorSecret, { tid: TENANT, sub: "ada", azp: CALLER_ID });
-
-      const caller = await runOk(process.execPath, ["src/caller.js"], {
+  it(
+    "with the build allowed, toolpact serve serves the provider; the generated client previews, confirms, writes and reads",
+    async () => {
+      writeFileSync(path.join(project, "pnpm-workspace.yaml"), "allowBuilds:\n  better-sqlite3: true\n");
+      // A fresh install links better-sqlite3 built (from pnpm's build cache once it was built on this machine).
+      rmSync(path.join(project, "node_modules"), { recursive: true, force: true });
+      await pnpmInstall();
+      const secrets = makeDeploymentSecrets();
+      writeConfig(project);
+      const serve = await startServe({
         cwd: project,
-        env: { TOOLPACT_URL: serve.url, PLUGIN_KEY: key, ACTOR_TOKEN: actorToken },
+        bin: path.join(project, "node_modules/@toolpact/cli/bin/toolpact.js"),
+        args: ["--config", "toolpact.config.json"],
+        env: secrets.env,
+        timeoutMs: 30_000,
       });
-      const outcome = JSON.parse(caller.stdout) as { summary: string; operationId: string; items: string[]; reuse: string };
-      expect(outcome).toMatchObject({ summary: 'Add "Buy milk"', items: ["Buy milk"], reuse: "CONFIRMATION_USED" });
-      expect(outcome.operationId).toMatch(/\S/);
-    } finally {
-      serve.child.kill("SIGTERM");
-    }
-    expect(await serve.exited).toEqual({ code: 0, signal: null });
-  }, 8 * MINUTE);
+      try {
+        const admin = { authorization: `Bearer ${secrets.adminKey}` };
+        for (const pluginId of [PROVIDER_ID, CALLER_ID]) ok(await mutate(serve.url, "admin.installPlugin", { tenantId: TENANT, pluginId }, admin));
+        ok(await mutate(serve.url, "admin.setPolicy", { tenantId: TENANT, policy: TOKEN_MODE_POLICY }, admin));
+        const { key } = ok<{ key: string }>(await mutate(serve.url, "admin.issuePluginKey", { tenantId: TENANT, pluginId: CALLER_ID }, admin));
+        const actorToken = await mintActorToken(secrets.actorSecret, { tid: TENANT, sub: "ada", azp: CALLER_ID });
+
+        const caller = await runOk(process.execPath, ["src/caller.js"], {
+          cwd: project,
+          env: { TOOLPACT_URL: serve.url, PLUGIN_KEY: key, ACTOR_TOKEN: actorToken },
+        });
+        const outcome = JSON.parse(caller.stdout) as { summary: string; operationId: string; items: string[]; reuse: string };
+        expect(outcome).toMatchObject({ summary: 'Add "Buy milk"', items: ["Buy milk"], reuse: "CONFIRMATION_USED" });
+        expect(outcome.operationId).toMatch(/\S/);
+      } finally {
+        serve.child.kill("SIGTERM");
+      }
+      expect(await serve.exited).toEqual({ code: 0, signal: null });
+    },
+    8 * MINUTE,
+  );
 });
 
 /** The tenant's policy: the assistant may call the todo tools and is trusted to confirm them itself (token mode). */

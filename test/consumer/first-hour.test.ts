@@ -66,73 +66,85 @@ describe("docs/getting-started.md from an empty folder, with the packed packages
     expect(steps.filter((block) => block.attributes["first-hour"] === "approve")).toHaveLength(1);
   });
 
-  it("every step prints what the page shows, the write is approved in Chromium, and the files are as shown", async (context) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: install Debian's chromium`);
-      context.skip("skipped: /usr/bin/chromium is missing");
-    }
-    const root = path.join(work, "reader");
-    const port = String(await freePort());
-    const timings: string[] = [];
-    const problems: string[] = [];
-    let cwd = root;
-    let background: Running | undefined;
-    try {
-      for (const block of steps) {
-        const mode = block.attributes["first-hour"];
-        for (const command of sessionCommands(block)) {
-          const shown = command.command;
-          const started = performance.now();
-          if (mode === "background") {
-            background = startCommand(`${shown} --port ${port}`, root, env);
-            await background.waitFor(/^toolpact dev: serving \d+ plugins? at /m, 4 * MINUTE);
-            timings.push(`${seconds(started)}  (terminal 2) $ ${shown}: serving`);
-            continue;
-          }
-          if (mode === "approve") {
-            const from = background!.output().length;
-            const waiting = startCommand(shown, cwd, env);
-            const [, link] = await background!.waitFor(/^confirm \S+ for user "[^"]+": open (\S+)$/m, MINUTE, from);
-            await approveInChromium(link!);
-            timings.push(`${seconds(started)}  $ ${shown}  (approved in Chromium)`);
-            const run = await waiting.finished(MINUTE);
+  it(
+    "every step prints what the page shows, the write is approved in Chromium, and the files are as shown",
+    async (context) => {
+      if (!existsSync(CHROMIUM)) {
+        if (process.env.CI === "true") throw new Error(`${CHROMIUM} is missing: install Debian's chromium`);
+        context.skip("skipped: /usr/bin/chromium is missing");
+      }
+      const root = path.join(work, "reader");
+      const port = String(await freePort());
+      const timings: string[] = [];
+      const problems: string[] = [];
+      let cwd = root;
+      let background: Running | undefined;
+      try {
+        for (const block of steps) {
+          const mode = block.attributes["first-hour"];
+          for (const command of sessionCommands(block)) {
+            const shown = command.command;
+            const started = performance.now();
+            if (mode === "background") {
+              background = startCommand(`${shown} --port ${port}`, root, env);
+              await background.waitFor(/^toolpact dev: serving \d+ plugins? at /m, 4 * MINUTE);
+              timings.push(`${seconds(started)}  (terminal 2) $ ${shown}: serving`);
+              continue;
+            }
+            if (mode === "approve") {
+              const from = background!.output().length;
+              const waiting = startCommand(shown, cwd, env);
+              const [, link] = await background!.waitFor(/^confirm \S+ for user "[^"]+": open (\S+)$/m, MINUTE, from);
+              await approveInChromium(link!);
+              timings.push(`${seconds(started)}  $ ${shown}  (approved in Chromium)`);
+              const run = await waiting.finished(MINUTE);
+              check(problems, command, run.output, port);
+              if (run.code !== 0) problems.push(`${where(command.block, command.offset)}: $ ${shown} exited ${run.code}`);
+              continue;
+            }
+            const run = await runInShell(shown, cwd, env, 6 * MINUTE);
+            timings.push(`${seconds(started)}  $ ${shown}`);
+            cwd = run.cwd;
             check(problems, command, run.output, port);
-            if (run.code !== 0) problems.push(`${where(command.block, command.offset)}: $ ${shown} exited ${run.code}`);
-            continue;
+            if (run.code !== 0) problems.push(`${where(command.block, command.offset)}: $ ${shown} exited ${run.code}:\n${run.output}`);
           }
-          const run = await runInShell(shown, cwd, env, 6 * MINUTE);
-          timings.push(`${seconds(started)}  $ ${shown}`);
-          cwd = run.cwd;
-          check(problems, command, run.output, port);
-          if (run.code !== 0) problems.push(`${where(command.block, command.offset)}: $ ${shown} exited ${run.code}:\n${run.output}`);
         }
+      } finally {
+        if (background !== undefined) {
+          const started = performance.now();
+          background.interrupt();
+          await background.finished(MINUTE);
+          timings.push(`${seconds(started)}  (terminal 2) Ctrl-C`);
+          const devBlock = steps.find((block) => block.attributes["first-hour"] === "background")!;
+          check(problems, sessionCommands(devBlock)[0]!, background.output(), port);
+        }
+        console.log(["docs/getting-started.md, step by step:", ...timings.map((line) => `  ${line}`)].join("\n"));
       }
-    } finally {
-      if (background !== undefined) {
-        const started = performance.now();
-        background.interrupt();
-        await background.finished(MINUTE);
-        timings.push(`${seconds(started)}  (terminal 2) Ctrl-C`);
-        const devBlock = steps.find((block) => block.attributes["first-hour"] === "background")!;
-        check(problems, sessionCommands(devBlock)[0]!, background.output(), port);
+      for (const block of shownFiles) {
+        const file = path.join(root, block.attributes["first-hour-file"] as string);
+        if (!existsSync(file)) problems.push(`${where(block)}: ${block.attributes["first-hour-file"] as string} was not written`);
+        else if (readFileSync(file, "utf8") !== block.content)
+          problems.push(
+            `${where(block)}: differs from the ${block.attributes["first-hour-file"] as string} the commands wrote:\n${readFileSync(file, "utf8")}`,
+          );
       }
-      console.log(["docs/getting-started.md, step by step:", ...timings.map((line) => `  ${line}`)].join("\n"));
-    }
-    for (const block of shownFiles) {
-      const file = path.join(root, block.attributes["first-hour-file"] as string);
-      if (!existsSync(file)) problems.push(`${where(block)}: ${block.attributes["first-hour-file"] as string} was not written`);
-      else if (readFileSync(file, "utf8") !== block.content) problems.push(`${where(block)}: differs from the ${block.attributes["first-hour-file"] as string} the commands wrote:\n${readFileSync(file, "utf8")}`);
-    }
-    expect(problems.join("\n\n")).toBe("");
-  }, 30 * MINUTE);
+      expect(problems.join("\n\n")).toBe("");
+    },
+    30 * MINUTE,
+  );
 });
 
 /** Adds a problem when `output` is not what the page shows for `command` (its port read as the run's). */
 function check(problems: string[], command: SessionCommand, output: string, port: string): void {
-  const actual = output.replace(/\n$/, "").split("\n").filter((line, index, lines) => !(line === "" && index === lines.length - 1));
+  const actual = output
+    .replace(/\n$/, "")
+    .split("\n")
+    .filter((line, index, lines) => !(line === "" && index === lines.length - 1));
   const expected = command.expected.map((line) => line.replaceAll(`127.0.0.1:${SHOWN_PORT}`, `127.0.0.1:${port}`));
   if (!outputMatches(expected, output === "" ? [] : actual)) {
-    problems.push(`${where(command.block, command.offset)}: $ ${command.command}\n  the page shows:\n${indent(command.expected)}\n  it printed:\n${indent(actual)}`);
+    problems.push(
+      `${where(command.block, command.offset)}: $ ${command.command}\n  the page shows:\n${indent(command.expected)}\n  it printed:\n${indent(actual)}`,
+    );
   }
 }
 
@@ -151,7 +163,12 @@ async function approveInChromium(link: string): Promise<void> {
 }
 
 /** One command in bash in `cwd`; reports its output, exit code and the directory it ended in. */
-async function runInShell(command: string, cwd: string, environment: Record<string, string>, timeoutMs: number): Promise<{ output: string; code: number; cwd: string }> {
+async function runInShell(
+  command: string,
+  cwd: string,
+  environment: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ output: string; code: number; cwd: string }> {
   const mark = "@@toolpact-first-hour-cwd@@";
   const running = startCommand(`${command}\n__rc=$?\nprintf '\\n${mark}%s\\n' "$PWD"\nexit $__rc`, cwd, environment);
   const { output, code } = await running.finished(timeoutMs);
@@ -170,7 +187,12 @@ interface Running {
 
 /** Starts `bash -c <script>` in its own process group (as a terminal runs a command), stdout and stderr together. */
 function startCommand(script: string, cwd: string, environment: Record<string, string>): Running {
-  const child: ChildProcess = spawn("bash", ["--noprofile", "--norc", "-c", script], { cwd, env: environment, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn("bash", ["--noprofile", "--norc", "-c", script], {
+    cwd,
+    env: environment,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));

@@ -44,7 +44,12 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const allowSync = { rules: [{ tools: `${PROVIDER}:sync`, decision: "allow" }, { tools: `${PROVIDER}:charge`, decision: "confirm", mode: "platform" }] };
+const allowSync = {
+  rules: [
+    { tools: `${PROVIDER}:sync`, decision: "allow" },
+    { tools: `${PROVIDER}:charge`, decision: "confirm", mode: "platform" },
+  ],
+};
 const syncRef = { providerId: PROVIDER, tool: "sync" };
 
 function p99(samples: number[]): number {
@@ -136,8 +141,13 @@ async function runScenario(server: ServeProcess, secrets: DeploymentSecrets): Pr
   // The excess is refused as RATE_LIMITED with a Retry-After, never a 5xx.
   expect(answers.statuses["429"] ?? 0, summary).toBeGreaterThan(0);
   expect(answers.retryAfter.length, summary).toBeGreaterThan(0);
-  expect(answers.retryAfter.every((value) => /^\d+$/.test(value)), summary).toBe(true);
-  const serverErrors = Object.entries(answers.statuses).filter(([status]) => Number(status) >= 500).reduce((n, [, count]) => n + count, 0);
+  expect(
+    answers.retryAfter.every((value) => /^\d+$/.test(value)),
+    summary,
+  ).toBe(true);
+  const serverErrors = Object.entries(answers.statuses)
+    .filter(([status]) => Number(status) >= 500)
+    .reduce((n, [, count]) => n + count, 0);
   expect(serverErrors, summary).toBe(0);
 }
 
@@ -150,11 +160,15 @@ describe("one abusive caller cannot take the server from the others", () => {
     await runScenario(server, secrets);
   }, 120_000);
 
-  it.skipIf(pgSkip !== undefined)("on PostgreSQL", async () => {
-    const secrets = makeDeploymentSecrets();
-    const config = writeConfig(root, "pg.config.json", { databaseOptions: { schema: db!.freshSchema(), poolSize: 8 } });
-    const server = await startServe({ cwd: root, args: ["--config", config], env: { ...secrets.env, TOOLPACT_DATABASE_URL: db!.url }, timeoutMs: 30_000 });
-    children.push(server);
-    await runScenario(server, secrets);
-  }, 120_000);
+  it.skipIf(pgSkip !== undefined)(
+    "on PostgreSQL",
+    async () => {
+      const secrets = makeDeploymentSecrets();
+      const config = writeConfig(root, "pg.config.json", { databaseOptions: { schema: db!.freshSchema(), poolSize: 8 } });
+      const server = await startServe({ cwd: root, args: ["--config", config], env: { ...secrets.env, TOOLPACT_DATABASE_URL: db!.url }, timeoutMs: 30_000 });
+      children.push(server);
+      await runScenario(server, secrets);
+    },
+    120_000,
+  );
 });

@@ -54,7 +54,18 @@ const junk: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
 })).value;
 
 const method = fc.oneof(
-  fc.constantFrom("initialize", "tools/list", "tools/call", "server/discover", "ping", "notifications/initialized", "resources/list", "prompts/get", "tasks/get", "elicitation/create"),
+  fc.constantFrom(
+    "initialize",
+    "tools/list",
+    "tools/call",
+    "server/discover",
+    "ping",
+    "notifications/initialized",
+    "resources/list",
+    "prompts/get",
+    "tasks/get",
+    "elicitation/create",
+  ),
   edgeString,
 );
 
@@ -79,7 +90,9 @@ const message = fc.oneof(
 const mcpBody = fc.oneof(
   message.map((value) => JSON.stringify(value)),
   fc.array(message, { maxLength: 5 }).map((value) => JSON.stringify(value)),
-  fc.integer({ min: 50, max: 200_000 }).map((depth) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${"[".repeat(depth)}${"]".repeat(depth)}}}`),
+  fc
+    .integer({ min: 50, max: 200_000 })
+    .map((depth) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${"[".repeat(depth)}${"]".repeat(depth)}}}`),
   fc.string({ maxLength: 200 }),
   fc.constantFrom("", "{", "[]", "null", '{"jsonrpc":"2.0"}', "\u0000"),
 );
@@ -88,8 +101,14 @@ const mcpHeaders = fc.record(
   {
     "content-type": fc.constantFrom("application/json", "text/plain", "application/json; charset=latin1", ""),
     accept: fc.constantFrom("application/json, text/event-stream", "application/json", "text/event-stream", "*/*", ""),
-    "mcp-protocol-version": fc.oneof(fc.constantFrom("2025-11-25", "2025-06-18", "2026-07-28", "junk"), edgeString.filter((s) => /^[\x20-\x7e]*$/.test(s))),
-    "mcp-session-id": fc.oneof(fc.uuid(), fc.string({ maxLength: 20 }).filter((s) => /^[\x21-\x7e]*$/.test(s))),
+    "mcp-protocol-version": fc.oneof(
+      fc.constantFrom("2025-11-25", "2025-06-18", "2026-07-28", "junk"),
+      edgeString.filter((s) => /^[\x20-\x7e]*$/.test(s)),
+    ),
+    "mcp-session-id": fc.oneof(
+      fc.uuid(),
+      fc.string({ maxLength: 20 }).filter((s) => /^[\x21-\x7e]*$/.test(s)),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -120,26 +139,46 @@ describe("hostile input on the entry points beside /trpc", () => {
 
   it(`the confirmation page: ${RUNS} random paths, cookies and forms answer without a 5xx or a hang`, async () => {
     const pagePath = fc.oneof(
-      fc.constantFrom("/confirm", "/confirm/", "/confirm/session", "/confirm/session?token=", "/confirm/../trpc", "/confirm/%00", "/confirm/x/approve", "/confirm/x/deny"),
+      fc.constantFrom(
+        "/confirm",
+        "/confirm/",
+        "/confirm/session",
+        "/confirm/session?token=",
+        "/confirm/../trpc",
+        "/confirm/%00",
+        "/confirm/x/approve",
+        "/confirm/x/deny",
+      ),
       fc.tuple(fc.constantFrom("/confirm/", "/confirm/session?token="), edgeString).map(([prefix, rest]) => prefix + encodeURIComponent(rest.toWellFormed())),
       fc.tuple(fc.uuid(), fc.constantFrom("", "/approve", "/deny", "/x")).map(([id, tail]) => `/confirm/${id}${tail}`),
     );
-    const cookie = fc.oneof(fc.constant(undefined), fc.string({ maxLength: 200 }).filter((s) => /^[\x20-\x7e]*$/.test(s)), fc.constant(`toolpact_confirm=${"a".repeat(5000)}`));
+    const cookie = fc.oneof(
+      fc.constant(undefined),
+      fc.string({ maxLength: 200 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
+      fc.constant(`toolpact_confirm=${"a".repeat(5000)}`),
+    );
     const form = fc.dictionary(fc.constantFrom("csrf", "decision", "token", "__proto__", "x"), edgeString, { maxKeys: 4 });
     await fc.assert(
-      fc.asyncProperty(pagePath, cookie, form, fc.constantFrom("GET", "POST"), fc.constantFrom(undefined, "cross-site", "same-origin"), async (where, jar, fields, verb, site) => {
-        const response = await send(`${stack.url}${where}`, {
-          method: verb,
-          redirect: "manual",
-          headers: {
-            ...(jar === undefined ? {} : { cookie: jar }),
-            ...(site === undefined ? {} : { "sec-fetch-site": site }),
-            ...(verb === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-          },
-          ...(verb === "POST" ? { body: new URLSearchParams(fields as Record<string, string>).toString() } : {}),
-        });
-        expect(response.status, `${verb} ${where}`).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        pagePath,
+        cookie,
+        form,
+        fc.constantFrom("GET", "POST"),
+        fc.constantFrom(undefined, "cross-site", "same-origin"),
+        async (where, jar, fields, verb, site) => {
+          const response = await send(`${stack.url}${where}`, {
+            method: verb,
+            redirect: "manual",
+            headers: {
+              ...(jar === undefined ? {} : { cookie: jar }),
+              ...(site === undefined ? {} : { "sec-fetch-site": site }),
+              ...(verb === "POST" ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+            },
+            ...(verb === "POST" ? { body: new URLSearchParams(fields as Record<string, string>).toString() } : {}),
+          });
+          expect(response.status, `${verb} ${where}`).toBeLessThan(500);
+        },
+      ),
       { numRuns: RUNS },
     );
   }, 240_000);
@@ -148,7 +187,12 @@ describe("hostile input on the entry points beside /trpc", () => {
     const response = await fetch(`${stack.url}/mcp`, {
       method: "POST",
       headers: { ...headers, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "fuzz", version: "1" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "fuzz", version: "1" } },
+      }),
     });
     expect(response.status).toBe(200);
     await response.arrayBuffer();

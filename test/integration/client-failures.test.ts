@@ -195,7 +195,11 @@ describe("a ToolpactError nobody catches", () => {
   });
 
   it("a request that never left says so", async () => {
-    const { code, stderr } = await uncaughtCall({ TOOLPACT_URL: `http://127.0.0.1:${await closedPort()}`, TOOLPACT_PLUGIN_KEY: "k", TOOLPACT_ACTOR_TOKEN: "t" });
+    const { code, stderr } = await uncaughtCall({
+      TOOLPACT_URL: `http://127.0.0.1:${await closedPort()}`,
+      TOOLPACT_PLUGIN_KEY: "k",
+      TOOLPACT_ACTOR_TOKEN: "t",
+    });
     expect(code).toBe(1);
     expect(stderr).toMatch(/^ToolpactError \[REQUEST_NOT_SENT\]: could not reach the toolpact server at .+ the request was never sent, so nothing ran/m);
     expect(stderr).toMatch(/^ {4}what to do: nothing ran: fix the cause/m);

@@ -82,7 +82,10 @@ describe("a client pointed at something that is not a toolpact server", () => {
   });
 
   it("a gateway's 502, or a 403 page (a proxy may hide toolpact's own answer): an execute's outcome is unknown, said for what it is", async () => {
-    for (const [base, status] of [["/gateway502", 502], ["/forbidden403", 403]] as const) {
+    for (const [base, status] of [
+      ["/gateway502", 502],
+      ["/forbidden403", 403],
+    ] as const) {
       const transport = transportAt(base);
       const execute = await failure(transport.execute(createNote, { title: "x" }));
       expect(execute.code).toBe("OUTCOME_UNKNOWN");

@@ -8,13 +8,7 @@ import { getEventListeners } from "node:events";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  createConfirmedToolMethod,
-  createHttpTransport,
-  isToolpactError,
-  type ConfirmationRequired,
-  type ToolDescriptor,
-} from "@toolpact/client";
+import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ConfirmationRequired, type ToolDescriptor } from "@toolpact/client";
 import { fetchPage, postDecision, signIn } from "./support/confirm-page.js";
 import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";

@@ -7,7 +7,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type HttpTransportOptions, type ToolDescriptor, type ToolpactError } from "@toolpact/client";
+import {
+  createConfirmedToolMethod,
+  createHttpTransport,
+  isToolpactError,
+  type HttpTransportOptions,
+  type ToolDescriptor,
+  type ToolpactError,
+} from "@toolpact/client";
 import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken } from "./support/tokens.js";

@@ -33,7 +33,12 @@ function tableRows(): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(2)) {
     if (!line.startsWith("|")) break;
-    rows.push(line.slice(1, -1).split(" | ").map((cell) => cell.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(" | ")
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }

@@ -8,7 +8,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ASSISTANT_ID, OTHER_CALLER_ID, PROVIDER_ID } from "./support/plugins.js";
-import { callerHeadersOf, configureWorld, type CallerHeaders, type Tenant, makeSecrets, startStack, TEST_POLICY, type Stack, type WorldKeys } from "./support/stack.js";
+import {
+  callerHeadersOf,
+  configureWorld,
+  type CallerHeaders,
+  type Tenant,
+  makeSecrets,
+  startStack,
+  TEST_POLICY,
+  type Stack,
+  type WorldKeys,
+} from "./support/stack.js";
 import { fetchPage, postDecision, signIn, type PageSession } from "./support/confirm-page.js";
 import { decodeJws, mintActorToken, mintPresenceToken } from "./support/tokens.js";
 import { mutate, ok, query, type WireResponse } from "./support/wire.js";
@@ -103,9 +113,7 @@ describe("the confirmation page", () => {
     const { requestId } = await platformPreview(await as(ASSISTANT_ID));
     const session = await signIn(stack.url, secrets.actorSecret);
     for (const page of [await fetchPage(stack.url, requestId, session), await fetchPage(stack.url, requestId)]) {
-      expect(page.headers.get("content-security-policy")).toBe(
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-      );
+      expect(page.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
       expect(page.headers.get("x-frame-options")).toBe("DENY");
       expect(page.headers.get("referrer-policy")).toBe("same-origin");
       expect(page.headers.get("cache-control")).toBe("no-store");
@@ -329,7 +337,8 @@ describe("approve and deny", () => {
   });
 
   it("the activity log shows confirmations approved and denied", async () => {
-    const events = (await stack.adminQuery<{ events: { kind: string; outcome: string; phase: string }[] }>("listActivity", { tenantId: "t1", limit: 1000 })).events;
+    const events = (await stack.adminQuery<{ events: { kind: string; outcome: string; phase: string }[] }>("listActivity", { tenantId: "t1", limit: 1000 }))
+      .events;
     const confirmations = events.filter((event) => event.kind === "confirmation");
     expect(confirmations.some((event) => event.outcome === "approved")).toBe(true);
     expect(confirmations.some((event) => event.outcome === "denied")).toBe(true);

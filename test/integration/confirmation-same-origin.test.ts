@@ -91,7 +91,13 @@ function send(url: string, options: { method?: "GET" | "POST"; headers?: Record<
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = request(
-      { host: "127.0.0.1", port: target.port, path: `${target.pathname}${target.search}`, method: options.method ?? "GET", headers: { host: target.host, ...options.headers } },
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method: options.method ?? "GET",
+        headers: { host: target.host, ...options.headers },
+      },
       (res) => {
         let body = "";
         res.setEncoding("utf8");
@@ -167,7 +173,11 @@ describe("a mount with an origin of its own (confirmationOrigin)", () => {
       "fetch metadata saying another origin of the site": { url: confirmOrigin, headers: { "sec-fetch-site": "same-site" } },
     };
     for (const [what, attempt] of Object.entries(attempts)) {
-      const answer = await send(`${attempt.url}/toolpact/confirm/${requestId}/approve`, { method: "POST", headers: { cookie, ...formHeaders, ...attempt.headers }, body });
+      const answer = await send(`${attempt.url}/toolpact/confirm/${requestId}/approve`, {
+        method: "POST",
+        headers: { cookie, ...formHeaders, ...attempt.headers },
+        body,
+      });
       expect(answer.status, what).toBeGreaterThanOrEqual(400);
       expect(await statusOf(requestId), what).toBe("pending");
     }

@@ -201,9 +201,7 @@ describe("confirmation tokens over HTTP", () => {
     const input = { title: "race" };
     const token = await tokenFor(headers, "create-note", input);
     const before = invocations("create-note");
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => execute(headers, "create-note", input, { confirmationToken: token })),
-    );
+    const answers = await Promise.all(Array.from({ length: 50 }, () => execute(headers, "create-note", input, { confirmationToken: token })));
     const succeeded = answers.filter((answer) => answer.status === 200);
     const used = answers.filter((answer) => codeOf(answer) === "CONFIRMATION_USED");
     expect(succeeded).toHaveLength(1);
@@ -217,11 +215,7 @@ describe("confirmation tokens over HTTP", () => {
     expectDenied(await execute(headers, "create-note", { title: "changed" }, { confirmationToken: token }), "CONFIRMATION_MISMATCH", 412, {
       userId: "u-changed",
     });
-    expectDenied(
-      await execute(headers, "create-note", { title: "original", body: "extra" }, { confirmationToken: token }),
-      "CONFIRMATION_MISMATCH",
-      412,
-    );
+    expectDenied(await execute(headers, "create-note", { title: "original", body: "extra" }, { confirmationToken: token }), "CONFIRMATION_MISMATCH", 412);
     ok(await execute(headers, "create-note", { title: "original" }, { confirmationToken: token }));
   });
 
@@ -457,18 +451,12 @@ describe("the pipeline's refusals", () => {
     const notes = stack.runtime.sdkFor(PROVIDER_ID);
     expect(capabilityError(() => notes.tools.provide("undeclared-tool", { execute: () => 1 }))).toBe("CAPABILITY_UNDECLARED");
     expect(
-      capabilityError(() =>
-        notes.tools.provideAll({ providerId: PAUSED_PROVIDER_ID, tools: [{ name: "ping", version: 1, handler: { execute: () => 1 } }] }),
-      ),
+      capabilityError(() => notes.tools.provideAll({ providerId: PAUSED_PROVIDER_ID, tools: [{ name: "ping", version: 1, handler: { execute: () => 1 } }] })),
     ).toBe("CAPABILITY_UNDECLARED");
     expect(
-      capabilityError(() =>
-        notes.tools.provideAll({ providerId: PROVIDER_ID, tools: [{ name: "list-notes", version: 9, handler: { execute: () => 1 } }] }),
-      ),
+      capabilityError(() => notes.tools.provideAll({ providerId: PROVIDER_ID, tools: [{ name: "list-notes", version: 9, handler: { execute: () => 1 } }] })),
     ).toBe("CAPABILITY_UNDECLARED");
-    expect(capabilityError(() => stack.runtime.sdkFor(ASSISTANT_ID).tools.provide("create-note", { execute: () => 1 }))).toBe(
-      "CAPABILITY_UNDECLARED",
-    );
+    expect(capabilityError(() => stack.runtime.sdkFor(ASSISTANT_ID).tools.provide("create-note", { execute: () => 1 }))).toBe("CAPABILITY_UNDECLARED");
   });
 
   it("a provider that throws: PROVIDER_FAILED with its error class, never its message", async () => {
@@ -503,9 +491,7 @@ describe("the pipeline's refusals", () => {
 
 describe("tools.list", () => {
   it("lists what this caller may call, with schemas", async () => {
-    const all = ok<{ fullName: string; inputSchema: unknown; effect: string }[]>(
-      await query(stack.url, "tools.list", undefined, await as(ASSISTANT_ID)),
-    );
+    const all = ok<{ fullName: string; inputSchema: unknown; effect: string }[]>(await query(stack.url, "tools.list", undefined, await as(ASSISTANT_ID)));
     const createNote = all.find((tool) => tool.fullName === `${PROVIDER_ID}:create-note@1`);
     expect(createNote).toMatchObject({ effect: "write", inputSchema: { type: "object" } });
     expect(all.some((tool) => tool.fullName.startsWith(`${PAUSED_PROVIDER_ID}:`))).toBe(false);

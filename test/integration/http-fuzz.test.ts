@@ -60,7 +60,10 @@ const body: fc.Arbitrary<string> = fc.oneof(
   fc
     .record(
       {
-        ref: fc.oneof(junkValue, fc.record({ providerId: fc.oneof(edgeString, junkValue), tool: fc.oneof(edgeString, junkValue), version: junkValue }, { requiredKeys: [] })),
+        ref: fc.oneof(
+          junkValue,
+          fc.record({ providerId: fc.oneof(edgeString, junkValue), tool: fc.oneof(edgeString, junkValue), version: junkValue }, { requiredKeys: [] }),
+        ),
         input: junkValue,
         runId: fc.oneof(edgeString, junkValue),
         confirmationToken: fc.oneof(edgeString, junkValue, fc.constant("a.b.c"), fc.constant("eyJhbGciOiJub25lIn0.e30.")),
@@ -76,7 +79,12 @@ const body: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom('{"__proto__":{"admin":true},"ref":{"providerId":"com.test.notes","tool":"echo"},"input":{}}', '{"constructor":{"prototype":{"x":1}}}'),
   // Deep nesting, in arrays and objects, past every limit.
   fc.integer({ min: 50, max: 20_000 }).map((depth) => "[".repeat(depth) + "]".repeat(depth)),
-  fc.integer({ min: 50, max: 5_000 }).map((depth) => JSON.stringify({ ref: { providerId: PROVIDER_ID, tool: "echo" } }).slice(0, -1) + ',"input":' + '{"a":'.repeat(depth) + "1" + "}".repeat(depth + 1)),
+  fc
+    .integer({ min: 50, max: 5_000 })
+    .map(
+      (depth) =>
+        JSON.stringify({ ref: { providerId: PROVIDER_ID, tool: "echo" } }).slice(0, -1) + ',"input":' + '{"a":'.repeat(depth) + "1" + "}".repeat(depth + 1),
+    ),
   // Not JSON.
   fc.string({ maxLength: 200 }),
   fc.constantFrom("", "{", "[1,]", "nul", "\uFEFF{}", '{"a":1}{"b":2}', "{'a':1}", "\u0000"),
@@ -124,7 +132,9 @@ describe("an HTTP fuzz of tools.preview and tools.execute", () => {
     expect([...statuses.keys()].every((status) => status < 500)).toBe(true);
 
     // Still serving: a good call works, and nothing unexpected reached the server log.
-    const good = ok<{ result: unknown }>(await mutate(stack.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { still: "here" } }, headers));
+    const good = ok<{ result: unknown }>(
+      await mutate(stack.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { still: "here" } }, headers),
+    );
     expect(good.result).toMatchObject({ input: { still: "here" } });
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
     expect(stack.logs.filter((line) => line.includes('"level":"error"'))).toEqual([]);

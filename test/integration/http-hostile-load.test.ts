@@ -195,12 +195,7 @@ describe("per-caller bounds", () => {
     expect(excess.status).toBe(429);
     expect(excess.body.error?.data).toMatchObject({ toolpactCode: "RATE_LIMITED" });
     expect(excess.body.error?.message).toMatch(/already has 2 requests in flight.*"limits\.maxRequestsPerCaller"/);
-    const other = await mutate(
-      stack.url,
-      "tools.execute",
-      { ref: { providerId: PROVIDER_ID, tool: "slow-read" }, input: {} },
-      await headers(OTHER_CALLER_ID),
-    );
+    const other = await mutate(stack.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "slow-read" }, input: {} }, await headers(OTHER_CALLER_ID));
     expect(other.status).toBe(200);
     expect((await Promise.all(first)).map((r) => r.status)).toEqual([200, 200]);
     expect((await slow()).status).toBe(200);

@@ -27,7 +27,14 @@ const TOOLS: Record<string, { effect: "read" | "write"; outputSchema?: unknown; 
   fits: { effect: "read", outputSchema: okOutput, handler: { execute: () => ({ ok: true }) } },
   misfits: { effect: "read", outputSchema: okOutput, handler: { execute: () => ({ ok: "yes" }) } },
   "not-json": { effect: "read", handler: { execute: () => ({ count: 1n }) } },
-  throws: { effect: "read", handler: { execute: () => { throw new RangeError("secret detail"); } } },
+  throws: {
+    effect: "read",
+    handler: {
+      execute: () => {
+        throw new RangeError("secret detail");
+      },
+    },
+  },
   rejects: { effect: "read", handler: { execute: async () => Promise.reject(new TypeError("secret detail")) } },
   "slow-read": { effect: "read", timeoutMs: 50, handler: { execute: () => sleep(2_000).then(() => ({})) } },
   "slow-write": { effect: "write", timeoutMs: 50, handler: { execute: () => sleep(2_000).then(() => ({})) } },
@@ -36,7 +43,15 @@ const TOOLS: Record<string, { effect: "read" | "write"; outputSchema?: unknown; 
   "authorize-false": { effect: "read", handler: { authorize: () => false, execute: () => ({}) } },
   "authorize-reason": { effect: "read", handler: { authorize: () => ({ allowed: false, reason: "secret reason" }), execute: () => ({}) } },
   "authorize-nothing": { effect: "read", handler: { authorize: () => undefined, execute: () => ({}) } },
-  "authorize-throws": { effect: "read", handler: { authorize: () => { throw new Error("secret"); }, execute: () => ({}) } },
+  "authorize-throws": {
+    effect: "read",
+    handler: {
+      authorize: () => {
+        throw new Error("secret");
+      },
+      execute: () => ({}),
+    },
+  },
   "preview-long": { effect: "read", handler: { preview: () => ({ summary: "x".repeat(2001) }), execute: () => ({}) } },
   "preview-none": { effect: "write", handler: { execute: () => ({}) } },
 };
@@ -72,7 +87,10 @@ beforeAll(async () => {
   });
   for (const pluginId of [PROVIDER, ASSISTANT_ID]) await stack.admin("installPlugin", { tenantId: TENANT, pluginId });
   // Everything allowed, writes included, with no confirmation asked beyond what a tool declares.
-  await stack.admin("setPolicy", { tenantId: TENANT, policy: { rules: [{ tools: `${PROVIDER}:*`, decision: "allow" }], trustedConfirmationUis: [ASSISTANT_ID] } });
+  await stack.admin("setPolicy", {
+    tenantId: TENANT,
+    policy: { rules: [{ tools: `${PROVIDER}:*`, decision: "allow" }], trustedConfirmationUis: [ASSISTANT_ID] },
+  });
   const { key } = await stack.admin<{ key: string }>("issuePluginKey", { tenantId: TENANT, pluginId: ASSISTANT_ID });
   headers = { authorization: `Bearer ${key}`, "x-toolpact-actor": await mintActorToken(secrets.actorSecret, { tid: TENANT }) };
 });
@@ -104,7 +122,8 @@ async function outcomeOf(tool: string): Promise<{ code: string; state: string }>
 /** The tools that make each row of the page's table happen, by the row's first cell. */
 const ROWS: Record<string, readonly string[]> = {
   "answers a JSON value that passes the tool's `outputSchema` (if any)": ["fits"],
-  "answers a value that fails `outputSchema`, is not JSON (a function, a cycle, a `BigInt`), or names a `targetId` over 256 characters or with a control character": ["misfits", "not-json"],
+  "answers a value that fails `outputSchema`, is not JSON (a function, a cycle, a `BigInt`), or names a `targetId` over 256 characters or with a control character":
+    ["misfits", "not-json"],
   "throws or rejects": ["throws", "rejects"],
   "does not finish within `timeoutMs`, for a `read` tool": ["slow-read"],
   "does not finish within `timeoutMs`, for a `write` or `external` tool": ["slow-write"],
@@ -117,7 +136,10 @@ function executeTable(): { when: string; code: string; state: string }[] {
   const rows: { when: string; code: string; state: string }[] = [];
   for (const line of text.slice(start).split("\n").slice(2)) {
     if (!line.startsWith("|")) break;
-    const [when = "", gets = "", state = ""] = line.slice(1, -1).split(" | ").map((cell) => cell.trim());
+    const [when = "", gets = "", state = ""] = line
+      .slice(1, -1)
+      .split(" | ")
+      .map((cell) => cell.trim());
     const code = gets.startsWith("`{ operationId, result }`") ? "ok" : (/^`([A-Z_]+)`/.exec(gets)?.[1] ?? `unreadable: ${gets}`);
     rows.push({ when, code, state: state.replace(/`/g, "") });
   }
@@ -191,7 +213,10 @@ describe("docs/security.md: which confirmation mode a call gets", () => {
       expect((await modeOf({ rules: [allow(), allow({ tools: `${PROVIDER}:preview-none`, mode: "platform" })], ...trusted })).mode).toBe("platform");
       expect((await modeOf({ rules: [allow()] })).mode).toBe("platform");
       expect((await modeOf({ rules: [allow({ mode: "token" })] })).mode).toBe("platform");
-      expect(await modeOf({ rules: [allow(), { tools: `${PROVIDER}:fits`, decision: "confirm" }], ...trusted }, "fits")).toMatchObject({ required: true, mode: "token" });
+      expect(await modeOf({ rules: [allow(), { tools: `${PROVIDER}:fits`, decision: "confirm" }], ...trusted }, "fits")).toMatchObject({
+        required: true,
+        mode: "token",
+      });
     } finally {
       await restore();
     }

@@ -182,9 +182,7 @@ describe.skipIf(skip !== undefined)("three toolpact serve instances on one Postg
     expect(events).toHaveLength(60);
     expect(events.filter((event) => event.outcome === "succeeded")).toEqual([expect.objectContaining({ operationId: winner.operationId })]);
     expect(events.filter((event) => event.errorCode === "CONFIRMATION_USED")).toHaveLength(59);
-    expect(
-      await db.count(inSchema(schema, "SELECT count(*) AS n FROM {s}.activity WHERE tenant_id = $1 AND phase = 'execute'"), [tenantId]),
-    ).toBe(60);
+    expect(await db.count(inSchema(schema, "SELECT count(*) AS n FROM {s}.activity WHERE tenant_id = $1 AND phase = 'execute'"), [tenantId])).toBe(60);
   });
 
   it("60 concurrent executes with one idempotency key across the three: one invocation; the rest OPERATION_IN_PROGRESS while it runs, the recorded result after", async () => {
@@ -195,9 +193,7 @@ describe.skipIf(skip !== undefined)("three toolpact serve instances on one Postg
 
     // Round 1: the provider holds the winning call until released, so every other call finds it running.
     let answered = 0;
-    const round1 = Array.from({ length: 60 }, (_, i) =>
-      execute(instances[i % 3]!.url, headers, "sync", { input, idempotencyKey }).finally(() => answered++),
-    );
+    const round1 = Array.from({ length: 60 }, (_, i) => execute(instances[i % 3]!.url, headers, "sync", { input, idempotencyKey }).finally(() => answered++));
     for (const call of round1) call.catch(() => undefined); // awaited below; a failure before that is not unhandled
     await until("one invocation and 59 answers", () => (invocations(root, tenantId).length === 1 && answered >= 59 ? true : undefined));
     await sleep(200);
@@ -223,9 +219,9 @@ describe.skipIf(skip !== undefined)("three toolpact serve instances on one Postg
 
     expect(invocations(root, tenantId)).toEqual([expect.objectContaining({ tool: "sync", operationId: winner.operationId })]);
     expect(await operationsOf(schema, tenantId)).toEqual([expect.objectContaining({ operation_id: winner.operationId, state: "succeeded" })]);
-    expect(
-      await db.rows(inSchema(schema, "SELECT state, operation_id FROM {s}.idempotency_keys WHERE tenant_id = $1"), [tenantId]),
-    ).toEqual([{ state: "succeeded", operation_id: winner.operationId }]);
+    expect(await db.rows(inSchema(schema, "SELECT state, operation_id FROM {s}.idempotency_keys WHERE tenant_id = $1"), [tenantId])).toEqual([
+      { state: "succeeded", operation_id: winner.operationId },
+    ]);
     const events = executeEvents(await allActivity(instances[0]!.url, secrets.adminKey, tenantId), "sync");
     expect(events).toHaveLength(121);
     expect(events.filter((event) => event.outcome === "succeeded" && event.operationId === winner.operationId)).toHaveLength(61);
@@ -272,96 +268,98 @@ describe.skipIf(skip !== undefined)("three toolpact serve instances on one Postg
     expect(events.filter((event) => event.kind === "confirmation" && event.phase === "approve" && event.outcome === "approved")).toHaveLength(1);
   });
 
-  it(
-    "SIGKILL of one instance with operations in flight: the others keep serving, settle its expired leases once, and nothing is lost",
-    { timeout: 60_000 },
-    async () => {
-      const tenantId = "t-kill";
-      const [a, b, victim] = instances;
-      const headers = await setUpTenant(a!.url, secrets, tenantId, {
-        policy: allowAll,
-        recovery: { rules: [{ tools: `${PROVIDER}:sync-idempotent`, retry: "reinvoke", maxAttempts: 1 }] },
-      });
-      const held = (title: string, hold: string) => ({ input: { title, hold } });
-      const settle = (call: Promise<WireResponse>) => call.then((response) => ({ response }), (error: unknown) => ({ error }));
-      const onVictim = [
-        ...[1, 2, 3].map((i) => execute(victim!.url, headers, "sync", held(`victim-none-${i}`, "kill"))),
-        ...[1, 2].map((i) => execute(victim!.url, headers, "sync-idempotent", held(`victim-idem-${i}`, "kill-idem"))),
-      ].map(settle);
-      const onSurvivors = [a!, a!, b!, b!].map((instance, i) => settle(execute(instance.url, headers, "sync", held(`survivor-${i}`, "kill"))));
-      await until("nine held invocations", () => (invocations(root, tenantId).length === 9 ? true : undefined));
-      const before = invocations(root, tenantId);
-      expect(before.filter((entry) => entry.pid === victim!.pid)).toHaveLength(5);
+  it("SIGKILL of one instance with operations in flight: the others keep serving, settle its expired leases once, and nothing is lost", {
+    timeout: 60_000,
+  }, async () => {
+    const tenantId = "t-kill";
+    const [a, b, victim] = instances;
+    const headers = await setUpTenant(a!.url, secrets, tenantId, {
+      policy: allowAll,
+      recovery: { rules: [{ tools: `${PROVIDER}:sync-idempotent`, retry: "reinvoke", maxAttempts: 1 }] },
+    });
+    const held = (title: string, hold: string) => ({ input: { title, hold } });
+    const settle = (call: Promise<WireResponse>) =>
+      call.then(
+        (response) => ({ response }),
+        (error: unknown) => ({ error }),
+      );
+    const onVictim = [
+      ...[1, 2, 3].map((i) => execute(victim!.url, headers, "sync", held(`victim-none-${i}`, "kill"))),
+      ...[1, 2].map((i) => execute(victim!.url, headers, "sync-idempotent", held(`victim-idem-${i}`, "kill-idem"))),
+    ].map(settle);
+    const onSurvivors = [a!, a!, b!, b!].map((instance, i) => settle(execute(instance.url, headers, "sync", held(`survivor-${i}`, "kill"))));
+    await until("nine held invocations", () => (invocations(root, tenantId).length === 9 ? true : undefined));
+    const before = invocations(root, tenantId);
+    expect(before.filter((entry) => entry.pid === victim!.pid)).toHaveLength(5);
 
-      await killHard(victim!);
-      instances = [a!, b!];
-      for (const outcome of await Promise.all(onVictim)) expect("error" in outcome, JSON.stringify(outcome)).toBe(true);
-      // Re-invocations return at once. (A held one would hold up its instance's whole recovery pass:
-      // the runtime settles expired leases one after another and awaits each re-invoked provider.)
-      release(root, "kill-idem");
+    await killHard(victim!);
+    instances = [a!, b!];
+    for (const outcome of await Promise.all(onVictim)) expect("error" in outcome, JSON.stringify(outcome)).toBe(true);
+    // Re-invocations return at once. (A held one would hold up its instance's whole recovery pass:
+    // the runtime settles expired leases one after another and awaits each re-invoked provider.)
+    release(root, "kill-idem");
 
-      // The survivors serve at once, while their own calls are still held.
-      for (const instance of [a!, b!]) ok(await execute(instance.url, headers, "sync", { input: { title: `after-kill-${instance.pid}` } }));
-      expect((await fetch(`${a!.url}/readyz`)).status).toBe(200);
+    // The survivors serve at once, while their own calls are still held.
+    for (const instance of [a!, b!]) ok(await execute(instance.url, headers, "sync", { input: { title: `after-kill-${instance.pid}` } }));
+    expect((await fetch(`${a!.url}/readyz`)).status).toBe(200);
 
-      const victimOps = (tool: ToolName) => before.filter((entry) => entry.pid === victim!.pid && entry.tool === tool).map((entry) => entry.operationId);
-      const lostNone = victimOps("sync");
-      const lostIdempotent = victimOps("sync-idempotent");
-      // Within a lease (1 s) and a recovery round (0.2 s): recovery-none operations become unknown...
-      await until("the victim's recovery-none operations to be unknown", async () => {
-        const rows = (await operationsOf(schema, tenantId)).filter((row) => lostNone.includes(row.operation_id));
-        return rows.length === 3 && rows.every((row) => row.state === "unknown") ? rows : undefined;
-      });
-      // ...and idempotent ones are re-invoked with the same operation id by a survivor, and succeed.
-      await until("the victim's idempotent operations to be re-invoked and succeed", async () => {
-        const rows = (await operationsOf(schema, tenantId)).filter((row) => lostIdempotent.includes(row.operation_id));
-        return rows.length === 2 && rows.every((row) => row.state === "succeeded") ? rows : undefined;
-      });
-      // The survivors' own held calls were never taken from them: they are still running, then succeed.
-      expect(
-        (await operationsOf(schema, tenantId)).filter((row) => row.state === "running" && [a!.pid, b!.pid].some((pid) => row.lease_owner.includes(`/${pid}/`))),
-      ).toHaveLength(4);
-      release(root, "kill");
-      for (const outcome of await Promise.all(onSurvivors)) {
-        expect("response" in outcome, JSON.stringify(outcome)).toBe(true);
-        if ("response" in outcome) ok(outcome.response);
-      }
-      await until("every operation to settle", async () => {
-        const rows = await operationsOf(schema, tenantId);
-        return rows.every((row) => row.state !== "running") ? rows : undefined;
-      });
-      // More recovery rounds pass: nothing runs a second time.
-      await sleep(1500);
-
-      const all = invocations(root, tenantId);
-      for (const operationId of lostNone) expect(all.filter((entry) => entry.operationId === operationId)).toHaveLength(1);
-      for (const operationId of lostIdempotent) {
-        const runs = all.filter((entry) => entry.operationId === operationId);
-        expect(runs).toHaveLength(2);
-        expect(runs[0]!.pid).toBe(victim!.pid);
-        expect([a!.pid, b!.pid]).toContain(runs[1]!.pid);
-      }
-      expect(all).toHaveLength(9 + 2 + 2);
-
+    const victimOps = (tool: ToolName) => before.filter((entry) => entry.pid === victim!.pid && entry.tool === tool).map((entry) => entry.operationId);
+    const lostNone = victimOps("sync");
+    const lostIdempotent = victimOps("sync-idempotent");
+    // Within a lease (1 s) and a recovery round (0.2 s): recovery-none operations become unknown...
+    await until("the victim's recovery-none operations to be unknown", async () => {
+      const rows = (await operationsOf(schema, tenantId)).filter((row) => lostNone.includes(row.operation_id));
+      return rows.length === 3 && rows.every((row) => row.state === "unknown") ? rows : undefined;
+    });
+    // ...and idempotent ones are re-invoked with the same operation id by a survivor, and succeed.
+    await until("the victim's idempotent operations to be re-invoked and succeed", async () => {
+      const rows = (await operationsOf(schema, tenantId)).filter((row) => lostIdempotent.includes(row.operation_id));
+      return rows.length === 2 && rows.every((row) => row.state === "succeeded") ? rows : undefined;
+    });
+    // The survivors' own held calls were never taken from them: they are still running, then succeed.
+    expect(
+      (await operationsOf(schema, tenantId)).filter((row) => row.state === "running" && [a!.pid, b!.pid].some((pid) => row.lease_owner.includes(`/${pid}/`))),
+    ).toHaveLength(4);
+    release(root, "kill");
+    for (const outcome of await Promise.all(onSurvivors)) {
+      expect("response" in outcome, JSON.stringify(outcome)).toBe(true);
+      if ("response" in outcome) ok(outcome.response);
+    }
+    await until("every operation to settle", async () => {
       const rows = await operationsOf(schema, tenantId);
-      expect(rows).toHaveLength(11);
-      const stateOf = new Map(rows.map((row) => [row.operation_id, row.state]));
-      for (const operationId of lostNone) expect(stateOf.get(operationId)).toBe("unknown");
-      for (const operationId of lostIdempotent) expect(stateOf.get(operationId)).toBe("succeeded");
-      expect(rows.filter((row) => row.state === "succeeded")).toHaveLength(8);
-      expect(new Set(all.map((entry) => entry.operationId))).toEqual(new Set(rows.map((row) => row.operation_id)));
+      return rows.every((row) => row.state !== "running") ? rows : undefined;
+    });
+    // More recovery rounds pass: nothing runs a second time.
+    await sleep(1500);
 
-      // The activity log accounts for every operation with its final state.
-      const events = await allActivity(a!.url, secrets.adminKey, tenantId);
-      for (const row of rows) {
-        const kind = lostNone.includes(row.operation_id) || lostIdempotent.includes(row.operation_id) ? "recovery" : "call";
-        expect(
-          events.filter((event) => event.operationId === row.operation_id && event.kind === kind && event.outcome === row.state),
-          `${row.operation_id} (${row.tool}, ${row.state})`,
-        ).toHaveLength(1);
-      }
-    },
-  );
+    const all = invocations(root, tenantId);
+    for (const operationId of lostNone) expect(all.filter((entry) => entry.operationId === operationId)).toHaveLength(1);
+    for (const operationId of lostIdempotent) {
+      const runs = all.filter((entry) => entry.operationId === operationId);
+      expect(runs).toHaveLength(2);
+      expect(runs[0]!.pid).toBe(victim!.pid);
+      expect([a!.pid, b!.pid]).toContain(runs[1]!.pid);
+    }
+    expect(all).toHaveLength(9 + 2 + 2);
+
+    const rows = await operationsOf(schema, tenantId);
+    expect(rows).toHaveLength(11);
+    const stateOf = new Map(rows.map((row) => [row.operation_id, row.state]));
+    for (const operationId of lostNone) expect(stateOf.get(operationId)).toBe("unknown");
+    for (const operationId of lostIdempotent) expect(stateOf.get(operationId)).toBe("succeeded");
+    expect(rows.filter((row) => row.state === "succeeded")).toHaveLength(8);
+    expect(new Set(all.map((entry) => entry.operationId))).toEqual(new Set(rows.map((row) => row.operation_id)));
+
+    // The activity log accounts for every operation with its final state.
+    const events = await allActivity(a!.url, secrets.adminKey, tenantId);
+    for (const row of rows) {
+      const kind = lostNone.includes(row.operation_id) || lostIdempotent.includes(row.operation_id) ? "recovery" : "call";
+      expect(
+        events.filter((event) => event.operationId === row.operation_id && event.kind === kind && event.outcome === row.state),
+        `${row.operation_id} (${row.tool}, ${row.state})`,
+      ).toHaveLength(1);
+    }
+  });
 });
 
 describe.skipIf(skip !== undefined)("a PostgreSQL outage between one toolpact serve and the database", () => {
@@ -422,110 +420,104 @@ describe.skipIf(skip !== undefined)("a PostgreSQL outage between one toolpact se
     return { status: response.status, ms: performance.now() - started };
   }
 
-  it(
-    "cut: calls answer STORE_UNAVAILABLE within 2 s and /readyz 503, no provider runs; restored: the same process serves again",
-    { timeout: 60_000 },
-    async () => {
-      const { proxy, schema, server, headers, tenantId } = await serverBehindProxy("t-cut");
-      ok(await execute(server.url, headers, "sync", { input: { title: "before" } }));
-      expect((await readiness(server.url)).status).toBe(200);
+  it("cut: calls answer STORE_UNAVAILABLE within 2 s and /readyz 503, no provider runs; restored: the same process serves again", {
+    timeout: 60_000,
+  }, async () => {
+    const { proxy, schema, server, headers, tenantId } = await serverBehindProxy("t-cut");
+    ok(await execute(server.url, headers, "sync", { input: { title: "before" } }));
+    expect((await readiness(server.url)).status).toBe(200);
 
-      const traffic = load(server.url, headers, 6);
-      await sleep(500);
-      const cutAt = performance.now();
-      proxy.cut();
-      // Calls in flight at the cut land (their provider may have run, with its ledger row written first).
-      await sleep(300);
-      const ranBeforeCut = invocations(root, tenantId).length;
-      const ready = await readiness(server.url);
-      expect(ready.status).toBe(503);
-      expect(ready.ms).toBeLessThan(2000);
-      await sleep(2500);
-      expect(invocations(root, tenantId)).toHaveLength(ranBeforeCut);
-      const restoredAt = performance.now();
-      proxy.restore();
-      await until("a call to succeed after the restore", () =>
-        traffic.calls.some((call) => call.started > restoredAt && call.code === undefined) ? true : undefined,
-      );
-      await traffic.stop();
-      await until("/readyz to answer 200 again", async () => ((await readiness(server.url)).status === 200 ? true : undefined));
-      expect(server.child.exitCode).toBeNull();
+    const traffic = load(server.url, headers, 6);
+    await sleep(500);
+    const cutAt = performance.now();
+    proxy.cut();
+    // Calls in flight at the cut land (their provider may have run, with its ledger row written first).
+    await sleep(300);
+    const ranBeforeCut = invocations(root, tenantId).length;
+    const ready = await readiness(server.url);
+    expect(ready.status).toBe(503);
+    expect(ready.ms).toBeLessThan(2000);
+    await sleep(2500);
+    expect(invocations(root, tenantId)).toHaveLength(ranBeforeCut);
+    const restoredAt = performance.now();
+    proxy.restore();
+    await until("a call to succeed after the restore", () =>
+      traffic.calls.some((call) => call.started > restoredAt && call.code === undefined) ? true : undefined,
+    );
+    await traffic.stop();
+    await until("/readyz to answer 200 again", async () => ((await readiness(server.url)).status === 200 ? true : undefined));
+    expect(server.child.exitCode).toBeNull();
 
-      const during = traffic.calls.filter((call) => call.started > cutAt && call.started + call.ms < restoredAt);
-      expect(during.length).toBeGreaterThan(20);
-      for (const call of during) {
-        expect(call.code, JSON.stringify(call)).toBe("STORE_UNAVAILABLE");
-        expect(call.status).toBe(503);
-        expect(call.ms).toBeLessThan(2000);
+    const during = traffic.calls.filter((call) => call.started > cutAt && call.started + call.ms < restoredAt);
+    expect(during.length).toBeGreaterThan(20);
+    for (const call of during) {
+      expect(call.code, JSON.stringify(call)).toBe("STORE_UNAVAILABLE");
+      expect(call.status).toBe(503);
+      expect(call.ms).toBeLessThan(2000);
+    }
+    expect(traffic.calls.filter((call) => call.started < cutAt && call.code === undefined).length).toBeGreaterThan(0);
+
+    // No provider ran without its ledger row: every invocation's operation is in the database, and
+    // every operation settles (one whose commit was lost at the cut is settled by recovery).
+    const rows = await until("every operation to settle", async () => {
+      const found = await operationsOf(schema, tenantId);
+      return found.every((row) => row.state !== "running") ? found : undefined;
+    });
+    const ledger = new Set(rows.map((row) => row.operation_id));
+    for (const entry of invocations(root, tenantId)) expect(ledger.has(entry.operationId), entry.operationId).toBe(true);
+    for (const call of traffic.calls) if (call.code === undefined) expect(ledger.has(call.operationId!)).toBe(true);
+  });
+
+  it("stalled (nothing answers) with 1 s connection and statement timeouts from databaseOptions: answered within 2 s, then recovery", {
+    timeout: 60_000,
+  }, async () => {
+    const { proxy, server, headers, tenantId, schema } = await serverBehindProxy("t-stall", { connectionTimeoutMs: 1000, statementTimeoutMs: 1000 });
+    ok(await execute(server.url, headers, "sync", { input: { title: "before" } }));
+    const ran = invocations(root, tenantId).length;
+    proxy.stall();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, async (_, i) => {
+        const started = performance.now();
+        const response = await execute(server.url, headers, "sync", { input: { title: `stalled-${i}` } });
+        return { code: codeOf(response), status: response.status, operationId: operationIdOf(response), ms: performance.now() - started };
+      }),
+    );
+    // A call that got no connection never sent its begin: STORE_UNAVAILABLE. One whose begin was sent on a
+    // connection that then went silent cannot know whether it committed: OUTCOME_UNKNOWN, with its id,
+    // after the statement's timeout and one more try (bounded by the timeouts) to record the refusal.
+    for (const answer of answers) {
+      expect(["STORE_UNAVAILABLE", "OUTCOME_UNKNOWN"]).toContain(answer.code);
+      if (answer.code === "STORE_UNAVAILABLE") {
+        expect(answer.status).toBe(503);
+        expect(answer.ms).toBeLessThan(2000);
+      } else {
+        expect(answer.operationId).toMatch(/^[0-9a-f-]{36}$/);
+        expect(answer.ms).toBeLessThan(3500);
       }
-      expect(traffic.calls.filter((call) => call.started < cutAt && call.code === undefined).length).toBeGreaterThan(0);
+    }
+    const ready = await readiness(server.url);
+    expect(ready.status).toBe(503);
+    expect(ready.ms).toBeLessThan(2000);
+    expect(invocations(root, tenantId)).toHaveLength(ran);
 
-      // No provider ran without its ledger row: every invocation's operation is in the database, and
-      // every operation settles (one whose commit was lost at the cut is settled by recovery).
-      const rows = await until("every operation to settle", async () => {
-        const found = await operationsOf(schema, tenantId);
-        return found.every((row) => row.state !== "running") ? found : undefined;
+    proxy.restore();
+    const after = await until("a call to succeed after the restore", async () => {
+      const response = await execute(server.url, headers, "sync", { input: { title: "after" } });
+      return codeOf(response) === undefined ? response : undefined;
+    });
+    expect(ok<{ result: { title: string } }>(after).result.title).toBe("after");
+    // an OUTCOME_UNKNOWN begin either never reached the database or is settled by recovery; none ran
+    for (const answer of answers) {
+      if (answer.operationId === undefined) continue;
+      await until(`operation ${answer.operationId} to be absent or settled`, async () => {
+        const [row] = await db.rows<{ state: string }>(inSchema(schema, "SELECT state FROM {s}.operations WHERE operation_id = $1"), [answer.operationId]);
+        return row === undefined || row.state === "unknown" ? true : undefined;
       });
-      const ledger = new Set(rows.map((row) => row.operation_id));
-      for (const entry of invocations(root, tenantId)) expect(ledger.has(entry.operationId), entry.operationId).toBe(true);
-      for (const call of traffic.calls) if (call.code === undefined) expect(ledger.has(call.operationId!)).toBe(true);
-    },
-  );
-
-  it(
-    "stalled (nothing answers) with 1 s connection and statement timeouts from databaseOptions: answered within 2 s, then recovery",
-    { timeout: 60_000 },
-    async () => {
-      const { proxy, server, headers, tenantId, schema } = await serverBehindProxy("t-stall", { connectionTimeoutMs: 1000, statementTimeoutMs: 1000 });
-      ok(await execute(server.url, headers, "sync", { input: { title: "before" } }));
-      const ran = invocations(root, tenantId).length;
-      proxy.stall();
-      const answers = await Promise.all(
-        Array.from({ length: 5 }, async (_, i) => {
-          const started = performance.now();
-          const response = await execute(server.url, headers, "sync", { input: { title: `stalled-${i}` } });
-          return { code: codeOf(response), status: response.status, operationId: operationIdOf(response), ms: performance.now() - started };
-        }),
-      );
-      // A call that got no connection never sent its begin: STORE_UNAVAILABLE. One whose begin was sent on a
-      // connection that then went silent cannot know whether it committed: OUTCOME_UNKNOWN, with its id,
-      // after the statement's timeout and one more try (bounded by the timeouts) to record the refusal.
-      for (const answer of answers) {
-        expect(["STORE_UNAVAILABLE", "OUTCOME_UNKNOWN"]).toContain(answer.code);
-        if (answer.code === "STORE_UNAVAILABLE") {
-          expect(answer.status).toBe(503);
-          expect(answer.ms).toBeLessThan(2000);
-        } else {
-          expect(answer.operationId).toMatch(/^[0-9a-f-]{36}$/);
-          expect(answer.ms).toBeLessThan(3500);
-        }
-      }
-      const ready = await readiness(server.url);
-      expect(ready.status).toBe(503);
-      expect(ready.ms).toBeLessThan(2000);
-      expect(invocations(root, tenantId)).toHaveLength(ran);
-
-      proxy.restore();
-      const after = await until("a call to succeed after the restore", async () => {
-        const response = await execute(server.url, headers, "sync", { input: { title: "after" } });
-        return codeOf(response) === undefined ? response : undefined;
-      });
-      expect(ok<{ result: { title: string } }>(after).result.title).toBe("after");
-      // an OUTCOME_UNKNOWN begin either never reached the database or is settled by recovery; none ran
-      for (const answer of answers) {
-        if (answer.operationId === undefined) continue;
-        await until(`operation ${answer.operationId} to be absent or settled`, async () => {
-          const [row] = await db.rows<{ state: string }>(inSchema(schema, "SELECT state FROM {s}.operations WHERE operation_id = $1"), [
-            answer.operationId,
-          ]);
-          return row === undefined || row.state === "unknown" ? true : undefined;
-        });
-      }
-      expect(invocations(root, tenantId).filter((entry) => entry.title.startsWith("stalled-"))).toEqual([]);
-      await until("/readyz to answer 200 again", async () => ((await readiness(server.url)).status === 200 ? true : undefined));
-      expect(server.child.exitCode).toBeNull();
-    },
-  );
+    }
+    expect(invocations(root, tenantId).filter((entry) => entry.title.startsWith("stalled-"))).toEqual([]);
+    await until("/readyz to answer 200 again", async () => ((await readiness(server.url)).status === 200 ? true : undefined));
+    expect(server.child.exitCode).toBeNull();
+  });
 });
 
 describe.skipIf(skip !== undefined)("toolpact migrate and retention on PostgreSQL", () => {

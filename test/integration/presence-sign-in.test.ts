@@ -144,12 +144,39 @@ describe("another site", () => {
     expect(typed.setCookie).toMatch(/toolpact-confirm=/);
 
     const refusals: [string, () => Promise<Response>][] = [
-      ["cross-site form post", async () => postSession(await mintPresenceToken(secrets.actorSecret), { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" })],
+      [
+        "cross-site form post",
+        async () =>
+          postSession(await mintPresenceToken(secrets.actorSecret), {
+            "sec-fetch-site": "cross-site",
+            "sec-fetch-mode": "navigate",
+            "sec-fetch-dest": "document",
+          }),
+      ],
       ["same-site (sibling subdomain) post", async () => postSession(await mintPresenceToken(secrets.actorSecret), { "sec-fetch-site": "same-site" })],
-      ["post from a browser without fetch metadata, Origin elsewhere", async () => postSession(await mintPresenceToken(secrets.actorSecret), { origin: "https://evil.example" })],
+      [
+        "post from a browser without fetch metadata, Origin elsewhere",
+        async () => postSession(await mintPresenceToken(secrets.actorSecret), { origin: "https://evil.example" }),
+      ],
       ["post with Origin null (sandboxed frame)", async () => postSession(await mintPresenceToken(secrets.actorSecret), { origin: "null" })],
-      ["cross-site iframe", async () => sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "iframe" })],
-      ["cross-site fetch", async () => sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), { "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors", "sec-fetch-dest": "empty" })],
+      [
+        "cross-site iframe",
+        async () =>
+          sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), {
+            "sec-fetch-site": "cross-site",
+            "sec-fetch-mode": "navigate",
+            "sec-fetch-dest": "iframe",
+          }),
+      ],
+      [
+        "cross-site fetch",
+        async () =>
+          sessionGet(stack.url, await mintPresenceToken(secrets.actorSecret), {
+            "sec-fetch-site": "cross-site",
+            "sec-fetch-mode": "cors",
+            "sec-fetch-dest": "empty",
+          }),
+      ],
     ];
     for (const [what, attempt] of refusals) {
       const response = await attempt();

@@ -87,23 +87,30 @@ async function platformHeaders(userId = "user-1"): Promise<Record<string, string
 /** A pending platform-mode confirmation request of `userId` (default user-1) in the platform tenant. */
 async function pendingRequest(userId?: string): Promise<string> {
   const preview = ok<{ confirmation: { requestId: string } }>(
-    await mutate(stack.url, "tools.preview", { ref: { providerId: PROVIDER_ID, tool: "create-note" }, input: { title: "pending" } }, await platformHeaders(userId)),
+    await mutate(
+      stack.url,
+      "tools.preview",
+      { ref: { providerId: PROVIDER_ID, tool: "create-note" }, input: { title: "pending" } },
+      await platformHeaders(userId),
+    ),
   );
   return preview.confirmation.requestId;
 }
 
 /** A raw HTTP exchange, for requests fetch will not make (a declared length, a method, no body). */
-function raw(options: { method: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; type: string; text: string }> {
+function raw(options: {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}): Promise<{ status: number; type: string; text: string }> {
   const url = new URL(stack.url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers ?? {} },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text }));
-      },
-    );
+    const req = httpRequest({ host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers ?? {} }, (res) => {
+      let text = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"] ?? ""), text }));
+    });
     req.on("error", reject);
     req.end(options.body);
   });
@@ -138,8 +145,7 @@ const createNote = { ref: { providerId: PROVIDER_ID, tool: "create-note" }, inpu
 /** Every request the table names, by the exact text of its first column. */
 const REQUESTS: Record<string, () => Promise<Seen>> = {
   "a caller procedure without a plugin key or actor token": async () => seen(await get("tools.list", undefined)),
-  "an actor token of another tenant than the plugin key's": async () =>
-    seen(await get("tools.list", undefined, await as(ASSISTANT_ID, { tid: "t2" }))),
+  "an actor token of another tenant than the plugin key's": async () => seen(await get("tools.list", undefined, await as(ASSISTANT_ID, { tid: "t2" }))),
   "an admin procedure with a plugin key, or without the admin key": async () =>
     seen(await get("admin.listActivity", { tenantId: "t1" }, await as(ASSISTANT_ID))),
   "an unknown procedure (`/trpc/tools.previwe`)": async () => seen(await json("POST", "tools.previwe", createNote, await as(ASSISTANT_ID))),
@@ -149,11 +155,20 @@ const REQUESTS: Record<string, () => Promise<Seen>> = {
     seen(await raw({ method: "POST", path: "/trpc/tools.preview,tools.execute?batch=1", headers: { "content-type": "application/json" }, body: "{}" })),
   "a body over `limits.maxBodyBytes` (declared in `content-length`)": async () => {
     const body = Buffer.alloc(1024 * 1024 + 1, 0x20);
-    return seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", "content-length": String(body.length) }, body }));
+    return seen(
+      await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", "content-length": String(body.length) }, body }),
+    );
   },
   "a body over `limits.maxBodyBytes` (chunked, no length)": async () => {
     const body = Buffer.concat([Buffer.from('{"input":"'), Buffer.alloc(1024 * 1024, 0x61), Buffer.from('"}')]);
-    return seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", "transfer-encoding": "chunked", ...(await as(ASSISTANT_ID)) }, body }));
+    return seen(
+      await raw({
+        method: "POST",
+        path: "/trpc/tools.preview",
+        headers: { "content-type": "application/json", "transfer-encoding": "chunked", ...(await as(ASSISTANT_ID)) },
+        body,
+      }),
+    );
   },
   "a body nested deeper than `limits.maxInputDepth` + 8 (at least 128), refused while it streams in": async () => {
     const body = `{"ref":{"providerId":"${PROVIDER_ID}","tool":"create-note"},"input":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
@@ -176,13 +191,26 @@ const REQUESTS: Record<string, () => Promise<Seen>> = {
     return seen(excess);
   },
   "a body that is not `application/json`": async () =>
-    seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "text/plain", ...(await as(ASSISTANT_ID)) }, body: JSON.stringify(createNote) })),
+    seen(
+      await raw({
+        method: "POST",
+        path: "/trpc/tools.preview",
+        headers: { "content-type": "text/plain", ...(await as(ASSISTANT_ID)) },
+        body: JSON.stringify(createNote),
+      }),
+    ),
   "a body that is not JSON": async () =>
-    seen(await raw({ method: "POST", path: "/trpc/tools.preview", headers: { "content-type": "application/json", ...(await as(ASSISTANT_ID)) }, body: "{not json" })),
+    seen(
+      await raw({
+        method: "POST",
+        path: "/trpc/tools.preview",
+        headers: { "content-type": "application/json", ...(await as(ASSISTANT_ID)) },
+        body: "{not json",
+      }),
+    ),
   "a body with a field the procedure does not take (`tenantId`, `actor`, ...)": async () =>
     seen(await json("POST", "tools.preview", { ...createNote, tenantId: "t2" }, await as(ASSISTANT_ID))),
-  "an id of the wrong shape (`operationId: \"op 1\"`)": async () =>
-    seen(await get("tools.operation", { operationId: "op 1" }, await as(ASSISTANT_ID))),
+  'an id of the wrong shape (`operationId: "op 1"`)': async () => seen(await get("tools.operation", { operationId: "op 1" }, await as(ASSISTANT_ID))),
   "`confirmations.wait` with `timeoutMs` over 25000": async () =>
     seen(await get("confirmations.wait", { requestId: "r1", timeoutMs: 25_001 }, await as(ASSISTANT_ID))),
   "`runs.open` with `ttlSeconds` 0 or over 604800": async () =>
@@ -292,7 +320,10 @@ function tableRows(): Row[] {
   expect(header).toBe("| request | HTTP | toolpactCode |");
   expect(rule).toMatch(/^\|( --- \|){3}$/);
   return body.map((line) => {
-    const cells = line.slice(1, -1).split(" | ").map((cell) => cell.trim());
+    const cells = line
+      .slice(1, -1)
+      .split(" | ")
+      .map((cell) => cell.trim());
     if (cells.length !== 3) throw new Error(`docs/wire-format.md: a row of the table of refusals has ${cells.length} cells: ${line}`);
     const [request, status, code] = cells as [string, string, string];
     return { request, status: Number(status), code: code.replace(/^`|`$/g, "") };
@@ -347,7 +378,12 @@ describe("docs/wire-format.md: a retry with an idempotency key and a used token"
   it("a token sent with a call that needs none is ignored, not consumed", async () => {
     const headers = await as(ASSISTANT_ID);
     const preview = ok<{ confirmation: { token: string } }>(await mutate(stack.url, "tools.preview", createNote, headers));
-    const read = await mutate(stack.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "list-notes" }, input: {}, confirmationToken: preview.confirmation.token }, headers);
+    const read = await mutate(
+      stack.url,
+      "tools.execute",
+      { ref: { providerId: PROVIDER_ID, tool: "list-notes" }, input: {}, confirmationToken: preview.confirmation.token },
+      headers,
+    );
     expect(read.status).toBe(200);
     ok(await mutate(stack.url, "tools.execute", { ...createNote, confirmationToken: preview.confirmation.token }, headers));
   });

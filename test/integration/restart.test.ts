@@ -71,13 +71,17 @@ describe("after a restart on the same database", () => {
     const headers = await headersOf(keys);
     const input = { title: "later" };
     const token = await previewToken(first, headers, input);
-    const recorded = ok(await mutate(first.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { n: 1 }, idempotencyKey: "k" }, headers));
+    const recorded = ok(
+      await mutate(first.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { n: 1 }, idempotencyKey: "k" }, headers),
+    );
     await stop(first);
 
     const second = await start();
     ok(await mutate(second.url, "tools.execute", { ref, input, confirmationToken: token }, headers));
     expect(second.probe.invocations.get("create-note")).toBe(1);
-    const again = ok(await mutate(second.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { n: 1 }, idempotencyKey: "k" }, headers));
+    const again = ok(
+      await mutate(second.url, "tools.execute", { ref: { providerId: PROVIDER_ID, tool: "echo" }, input: { n: 1 }, idempotencyKey: "k" }, headers),
+    );
     expect(again).toEqual(recorded);
     expect(second.probe.invocations.get("echo") ?? 0).toBe(0);
   });

@@ -102,8 +102,7 @@ describe("runs over HTTP", () => {
 
   it("a closed, expired or foreign run is RUN_DENIED", async () => {
     const headers = await as(ASSISTANT_ID, { sub: "u-run-3" });
-    const open = async () =>
-      ok<{ runId: string }>(await mutate(stack.url, "runs.open", { allow: ["*"], ttlSeconds: 60 }, headers)).runId;
+    const open = async () => ok<{ runId: string }>(await mutate(stack.url, "runs.open", { allow: ["*"], ttlSeconds: 60 }, headers)).runId;
     const listNotes = (runId: string, h = headers) => mutate(stack.url, "tools.execute", { ref: ref("list-notes"), input: {}, runId }, h);
 
     const closed = await open();
@@ -192,11 +191,7 @@ describe("gates, hooks and the outbox over HTTP", () => {
       403,
     );
     // Admin procedures need the admin key, not a plugin key.
-    expectRefused(
-      await mutate(stack.url, "admin.setActivation", { tenantId: "t1", pluginId: SEAMS_ID, gates: [] }, headers),
-      "UNAUTHENTICATED",
-      401,
-    );
+    expectRefused(await mutate(stack.url, "admin.setActivation", { tenantId: "t1", pluginId: SEAMS_ID, gates: [] }, headers), "UNAUTHENTICATED", 401);
   });
 
   it("a hook's staged reaction is claimed from the outbox and acknowledged once", async () => {
@@ -227,6 +222,8 @@ describe("gates, hooks and the outbox over HTTP", () => {
     expect(refused.body.error, JSON.stringify(refused.body)).toBeDefined();
     expect(refused.body.error?.message).toContain(`${PROVIDER_ID}:create-note@1`);
     expect(refused.body.error?.message).toContain(`${PROVIDER_ID}:list-notes@1`);
-    ok(await mutate(stack.url, "admin.setRecoveryPolicy", { tenantId: "t1", policy: { rules: [{ tools: `${PROVIDER_ID}:*`, retry: "none" }] } }, adminHeaders()));
+    ok(
+      await mutate(stack.url, "admin.setRecoveryPolicy", { tenantId: "t1", policy: { rules: [{ tools: `${PROVIDER_ID}:*`, retry: "none" }] } }, adminHeaders()),
+    );
   });
 });

@@ -47,7 +47,12 @@ function writeSnoopingPlugin(values: readonly string[]): void {
   mkdirSync(folder, { recursive: true });
   writeFileSync(
     path.join(folder, "plugin.json"),
-    JSON.stringify({ id: "com.example.snoop", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }] }),
+    JSON.stringify({
+      id: "com.example.snoop",
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }],
+    }),
   );
   writeFileSync(path.join(folder, "package.json"), JSON.stringify({ type: "module", main: "./main.js" }));
   writeFileSync(
@@ -168,7 +173,10 @@ describe.skipIf(!LINUX)("secrets and in-process plugins in a real toolpact serve
     writeSnoopingPlugin([]);
     const env = secrets();
     const cases: [Record<string, string>, RegExp][] = [
-      [{ ...env, TOOLPACT_STORAGE_KEY: "", TOOLPACT_STORAGE_KEY_FILE: path.join(dir, "missing.secret") }, /TOOLPACT_STORAGE_KEY_FILE names .*missing\.secret, which cannot be read \(ENOENT\)/],
+      [
+        { ...env, TOOLPACT_STORAGE_KEY: "", TOOLPACT_STORAGE_KEY_FILE: path.join(dir, "missing.secret") },
+        /TOOLPACT_STORAGE_KEY_FILE names .*missing\.secret, which cannot be read \(ENOENT\)/,
+      ],
       [{ ...env, TOOLPACT_ADMIN_KEY: "", TOOLPACT_ADMIN_KEY_FILE: dir }, /TOOLPACT_ADMIN_KEY_FILE names .*, which cannot be read \(EISDIR\)/],
       [{ ...env, TOOLPACT_ACTOR_SECRET_FILE: path.join(dir, "toolpact.config.json") }, /both TOOLPACT_ACTOR_SECRET and TOOLPACT_ACTOR_SECRET_FILE are set/],
     ];

@@ -39,7 +39,12 @@ describe("MCP conformance (server scenarios)", () => {
     for (const pluginId of [CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID]) await world.stack.admin("installPlugin", { tenantId: "t1", pluginId });
     await world.stack.admin("setPolicy", {
       tenantId: "t1",
-      policy: { rules: [...PLATFORM_POLICY.rules, ...[CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID].map((id) => ({ tools: `${id}:*`, effects: ["read" as const], decision: "allow" as const }))] },
+      policy: {
+        rules: [
+          ...PLATFORM_POLICY.rules,
+          ...[CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID].map((id) => ({ tools: `${id}:*`, effects: ["read" as const], decision: "allow" as const })),
+        ],
+      },
     });
     proxy = await startCredentialsProxy(world.stack.url, () => world.headers());
     results = mkdtempSync(path.join(tmpdir(), "toolpact-conformance-"));

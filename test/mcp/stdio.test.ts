@@ -113,7 +113,8 @@ describe("toolpact mcp (stdio)", () => {
     const file = path.join(dir, "credentials.json");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-1") }), { mode: 0o600 });
     const client = await spawnBridge({ args: ["--credentials", file] });
-    const seen = async () => ((await client.callTool({ name: "com-test-notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
+    const seen = async () =>
+      ((await client.callTool({ name: "com-test-notes_echo", arguments: {} })).structuredContent as { seen: { userId: string } }).seen.userId;
     expect(await seen()).toBe("user-1");
     writeFileSync(file, JSON.stringify({ pluginKey: pluginKey(), actorToken: await actorToken("user-2") }));
     expect(await seen()).toBe("user-2");
@@ -132,7 +133,10 @@ describe("toolpact mcp (stdio)", () => {
     const closed = `http://127.0.0.1:${(probe.address() as { port: number }).port}`;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const client = await spawnBridge({ url: closed, env: await envKeys() });
-    const error = await client.listTools().then(() => undefined, (failure: unknown) => failure as McpError);
+    const error = await client.listTools().then(
+      () => undefined,
+      (failure: unknown) => failure as McpError,
+    );
     expect(error).toBeInstanceOf(McpError);
     expect(error?.message).toMatch(
       new RegExp(
@@ -152,7 +156,10 @@ describe("toolpact mcp (stdio)", () => {
     try {
       const url = `http://127.0.0.1:${(foreign.address() as { port: number }).port}`;
       const client = await spawnBridge({ url, env: await envKeys() });
-      const error = await client.listTools().then(() => undefined, (failure: unknown) => failure as McpError);
+      const error = await client.listTools().then(
+        () => undefined,
+        (failure: unknown) => failure as McpError,
+      );
       expect(error?.message).toBe(
         `MCP error -32603: REQUEST_NOT_SENT: the server at ${url}/trpc/tools.list answered HTTP 404 without toolpact's JSON: it is not a ` +
           "toolpact server or toolpact is not at that path (a wrong URL?), or something in front of toolpact refused the request; either " +

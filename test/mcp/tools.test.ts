@@ -94,9 +94,8 @@ describe("MCP tools over Streamable HTTP with a session", () => {
 
   it("records how a call came: http for /trpc, mcp when /trpc is told so (what toolpact mcp does) or for /mcp whatever it says", async () => {
     const execute = async (headers: Record<string, string>) =>
-      ok<{ operationId: string }>(
-        await mutate(world.stack.url, "tools.execute", { ref: { providerId: "com.test.notes", tool: "echo" }, input: {} }, headers),
-      ).operationId;
+      ok<{ operationId: string }>(await mutate(world.stack.url, "tools.execute", { ref: { providerId: "com.test.notes", tool: "echo" }, input: {} }, headers))
+        .operationId;
     const headers = await world.headers();
     expect((await eventOf(await execute(headers)))?.via).toBe("http");
     expect((await eventOf(await execute({ ...headers, "x-toolpact-via": "mcp" })))?.via).toBe("mcp");
@@ -104,9 +103,7 @@ describe("MCP tools over Streamable HTTP with a session", () => {
     const own = ok<{ events: { via?: string }[] }>(await query(world.stack.url, "activity.list", { limit: 2 }, headers));
     expect(own.events.map((event) => event.via)).toEqual(["mcp", "http"]);
     const mislabelled = new Client({ name: "test-agent", version: "1.0.0" });
-    await mislabelled.connect(
-      new StreamableHTTPClientTransport(world.mcpUrl, { requestInit: { headers: { ...headers, "x-toolpact-via": "http" } } }),
-    );
+    await mislabelled.connect(new StreamableHTTPClientTransport(world.mcpUrl, { requestInit: { headers: { ...headers, "x-toolpact-via": "http" } } }));
     const result = await mislabelled.callTool({ name: "com-test-notes_echo", arguments: {} });
     await mislabelled.close();
     expect((await eventOf((result._meta as Record<string, string>)["toolpact/operationId"]))?.via).toBe("mcp");

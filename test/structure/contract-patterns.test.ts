@@ -63,11 +63,18 @@ describe("one home for the name and schema-name patterns", () => {
 
   it("scans the packages and codegen (the scan sees the home's definitions)", () => {
     expect(scannedFiles().length).toBeGreaterThan(100);
-    expect(all.filter((hit) => hit.file === HOME).map((hit) => hit.fact).sort()).toEqual(FACTS.map((fact) => fact.name).sort());
+    expect(
+      all
+        .filter((hit) => hit.file === HOME)
+        .map((hit) => hit.fact)
+        .sort(),
+    ).toEqual(FACTS.map((fact) => fact.name).sort());
   });
 
   it(`defines each pattern only in ${HOME}; the others import it from @toolpact/contract`, () => {
-    const elsewhere = all.filter((hit) => hit.file !== HOME).map((hit) => `${hit.file}:${hit.line}: ${hit.fact} is defined again; import it from @toolpact/contract (${HOME})`);
+    const elsewhere = all
+      .filter((hit) => hit.file !== HOME)
+      .map((hit) => `${hit.file}:${hit.line}: ${hit.fact} is defined again; import it from @toolpact/contract (${HOME})`);
     expect(elsewhere).toEqual([]);
   });
 
@@ -95,7 +102,11 @@ describe("contract's limits have names", () => {
     const bare = sources(dir).flatMap((path) =>
       readFileSync(path, "utf8")
         .split("\n")
-        .flatMap((line, index) => ([...line.matchAll(/\.(max|min|length)\((\d[\d_]*)\b/g)].some((match) => Number(match[2]!.replaceAll("_", "")) > 1) ? [`${relative(ROOT, path)}:${index + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, index) =>
+          [...line.matchAll(/\.(max|min|length)\((\d[\d_]*)\b/g)].some((match) => Number(match[2]!.replaceAll("_", "")) > 1)
+            ? [`${relative(ROOT, path)}:${index + 1}: ${line.trim()}`]
+            : [],
+        ),
     );
     expect(bare).toEqual([]);
   });

@@ -37,7 +37,7 @@ describe("what a failed HTTP exchange means lives in @toolpact/protocol only", (
     expect(statusMapsIn("const MAP = {\n  502: 'OUTCOME_UNKNOWN',\n};")).toEqual(["an HTTP status as a key"]);
     expect(statusMapsIn("switch (status) { case 503: return x; }")).toEqual(["an HTTP status in a switch"]);
     expect(statusMapsIn("const codes = new Set(['ECONNREFUSED']);")).toEqual(["a network error code"]);
-    expect(statusMapsIn("refuse(res, 404, \"Session not found\");")).toEqual([]);
+    expect(statusMapsIn('refuse(res, 404, "Session not found");')).toEqual([]);
   });
 
   it("no source of the client or the MCP bridge writes its own", () => {
@@ -48,7 +48,10 @@ describe("what a failed HTTP exchange means lives in @toolpact/protocol only", (
   it("both decide through it", () => {
     const uses = (file: string, names: string[]) => {
       const source = readFileSync(path.join(ROOT, file), "utf8");
-      for (const name of names) expect(source, `${file} uses ${name}`).toMatch(new RegExp(`\\b${name}\\b[^;]*from "@toolpact/protocol"|from "@toolpact/protocol"[^;]*\\b${name}\\b`, "s"));
+      for (const name of names)
+        expect(source, `${file} uses ${name}`).toMatch(
+          new RegExp(`\\b${name}\\b[^;]*from "@toolpact/protocol"|from "@toolpact/protocol"[^;]*\\b${name}\\b`, "s"),
+        );
     };
     uses("packages/client/src/http-transport.ts", ["exchangeFailure", "withToolpactAnswers"]);
     uses("packages/client/src/http-fetch.ts", ["withSendFailures"]);

@@ -54,7 +54,14 @@ describe("shared limits have one home", () => {
   });
 
   it("would catch each kind of second copy (the rules themselves)", () => {
-    for (const line of [".max(8192)", "token.length > 8_192", "options.drainTimeoutMs ?? 10_000", ".max(10000)", "cursor.length >= 1024", "z.string().min(1).max(512)"]) {
+    for (const line of [
+      ".max(8192)",
+      "token.length > 8_192",
+      "options.drainTimeoutMs ?? 10_000",
+      ".max(10000)",
+      "cursor.length >= 1024",
+      "z.string().min(1).max(512)",
+    ]) {
       expect(INLINE_LIMIT.test(line), line).toBe(true);
     }
     for (const line of ["const CACHE_LIMIT = 10_000;", "() => 512", "16 * 1024", ".max(64 * 1024 * 1024)", ".max(15_0000)", ".max(5120)"]) {

@@ -15,11 +15,9 @@ if (mode !== "stateless" && mode !== "session") throw new Error(`usage: mcp.mjs 
 
 function createMcpServer() {
   const server = new McpServer({ name: "bench-items", version: "1.0.0" });
-  server.registerTool(
-    "get-item",
-    { description: "Looks an item up by id.", inputSchema: { id: z.string().min(1).max(64) } },
-    async ({ id }) => ({ content: [{ type: "text", text: JSON.stringify(lookupItem(id)) }] }),
-  );
+  server.registerTool("get-item", { description: "Looks an item up by id.", inputSchema: { id: z.string().min(1).max(64) } }, async ({ id }) => ({
+    content: [{ type: "text", text: JSON.stringify(lookupItem(id)) }],
+  }));
   return server;
 }
 

@@ -37,9 +37,7 @@ export const DEMO_POLICY: TenantPolicy = {
 };
 
 /** The example plugin folders, in load order. */
-export const EXAMPLE_PLUGIN_DIRS: readonly string[] = ["notes", "mailer", "assistant"].map((name) =>
-  fileURLToPath(new URL(`../../${name}`, import.meta.url)),
-);
+export const EXAMPLE_PLUGIN_DIRS: readonly string[] = ["notes", "mailer", "assistant"].map((name) => fileURLToPath(new URL(`../../${name}`, import.meta.url)));
 
 /** Throwaway secrets for one run, as `toolpact serve` reads them from the environment. */
 export interface DemoSecrets {
@@ -197,12 +195,7 @@ export async function setUpTenant(url: string, adminKey: string, narrator?: Narr
     await trpcMutation(url, "admin.installPlugin", { tenantId: DEMO_TENANT, pluginId }, headers);
   }
   narrator?.say("installed", `${NOTES_ID}, ${MAILER_ID} and ${ASSISTANT_ID} for tenant "${DEMO_TENANT}"  (admin.installPlugin)`);
-  const issued = await trpcMutation<{ keyId: string; key: string }>(
-    url,
-    "admin.issuePluginKey",
-    { tenantId: DEMO_TENANT, pluginId: ASSISTANT_ID },
-    headers,
-  );
+  const issued = await trpcMutation<{ keyId: string; key: string }>(url, "admin.issuePluginKey", { tenantId: DEMO_TENANT, pluginId: ASSISTANT_ID }, headers);
   narrator?.say("issued", `the assistant's plugin key ${issued.keyId} (stored hashed; sent as Authorization: Bearer)  (admin.issuePluginKey)`);
   await trpcMutation(url, "admin.setPolicy", { tenantId: DEMO_TENANT, policy: DEMO_POLICY }, headers);
   narrator?.say(

@@ -11,7 +11,16 @@ describe("pnpm demo", () => {
     expect(existsSync(demo), "run `pnpm build` first: the demo runs from examples/assistant/dist").toBe(true);
     const { stdout } = await promisify(execFile)(process.execPath, [demo], { timeout: 60_000 });
     expect(stdout).toMatch(/started:\s+toolpact serve at http:\/\/127\.0\.0\.1:\d+, on a fresh SQLite file .*toolpact\.db/);
-    for (const step of ["1. Discover", "2. Search", "3. Create a note", "4. Email a summary", "5. Replay", "6. Change the input", "7. The activity log", "8. An AI agent over MCP"]) {
+    for (const step of [
+      "1. Discover",
+      "2. Search",
+      "3. Create a note",
+      "4. Email a summary",
+      "5. Replay",
+      "6. Change the input",
+      "7. The activity log",
+      "8. An AI agent over MCP",
+    ]) {
       expect(stdout).toContain(step);
     }
     expect(stdout).toMatch(/refused:\s+CONFIRMATION_USED/);

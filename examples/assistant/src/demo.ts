@@ -72,13 +72,16 @@ async function main(): Promise<number> {
       { messageId: result.messageId, operationId: result.mailOperationId },
       { messageId: agent.messageId, operationId: agent.operationId },
     ];
-    const keyed = sent.every(({ messageId, operationId }) => queued.some((message) => message.messageId === messageId && message.idempotencyKey === operationId));
+    const keyed = sent.every(({ messageId, operationId }) =>
+      queued.some((message) => message.messageId === messageId && message.idempotencyKey === operationId),
+    );
     if (queued.length !== sent.length || !keyed) {
-      throw new SessionCheckError(`the mailer's outbox should hold exactly the two approved messages, each keyed by its operation id; it holds ${queued.length}`);
+      throw new SessionCheckError(
+        `the mailer's outbox should hold exactly the two approved messages, each keyed by its operation id; it holds ${queued.length}`,
+      );
     }
     say.say("mailer", `outbox: 2 messages to ${queued[0]!.to} (the assistant's and the agent's), each with its operation id as idempotency key`);
     say.say("refused", "the replayed token (CONFIRMATION_USED) and the changed input (CONFIRMATION_MISMATCH): nothing ran");
-
   } catch (error) {
     failed = true;
     process.stdout.write(`\ndemo FAILED: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -10,7 +10,12 @@ import type { Narrator } from "./narrator.js";
 import { SessionCheckError, type AssistantSessionOptions } from "./session.js";
 
 /** The MCP names the agent expects the bridge to offer (`<provider id, . as ->_<tool, _ for ->`). */
-export const EXPECTED_MCP_TOOLS = ["com-example-mailer_send_summary", "com-example-notes_archive_record", "com-example-notes_create_record", "com-example-notes_search_records"] as const;
+export const EXPECTED_MCP_TOOLS = [
+  "com-example-mailer_send_summary",
+  "com-example-notes_archive_record",
+  "com-example-notes_create_record",
+  "com-example-notes_search_records",
+] as const;
 
 /** What the agent did. */
 export interface AgentSessionResult {
@@ -29,7 +34,10 @@ export async function runAgentOverMcp(options: AssistantSessionOptions): Promise
   let approval: Promise<void> | undefined;
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     if (request.params.mode !== "url") throw new SessionCheckError(`the bridge should ask by URL elicitation; it asked ${JSON.stringify(request.params)}`);
-    say.say("elicitation", `the agent's client shows ${user.id} the link toolpact sent (URL elicitation, id ${request.params.elicitationId}):\n${request.params.url}`);
+    say.say(
+      "elicitation",
+      `the agent's client shows ${user.id} the link toolpact sent (URL elicitation, id ${request.params.elicitationId}):\n${request.params.url}`,
+    );
     approval = options.userApproves(request.params.url, say);
     return { action: "accept" };
   });

@@ -88,11 +88,7 @@ describe("the assistant's scripted session, against a host on 127.0.0.1", () => 
 
     const outcomes = result.activity.map((event) => `${event.kind}/${event.phase}/${event.outcome}/${event.errorCode ?? "-"}`);
     expect(outcomes).toEqual(
-      expect.arrayContaining([
-        "call/execute/succeeded/-",
-        "call/execute/denied/CONFIRMATION_USED",
-        "call/execute/denied/CONFIRMATION_MISMATCH",
-      ]),
+      expect.arrayContaining(["call/execute/succeeded/-", "call/execute/denied/CONFIRMATION_USED", "call/execute/denied/CONFIRMATION_MISMATCH"]),
     );
     expect(result.activity.some((event) => event.kind === "confirmation" && event.outcome === "approved")).toBe(true);
     // The user's view of the log holds the user's events only.

@@ -68,7 +68,10 @@ export async function runAssistantSession(options: AssistantSessionOptions): Pro
     ]),
   );
   check(
-    sameList(listed.map((tool) => tool.fullName), EXPECTED_TOOLS),
+    sameList(
+      listed.map((tool) => tool.fullName),
+      EXPECTED_TOOLS,
+    ),
     `tools.list should offer exactly ${EXPECTED_TOOLS.join(", ")}; it offered ${listed.map((tool) => tool.fullName).join(", ") || "nothing"}`,
   );
 
@@ -175,7 +178,10 @@ export async function runAssistantSession(options: AssistantSessionOptions): Pro
   check(executed("com.example.notes:create-record@1", created.result.id), "the activity log should record the note's creation with its id as target");
   check(executed("com.example.mailer:send-summary@1", sent.result.messageId), "the activity log should record the send with the message id as target");
   for (const code of ["CONFIRMATION_USED", "CONFIRMATION_MISMATCH"]) {
-    check(activity.some((event) => event.errorCode === code), `the activity log should record the refused call (${code})`);
+    check(
+      activity.some((event) => event.errorCode === code),
+      `the activity log should record the refused call (${code})`,
+    );
   }
   check(
     activity.every((event) => !JSON.stringify(event).includes(note.body)),

@@ -29,6 +29,8 @@ export function readStartSession(): StartSession {
   try {
     return JSON.parse(readFileSync(START_SESSION_FILE, "utf8")) as StartSession;
   } catch (error) {
-    throw new Error(`no running \`pnpm start\` session found (${START_SESSION_FILE}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): start one with \`pnpm start\``);
+    throw new Error(
+      `no running \`pnpm start\` session found (${START_SESSION_FILE}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}): start one with \`pnpm start\``,
+    );
   }
 }

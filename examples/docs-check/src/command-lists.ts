@@ -60,7 +60,7 @@ function commandProblem(command: string, facts: CommandFacts): string | undefine
     case "openssl":
       return args.join(" ") === "rand -base64 32" ? undefined : "the docs use openssl only as `openssl rand -base64 32`";
     default:
-      return "not a command these docs know how to check: make it a session (lines starting with \"$ \") so it runs";
+      return 'not a command these docs know how to check: make it a session (lines starting with "$ ") so it runs';
   }
 }
 

@@ -32,7 +32,12 @@ import { typecheckSnippets } from "./snippet-typecheck.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const cliBin = path.join(repoRoot, "packages/cli/dist/bin.js");
-const docFiles = ["README.md", ...readdirSync(path.join(repoRoot, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const docFiles = [
+  "README.md",
+  ...readdirSync(path.join(repoRoot, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 const docs = new Map(docFiles.map((file) => [file, readFileSync(path.join(repoRoot, file), "utf8")]));
 const blocks = docFiles.flatMap((file) => codeBlocks(file, docs.get(file)!));
 /**
@@ -154,7 +159,10 @@ describe("every code block in README.md and docs/", () => {
       if ("manifest" in block.attributes) {
         const result = parseManifest(block.content, where(block));
         const wantValid = !("invalid" in block.attributes);
-        if (result.ok !== wantValid) problems.push(`${where(block)}: expected a${wantValid ? " valid" : "n invalid"} manifest: ${JSON.stringify(result.ok ? result.warnings : result.diagnostics)}`);
+        if (result.ok !== wantValid)
+          problems.push(
+            `${where(block)}: expected a${wantValid ? " valid" : "n invalid"} manifest: ${JSON.stringify(result.ok ? result.warnings : result.diagnostics)}`,
+          );
       }
     }
     expect(problems).toEqual([]);
@@ -205,7 +213,9 @@ describe("the reference pages", () => {
     const text = docs.get("docs/manifest.md")!;
     const fields = [
       ...Object.keys(schema.properties),
-      ...["tools", "gates", "hooks", "guards"].flatMap((list) => Object.keys(schema.properties[list]?.items?.properties ?? {}).map((key) => `${list}[].${key}`)),
+      ...["tools", "gates", "hooks", "guards"].flatMap((list) =>
+        Object.keys(schema.properties[list]?.items?.properties ?? {}).map((key) => `${list}[].${key}`),
+      ),
     ];
     expect(fields.length).toBeGreaterThan(20);
     const missing = fields.filter((field) => !text.includes(`| \`${field}\` |`));
@@ -251,7 +261,11 @@ function commandFacts(): CommandFacts {
   const packageDirs = [...["examples", "packages"].flatMap((dir) => readdirSync(path.join(repoRoot, dir)).map((name) => path.join(dir, name))), "codegen"];
   for (const dir of packageDirs) {
     try {
-      const pkg = JSON.parse(readFileSync(path.join(repoRoot, dir, "package.json"), "utf8")) as { name: string; private?: boolean; scripts?: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(path.join(repoRoot, dir, "package.json"), "utf8")) as {
+        name: string;
+        private?: boolean;
+        scripts?: Record<string, string>;
+      };
       packageScripts.set(pkg.name, new Set(Object.keys(pkg.scripts ?? {})));
       if (pkg.private !== true) publishedPackages.add(pkg.name);
     } catch {

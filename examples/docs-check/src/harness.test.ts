@@ -59,7 +59,9 @@ describe("shell sessions", () => {
   });
 
   it("runs commands in one shell, and reports differing output and an exit code the doc does not show", async () => {
-    const text = [`${fence}sh`, "$ greeting=hello", "$ echo \"$greeting\"", "hello", "$ echo wrong", "right", "$ false", "$ false", "$ echo $?", "1", fence].join("\n");
+    const text = [`${fence}sh`, "$ greeting=hello", '$ echo "$greeting"', "hello", "$ echo wrong", "right", "$ false", "$ false", "$ echo $?", "1", fence].join(
+      "\n",
+    );
     const commands = codeBlocks("docs/x.md", text).flatMap(sessionCommands);
     const runs = await runCommands(commands, { cwd: repoRoot, env: { PATH: process.env.PATH ?? "" }, timeoutMs: 10_000 });
     expect(runs.map((run) => run.exitCode)).toEqual([0, 0, 0, 1, 1, 0]);

@@ -12,17 +12,26 @@ import { codeBlocks, where } from "./markdown-blocks.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (file: string) => readFileSync(path.join(repoRoot, file), "utf8");
-const docFiles = ["README.md", ...readdirSync(path.join(repoRoot, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const docFiles = [
+  "README.md",
+  ...readdirSync(path.join(repoRoot, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 
 /** The `@toolpact/*` packages a scaffold's package.json installs, dependencies and dev dependencies alike. */
 function scaffoldPackages(kind: "provider" | "caller"): string[] {
   const pkg = JSON.parse(read(`packages/cli/templates/${kind}/package.json`)) as Record<string, Record<string, string> | undefined>;
-  return Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((name) => name.startsWith("@toolpact/")).sort();
+  return Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
+    .filter((name) => name.startsWith("@toolpact/"))
+    .sort();
 }
 
 /** The `@toolpact/*` packages the "installs" cell of the README's row for a project names. */
 function readmeRowPackages(rowStart: string): string[] {
-  const row = read("README.md").split("\n").find((line) => line.startsWith(rowStart));
+  const row = read("README.md")
+    .split("\n")
+    .find((line) => line.startsWith(rowStart));
   if (row === undefined) throw new Error(`README.md has no table row starting "${rowStart}"`);
   const installs = row.split(" | ")[1] ?? "";
   return [...installs.matchAll(/`(@toolpact\/[a-z-]+)`/g)].map((match) => match[1]!).sort();

@@ -126,14 +126,15 @@ export function sessionProblems(commands: readonly SessionCommand[], runs: reado
     const actual = run.output === "" ? [] : run.output.replace(/\u001b\[[0-9;]*m/g, "").split("\n");
     if (!outputMatches(command.expected, actual)) {
       problems.push(
-        `${where(command.block, command.offset)}: $ ${command.command}\n` +
-          `  the doc shows:\n${indent(command.expected)}\n  it printed:\n${indent(actual)}`,
+        `${where(command.block, command.offset)}: $ ${command.command}\n` + `  the doc shows:\n${indent(command.expected)}\n  it printed:\n${indent(actual)}`,
       );
     }
     const next = commands[index + 1];
     const shown = next !== undefined && next.block === command.block && /^echo \$\?$/.test(next.command.trim());
     if (run.exitCode !== 0 && !shown) {
-      problems.push(`${where(command.block, command.offset)}: $ ${command.command}\n  exits ${run.exitCode}: show it with "$ echo $?" after it, or fix the command`);
+      problems.push(
+        `${where(command.block, command.offset)}: $ ${command.command}\n  exits ${run.exitCode}: show it with "$ echo $?" after it, or fix the command`,
+      );
     }
   });
   return problems;

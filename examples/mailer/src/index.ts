@@ -27,8 +27,7 @@ export function mailerProvider(outbox: Outbox): ProviderDefinition {
         details: {
           to: input.to,
           subject: input.subject,
-          body:
-            input.body.length > PREVIEW_BODY_CHARACTERS ? `${input.body.slice(0, PREVIEW_BODY_CHARACTERS)}…` : input.body,
+          body: input.body.length > PREVIEW_BODY_CHARACTERS ? `${input.body.slice(0, PREVIEW_BODY_CHARACTERS)}…` : input.body,
         },
       }),
       execute: (input, ctx) => {

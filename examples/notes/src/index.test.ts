@@ -98,10 +98,7 @@ describe("the notes provider, through the generated client and a real runtime", 
     expect(preview.confirmation).toMatchObject({ required: true, mode: "token" });
 
     const token = await notes.createRecord.confirm(preview);
-    const { operationId, result } = await notes.createRecord.execute(
-      { title: "Q3 plan", body: "Hire two.", tags: ["planning"] },
-      { confirmationToken: token },
-    );
+    const { operationId, result } = await notes.createRecord.execute({ title: "Q3 plan", body: "Hire two.", tags: ["planning"] }, { confirmationToken: token });
     expect(result.id).toMatch(/^rec_[0-9a-f-]{36}$/);
     expect(result.targetId).toBe(result.id);
 

@@ -79,9 +79,7 @@ export function openRecordStore(file: string, clock: () => number = Date.now): R
      VALUES (@id, @tenantId, @userId, @operationId, @title, @body, @tags, @createdAt)
      ON CONFLICT (operation_id) DO NOTHING`,
   );
-  const byOperation = db.prepare<[string, string, string], Row>(
-    "SELECT * FROM records WHERE operation_id = ? AND tenant_id = ? AND user_id = ?",
-  );
+  const byOperation = db.prepare<[string, string, string], Row>("SELECT * FROM records WHERE operation_id = ? AND tenant_id = ? AND user_id = ?");
   const byId = db.prepare<[string, string, string], Row>("SELECT * FROM records WHERE id = ? AND tenant_id = ? AND user_id = ?");
   const search = db.prepare<[string, string, string, string, number], Row>(
     `SELECT * FROM records

@@ -103,7 +103,9 @@ function readEnvSecret(env: NodeJS.ProcessEnv): { value: string; source: string 
   } catch (error) {
     if (error instanceof CredentialFileError) throw error;
     const code = (error as { code?: unknown }).code;
-    throw new Error(`${ACTOR_SECRET}_FILE names ${file}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}: point it at the file holding the secret`);
+    throw new Error(
+      `${ACTOR_SECRET}_FILE names ${file}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}: point it at the file holding the secret`,
+    );
   }
   const secret = nonEmpty(text.replace(/[\r\n]+$/, ""));
   if (secret === undefined) throw new Error(`${ACTOR_SECRET}_FILE names ${file}, which is empty: write the secret into it`);
@@ -112,7 +114,8 @@ function readEnvSecret(env: NodeJS.ProcessEnv): { value: string; source: string 
 
 /** Decodes a secret as the server does: base64, or base64url when it holds `-` or `_`. */
 function decodeSecret(source: string, text: string): Uint8Array {
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new Error(`the actor secret from ${source} is not base64: it must be the server's own, as it is configured`);
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text))
+    throw new Error(`the actor secret from ${source} is not base64: it must be the server's own, as it is configured`);
   const secret = new Uint8Array(Buffer.from(text, /[-_]/.test(text) ? "base64url" : "base64"));
   if (secret.length < MIN_ACTOR_SECRET_BYTES) {
     throw new Error(

@@ -87,7 +87,9 @@ export function startCli(args: readonly string[], options: { cwd: string; env?: 
   };
   child.stdout.on("data", append);
   child.stderr.on("data", append);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     output: () => output,
@@ -122,7 +124,12 @@ export function startCli(args: readonly string[], options: { cwd: string; env?: 
 }
 
 /** tRPC's HTTP wire format with plain fetch: a mutation (POST, JSON body) or a query (GET, ?input=). */
-export async function trpc(url: string, path: string, input: unknown, init: { headers?: Record<string, string>; query?: boolean } = {}): Promise<{ status: number; data: unknown; error?: { message: string; data: Record<string, unknown> } }> {
+export async function trpc(
+  url: string,
+  path: string,
+  input: unknown,
+  init: { headers?: Record<string, string>; query?: boolean } = {},
+): Promise<{ status: number; data: unknown; error?: { message: string; data: Record<string, unknown> } }> {
   const response = init.query
     ? await fetch(`${url}/trpc/${path}${input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`}`, { headers: init.headers ?? {} })
     : await fetch(`${url}/trpc/${path}`, { method: "POST", headers: { "content-type": "application/json", ...init.headers }, body: JSON.stringify(input) });

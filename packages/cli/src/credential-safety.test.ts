@@ -14,7 +14,8 @@ const env = { PATH: process.env.PATH };
 describe("credentials never go over plain http to another machine without --insecure", () => {
   it("knows this machine's names", () => {
     for (const host of ["localhost", "app.localhost", "127.0.0.1", "127.1.2.3", "[::1]", "::1"]) expect(isLoopbackHost(host), host).toBe(true);
-    for (const host of ["example.com", "10.0.0.1", "0.0.0.0", "127.0.0.1.example.com", "localhost.example.com", "[::2]"]) expect(isLoopbackHost(host), host).toBe(false);
+    for (const host of ["example.com", "10.0.0.1", "0.0.0.0", "127.0.0.1.example.com", "localhost.example.com", "[::2]"])
+      expect(isLoopbackHost(host), host).toBe(false);
     expect(plainHttpProblem("https://example.com", "--from", false)).toBeUndefined();
     expect(plainHttpProblem("http://127.0.0.1:4400", "--from", false)).toBeUndefined();
     expect(plainHttpProblem("http://example.com", "--from", true)).toBeUndefined();
@@ -43,7 +44,10 @@ describe("credentials never go over plain http to another machine without --inse
         "which is not this machine: use https://, or pass --insecure if the network between you is trusted",
     );
     const insecure = await runMain(["mcp", "--url", "http://10.1.2.3:4400", "--insecure"], { cwd: work, env });
-    expect([insecure.code, insecure.stderr.split("\n")[0]]).toEqual([2, "toolpact mcp: no credentials: pass --credentials <file>, or set TOOLPACT_PLUGIN_KEY and TOOLPACT_ACTOR_TOKEN"]);
+    expect([insecure.code, insecure.stderr.split("\n")[0]]).toEqual([
+      2,
+      "toolpact mcp: no credentials: pass --credentials <file>, or set TOOLPACT_PLUGIN_KEY and TOOLPACT_ACTOR_TOKEN",
+    ]);
   });
 });
 
@@ -58,17 +62,26 @@ describe("a file holding a credential is readable by its owner alone", () => {
   it("codegen --plugin-key-file and --actor-token-file", async () => {
     file("key", "tpk_secret\n", 0o644);
     file("token", "ey.secret\n", 0o600);
-    const run = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], { cwd: work, env });
+    const run = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], {
+      cwd: work,
+      env,
+    });
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
       "toolpact codegen: key holds a plugin key but its group and other users may read or change it (mode 0644): run chmod 600 key, then try again; nothing was written",
     );
     file("token", "ey.secret\n", 0o620);
     chmodSync(path.join(work, "key"), 0o600);
-    const group = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], { cwd: work, env });
+    const group = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], {
+      cwd: work,
+      env,
+    });
     expect(group.stderr).toContain("token holds an actor token but its group may read or change it (mode 0620): run chmod 600 token");
     chmodSync(path.join(work, "token"), 0o600);
-    const fine = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], { cwd: work, env });
+    const fine = await runMain(["codegen", "--out", "gen", "--from", "http://127.0.0.1:1", "--plugin-key-file", "key", "--actor-token-file", "token"], {
+      cwd: work,
+      env,
+    });
     expect(fine.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:1/);
   });
 

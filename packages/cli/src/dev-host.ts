@@ -28,7 +28,7 @@ try {
     onConfirmationRequested: (request) => void announceConfirmation(request),
     confirmationSignInHint:
       "toolpact dev printed a sign-in link for this request in its terminal, on the line that starts with " +
-      "\"confirm <tool> for user\" and ends with /confirm/session?token=... Open that link: it signs you in for this one request " +
+      '"confirm <tool> for user" and ends with /confirm/session?token=... Open that link: it signs you in for this one request ' +
       "and brings you back here. (The address your app printed is this page itself; it cannot sign you in.)",
     logger: {
       info: () => {},
@@ -79,10 +79,7 @@ async function setUpDevTenant(running: RunningHost, config: string, userId: stri
   for (const plugin of running.plugins) await admin.installPlugin(DEV_TENANT, plugin.id);
   await admin.setPolicy(DEV_TENANT, DEV_POLICY);
   const signing = findActorSigning({ cwd: path.dirname(config), env: {}, config });
-  const actorToken = await mintActorToken(
-    { issuer: signing.issuer, secret: signing.secret, tenantId: DEV_TENANT, userId, ttl: 12 * 60 * 60 },
-    { level: 1 },
-  );
+  const actorToken = await mintActorToken({ issuer: signing.issuer, secret: signing.secret, tenantId: DEV_TENANT, userId, ttl: 12 * 60 * 60 }, { level: 1 });
   say(`tenant "${DEV_TENANT}": every plugin installed; reads allowed, writes and external effects confirmed by the user on the confirmation page`);
   say(`actor token of user "${userId}" (12 hours; \`toolpact token --user <id>\` mints more):`);
   say(`  ACTOR_TOKEN=${actorToken}`);
@@ -98,9 +95,19 @@ async function setUpDevTenant(running: RunningHost, config: string, userId: stri
     mkdirSync(path.dirname(envFile), { recursive: true, mode: 0o700 });
     // Owner-only before the secrets go in: a file that exists keeps its mode through a write.
     if (existsSync(envFile)) chmodSync(envFile, 0o600);
-    writeFileSync(envFile, Object.entries(variables).map(([name, value]) => `${name}=${value}\n`).join(""), { mode: 0o600 });
+    writeFileSync(
+      envFile,
+      Object.entries(variables)
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join(""),
+      { mode: 0o600 },
+    );
     say(`to call as ${plugin.id} (also written to ${path.relative(process.cwd(), envFile)}):`);
-    say(`  export ${Object.entries(variables).map(([name, value]) => `${name}=${value}`).join(" ")}`);
+    say(
+      `  export ${Object.entries(variables)
+        .map(([name, value]) => `${name}=${value}`)
+        .join(" ")}`,
+    );
   }
 }
 

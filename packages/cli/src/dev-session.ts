@@ -33,7 +33,12 @@ export interface DevSession {
  * owner-only, with this process recorded as its owner. The caller checks first that no live
  * `toolpact dev` owns the folder (devStateOwner).
  */
-export function createDevSession(options: { readonly cwd: string; readonly plugins: readonly string[]; readonly host: string; readonly port: number }): DevSession {
+export function createDevSession(options: {
+  readonly cwd: string;
+  readonly plugins: readonly string[];
+  readonly host: string;
+  readonly port: number;
+}): DevSession {
   const dir = path.join(options.cwd, DEV_STATE_DIR);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -113,7 +113,14 @@ export class DevSupervisor {
     if (!existsSync(folder)) return undefined;
     const watcher = watch(folder, (_event, name) => {
       const file = name?.toString();
-      const kind = file === "plugin.json" ? "manifest" : file === "package.json" || file === "tsconfig.json" ? "source" : file !== undefined && /\.[cm]?js$/.test(file) ? "module" : undefined;
+      const kind =
+        file === "plugin.json"
+          ? "manifest"
+          : file === "package.json" || file === "tsconfig.json"
+            ? "source"
+            : file !== undefined && /\.[cm]?js$/.test(file)
+              ? "module"
+              : undefined;
       if (kind !== undefined) this.#changed({ kind, folder, file: path.join(folder, file!) });
     });
     // A lost watcher is made again shortly (and after every cycle): saves must never go unnoticed.
@@ -154,7 +161,11 @@ export class DevSupervisor {
     const changed = [...new Set(changes.map((change) => change.file))];
     const present = changed.filter((file) => existsSync(file));
     const files = (present.length > 0 ? present : changed).map((file) => shown(this.#io, file));
-    const what = manifestChanged ? "regenerating clients, rebuilding and restarting" : toBuild.length > 0 || alsoStale.length > 0 ? "rebuilding and restarting" : "restarting";
+    const what = manifestChanged
+      ? "regenerating clients, rebuilding and restarting"
+      : toBuild.length > 0 || alsoStale.length > 0
+        ? "rebuilding and restarting"
+        : "restarting";
     const also = alsoStale.length === 0 ? "" : ` (also ${alsoStale.map((folder) => shown(this.#io, folder)).join(", ")}, not built since a build failed)`;
     this.#io.stdout(`toolpact dev: ${files.join(", ")} changed: ${what}${also}`);
     await this.#runCycle(toBuild);
@@ -248,7 +259,9 @@ function hasBuildScript(folder: string): boolean {
 
 /** The environment without toolpact's secret variables: the dev host serves with the session's own. */
 function withoutToolpactSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !/^TOOLPACT_(ADMIN_KEY|ACTOR_SECRET|SIGNING_KEYS|STORAGE_KEY|DATABASE_URL)(_FILE)?$/.test(name)));
+  return Object.fromEntries(
+    Object.entries(env).filter(([name]) => !/^TOOLPACT_(ADMIN_KEY|ACTOR_SECRET|SIGNING_KEYS|STORAGE_KEY|DATABASE_URL)(_FILE)?$/.test(name)),
+  );
 }
 
 function forwardLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {

@@ -13,9 +13,7 @@ const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b1m \u202Egnp.ex
 
 describe("terminalText", () => {
   it("shows escape sequences, other controls and bidi or zero-width characters as visible escapes; keeps tab and line feed", () => {
-    expect(terminalText(HOSTILE)).toBe(
-      "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{1b}[31mred\\u{9b}1m \\u{202e}gnp.exe\\u{2066}x\\u{2069} \\u{d}\\u{0}\\u{200b}",
-    );
+    expect(terminalText(HOSTILE)).toBe("\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{1b}[31mred\\u{9b}1m \\u{202e}gnp.exe\\u{2066}x\\u{2069} \\u{d}\\u{0}\\u{200b}");
     expect(terminalText("line one\n\tline two: ünïcödé, 名前, emoji 🙂")).toBe("line one\n\tline two: ünïcödé, 名前, emoji 🙂");
     expect(terminalText("npm output\r\nnext line\rover")).toBe("npm output\nnext line\\u{d}over");
   });
@@ -55,7 +53,13 @@ describe("codegen --from prints nothing a server sends raw", () => {
   });
 
   it("a manifest's ids, keys and values in its diagnostics", async () => {
-    const bad = { id: `com.example.x${HOSTILE}`, version: "1.0.0", permissions: ["tools:provide"], [`colour${HOSTILE}`]: HOSTILE, tools: [{ name: "t", effect: HOSTILE, inputSchema: { type: "object" } }] };
+    const bad = {
+      id: `com.example.x${HOSTILE}`,
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      [`colour${HOSTILE}`]: HOSTILE,
+      tools: [{ name: "t", effect: HOSTILE, inputSchema: { type: "object" } }],
+    };
     answer = { status: 200, body: { result: { data: [bad] } } };
     const run = await runMain(["codegen", "--out", "gen", "--from", url], { cwd: work, env });
     expect(run.code).toBe(1);

@@ -51,7 +51,10 @@ export function watchExpiry(token: string, requestId: string): ExpiryWatch | und
   return {
     signal: controller.signal,
     expired: () =>
-      expiredError(`the actor token expired at ${isoOf(expiresAt)} while confirm waited for the user's decision on confirmation request ${requestId}`, requestId),
+      expiredError(
+        `the actor token expired at ${isoOf(expiresAt)} while confirm waited for the user's decision on confirmation request ${requestId}`,
+        requestId,
+      ),
     stop: () => clearTimeout(timer),
   };
 }

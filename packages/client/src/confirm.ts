@@ -51,11 +51,7 @@ const PENDING_GRACE_MS = 60_000;
  * (denied or cancelled) or CONFIRMATION_EXPIRED (nobody decided in time).
  * Resolves undefined when the preview needs no confirmation.
  */
-export async function confirmPreview(
-  transport: ToolTransport,
-  preview: PreviewResult,
-  options: ConfirmPreviewOptions = {},
-): Promise<string | undefined> {
+export async function confirmPreview(transport: ToolTransport, preview: PreviewResult, options: ConfirmPreviewOptions = {}): Promise<string | undefined> {
   const { confirmation } = preview;
   if (!confirmation.required) return undefined;
   if (confirmation.mode === "token") return confirmation.token;

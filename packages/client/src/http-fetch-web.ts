@@ -3,6 +3,4 @@
 import { withSendFailures, type WireFetch, type WireRequestInit } from "./http-fetch.js";
 
 /** The global fetch, typed without the DOM lib; a request that never left rejects with REQUEST_NOT_SENT. */
-export const httpFetch: WireFetch = withSendFailures(
-  (url: string, init?: WireRequestInit) => (globalThis as unknown as { fetch: WireFetch }).fetch(url, init),
-);
+export const httpFetch: WireFetch = withSendFailures((url: string, init?: WireRequestInit) => (globalThis as unknown as { fetch: WireFetch }).fetch(url, init));

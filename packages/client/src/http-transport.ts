@@ -182,7 +182,8 @@ function checkUrl(value: unknown): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw optionError(`${given}, which is not http: or https:: ${what}`);
   // Not echoed: the URL holds a secret.
-  if (url.username !== "" || url.password !== "") throw optionError('createHttpTransport: option "url" carries a user name or password: pass the key as "pluginKey" instead');
+  if (url.username !== "" || url.password !== "")
+    throw optionError('createHttpTransport: option "url" carries a user name or password: pass the key as "pluginKey" instead');
   if (url.search !== "" || url.hash !== "") throw optionError(`${given}, which has a query or fragment: ${what}`);
   const base = url.href.replace(/\/+$/, "");
   return base.endsWith("/trpc") ? base : `${base}/trpc`;

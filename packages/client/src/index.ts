@@ -40,4 +40,21 @@ export type {
   TargetedResult,
   ProviderDefinition,
 } from "@toolpact/protocol";
-export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider, ToolListing, GateHandler, HookHandler, GuardHandler, SeamContext, GateCall, GateDecision, HookCall, StagedReaction, GuardCall, GuardDecision } from "@toolpact/protocol";
+export type {
+  PluginSdk,
+  PluginTools,
+  ToolCaller,
+  ActorBoundSdk,
+  SeamProvider,
+  ToolListing,
+  GateHandler,
+  HookHandler,
+  GuardHandler,
+  SeamContext,
+  GateCall,
+  GateDecision,
+  HookCall,
+  StagedReaction,
+  GuardCall,
+  GuardDecision,
+} from "@toolpact/protocol";

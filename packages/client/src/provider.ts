@@ -8,13 +8,12 @@ import type { ToolDescriptor } from "./tool-client.js";
  * a key no declared tool has is CAPABILITY_UNDECLARED, a declared tool without an `execute` is
  * HANDLER_MISSING.
  */
-export function defineProvider(
-  providerId: string,
-  tools: Readonly<Record<string, ToolDescriptor>>,
-  handlers: object,
-): ProviderDefinition {
+export function defineProvider(providerId: string, tools: Readonly<Record<string, ToolDescriptor>>, handlers: object): ProviderDefinition {
   if (typeof handlers !== "object" || handlers === null) {
-    throw new ToolpactError("HANDLER_MISSING", `the handlers of ${providerId} must be an object keyed by tool method; got ${handlers === null ? "null" : typeof handlers}`);
+    throw new ToolpactError(
+      "HANDLER_MISSING",
+      `the handlers of ${providerId} must be an object keyed by tool method; got ${handlers === null ? "null" : typeof handlers}`,
+    );
   }
   const given = handlers as Readonly<Record<string, unknown>>;
   const declared = Object.keys(tools);
@@ -38,20 +37,16 @@ export function defineProvider(
 
 function checkHandler(descriptor: ToolDescriptor, key: string, handler: unknown): asserts handler is ToolHandler {
   if (typeof handler !== "object" || handler === null || typeof (handler as { execute?: unknown }).execute !== "function") {
-    throw new ToolpactError(
-      "HANDLER_MISSING",
-      `${descriptor.fullName} has no handler: pass { execute(input, ctx) { ... } } under "${key}"`,
-      { tool: descriptor.fullName },
-    );
+    throw new ToolpactError("HANDLER_MISSING", `${descriptor.fullName} has no handler: pass { execute(input, ctx) { ... } } under "${key}"`, {
+      tool: descriptor.fullName,
+    });
   }
   for (const optional of ["preview", "authorize"] as const) {
     const member = (handler as Record<string, unknown>)[optional];
     if (member !== undefined && typeof member !== "function") {
-      throw new ToolpactError(
-        "HANDLER_MISSING",
-        `the handler of ${descriptor.fullName} under "${key}" has a "${optional}" that is not a function`,
-        { tool: descriptor.fullName },
-      );
+      throw new ToolpactError("HANDLER_MISSING", `the handler of ${descriptor.fullName} under "${key}" has a "${optional}" that is not a function`, {
+        tool: descriptor.fullName,
+      });
     }
   }
 }

@@ -23,7 +23,18 @@ function oldEngine() {
     },
     { code: "toolpact:re2js" },
   );
-  const ajv = new Ajv2020({ allErrors: true, ownProperties: true, strictSchema: false, strictNumbers: true, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: true, logger: false, code: { regExp } });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    ownProperties: true,
+    strictSchema: false,
+    strictNumbers: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    validateFormats: true,
+    logger: false,
+    code: { regExp },
+  });
   addFormats(ajv);
   // Its formats: each ajv-formats regex that RE2 can run, on RE2.
   for (const [name, format] of Object.entries(fullFormats)) {
@@ -96,11 +107,19 @@ const ORDER = {
   required: ["customer", "lines"],
   additionalProperties: false,
 };
-const ORDER_INPUT = { customer: "c-17", lines: Array.from({ length: 20 }, (_, index) => ({ sku: `sku-${index}`, quantity: index + 1, ...(index % 3 === 0 ? { note: "gift wrap" } : {}) })) };
+const ORDER_INPUT = {
+  customer: "c-17",
+  lines: Array.from({ length: 20 }, (_, index) => ({ sku: `sku-${index}`, quantity: index + 1, ...(index % 3 === 0 ? { note: "gift wrap" } : {}) })),
+};
 const CHOICE = {
   type: "object",
   properties: {
-    target: { oneOf: [{ type: "object", properties: { email: { type: "string", format: "email" } }, required: ["email"] }, { type: "object", properties: { phone: { type: "string", maxLength: 20 } }, required: ["phone"] }] },
+    target: {
+      oneOf: [
+        { type: "object", properties: { email: { type: "string", format: "email" } }, required: ["email"] },
+        { type: "object", properties: { phone: { type: "string", maxLength: 20 } }, required: ["phone"] },
+      ],
+    },
     when: { type: "string", format: "date-time" },
     count: { anyOf: [{ type: "integer" }, { type: "null" }] },
   },
@@ -114,7 +133,12 @@ const CASES = [
   ["6 fields with a pattern: valid", TASK_WITH_PATTERN, TASK_INPUT, 0],
   ["6 fields with a pattern: pattern fails", TASK_WITH_PATTERN, { ...TASK_INPUT, slug: "Not A Slug" }, 1],
   ["20 order lines (array of small objects): valid", ORDER, ORDER_INPUT, 0],
-  ["20 order lines: one line invalid", ORDER, { ...ORDER_INPUT, lines: ORDER_INPUT.lines.map((line, index) => (index === 13 ? { ...line, quantity: 0 } : line)) }, 1],
+  [
+    "20 order lines: one line invalid",
+    ORDER,
+    { ...ORDER_INPUT, lines: ORDER_INPUT.lines.map((line, index) => (index === 13 ? { ...line, quantity: 0 } : line)) },
+    1,
+  ],
   ["oneOf, anyOf, formats: valid", CHOICE, CHOICE_INPUT, 0],
 ].map(([name, schema, input, issues]) => [name, schema, JSON.parse(JSON.stringify(input)), issues]);
 

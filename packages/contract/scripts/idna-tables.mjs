@@ -56,7 +56,11 @@ async function derivedProperty() {
   // NFKC_Casefold, which also drops Default_Ignorable_Code_Points: those are DISALLOWED by (C) anyway.
   const unstable = await flags("Binary_Property/Changes_When_NFKC_Casefolded");
   const ignorable = [await flags("Binary_Property/Default_Ignorable_Code_Point"), await flags("Binary_Property/White_Space"), noncharacter];
-  const ignorableBlocks = [await flags("Block/Combining_Diacritical_Marks_For_Symbols"), await flags("Block/Musical_Symbols"), await flags("Block/Ancient_Greek_Musical_Notation")];
+  const ignorableBlocks = [
+    await flags("Block/Combining_Diacritical_Marks_For_Symbols"),
+    await flags("Block/Musical_Symbols"),
+    await flags("Block/Ancient_Greek_Musical_Notation"),
+  ];
   // OldHangulJamo (I): Hangul_Syllable_Type L, V or T, which are exactly the assigned code points of the
   // three conjoining Jamo blocks (HangulSyllableType.txt; the npm package does not ship that property).
   const assigned = await flags("Binary_Property/Assigned");
@@ -136,7 +140,11 @@ export async function idnaTablesSource() {
   const virama = await flags("Binary_Property/Grapheme_Link");
   const tables = [
     ["DERIVED_PROPERTY", "RFC 5892's derived property value: P PVALID, J CONTEXTJ, O CONTEXTO, D DISALLOWED, U UNASSIGNED.", runs(await derivedProperty())],
-    ["BIDI_CLASS", "Bidi_Class: L, R, A (AL), N (AN), E (EN), S (ES), C (CS), T (ET), O (ON), B (BN), M (NSM), X any other.", runs(await letters("Bidi_Class", BIDI_CLASSES, "X"))],
+    [
+      "BIDI_CLASS",
+      "Bidi_Class: L, R, A (AL), N (AN), E (EN), S (ES), C (CS), T (ET), O (ON), B (BN), M (NSM), X any other.",
+      runs(await letters("Bidi_Class", BIDI_CLASSES, "X")),
+    ],
     ["JOINING_TYPE", "Joining_Type: D, L, R, T; U for Non_Joining and Join_Causing.", runs(await letters("Joining_Type", JOINING_TYPES, "U"))],
     // Grapheme_Link is derived from Canonical_Combining_Class=Virama (DerivedCoreProperties.txt).
     ["VIRAMA", "Canonical_Combining_Class Virama (9): V, else N.", runs(virama.map((flag) => (flag ? 86 : 78)))],

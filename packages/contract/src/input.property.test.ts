@@ -16,7 +16,10 @@ const number = fc.oneof(
   fc.constantFrom(0, -0, 1e21, 1e-7, 5e-324, -5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 53, 2 ** 53 + 2, 0.1, 1 / 3, 100, 1e300),
 );
 /** Well-formed strings with BMP and astral characters, controls, quotes and backslashes. */
-const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: fc.constantFrom("a", "é", "😀", "\u0000", "\u001f", '"', "\\", "\u2028", "\ufeff", "\u007f") }));
+const text = fc.oneof(
+  fc.string({ unit: "grapheme" }),
+  fc.string({ unit: fc.constantFrom("a", "é", "😀", "\u0000", "\u001f", '"', "\\", "\u2028", "\ufeff", "\u007f") }),
+);
 const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: "small" }, fc.constant(null), fc.boolean(), number, text, tie("array"), tie("object")),
   array: fc.array(tie("value"), { maxLength: 5 }),
@@ -30,7 +33,8 @@ function reordered(value: unknown, seed: number): unknown {
   const entries = Object.entries(value);
   const shuffled = entries.map((entry, index) => ({ entry, rank: Math.sin(seed * 31 + index * 17) })).sort((a, b) => a.rank - b.rank);
   const out: Record<string, unknown> = {};
-  for (const { entry } of shuffled) Object.defineProperty(out, entry[0], { value: reordered(entry[1], seed + 1), enumerable: true, writable: true, configurable: true });
+  for (const { entry } of shuffled)
+    Object.defineProperty(out, entry[0], { value: reordered(entry[1], seed + 1), enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -90,7 +94,9 @@ describe("canonical JSON and the input digest, property-based", () => {
     fc.assert(
       fc.property(fc.dictionary(text, fc.constant(1), { maxKeys: 8 }), (value) => {
         // Array.prototype.sort's default order compares UTF-16 code units, as RFC 8785 does.
-        const members = Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:1`);
+        const members = Object.keys(value)
+          .sort()
+          .map((key) => `${JSON.stringify(key)}:1`);
         expect(canonicalJson(value)).toBe(`{${members.join(",")}}`);
       }),
       RUNS,

@@ -65,13 +65,20 @@ describe("canonicalJson (RFC 8785)", () => {
         ' "literals": [null, true, false]}',
     ) as unknown;
     expect(canonicalJson(value)).toBe(
-      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
-        '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' + '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
     );
   });
 
   it("sorts keys by UTF-16 code units, as the RFC's sorting example", () => {
-    const value = { "\u20ac": "Euro Sign", "\r": "Carriage Return", "\ufb33": "Hebrew Letter Dalet With Dagesh", "1": "One", "\ud83d\ude00": "Emoji: Grinning Face", "\u0080": "Control", "\u00f6": "Latin Small Letter O With Diaeresis" };
+    const value = {
+      "\u20ac": "Euro Sign",
+      "\r": "Carriage Return",
+      "\ufb33": "Hebrew Letter Dalet With Dagesh",
+      "1": "One",
+      "\ud83d\ude00": "Emoji: Grinning Face",
+      "\u0080": "Control",
+      "\u00f6": "Latin Small Letter O With Diaeresis",
+    };
     const keys = Object.keys(JSON.parse(canonicalJson(value)) as object);
     // JSON.parse puts the integer-like key "1" first; compare the text order instead.
     const order = [...canonicalJson(value).matchAll(/"([^"]*)":"[^"]*"/g)].map((match) => match[1]);
@@ -86,7 +93,7 @@ describe("canonicalJson (RFC 8785)", () => {
   });
 
   it("escapes minimally", () => {
-    expect(canonicalJson("\u0000\b\t\n\f\r\u001f\u007f/é\"\\")).toBe('"\\u0000\\b\\t\\n\\f\\r\\u001f\u007f/é\\"\\\\"');
+    expect(canonicalJson('\u0000\b\t\n\f\r\u001f\u007f/é"\\')).toBe('"\\u0000\\b\\t\\n\\f\\r\\u001f\u007f/é\\"\\\\"');
   });
 
   it("drops undefined members and refuses everything else that is not JSON", () => {
@@ -182,7 +189,16 @@ describe("prepareInput", () => {
     ["-Infinity", [Number.NEGATIVE_INFINITY], "/0", "must be a finite number: got -Infinity"],
     ["a Date", { d: new Date(0) }, "/d", "must be JSON: got a Date, which is not a plain object"],
     ["a Map", { m: new Map() }, "/m", "must be JSON: got a Map, which is not a plain object"],
-    ["a class instance", { c: new (class Point { x = 1 })() }, "/c", "must be JSON: got a Point, which is not a plain object"],
+    [
+      "a class instance",
+      {
+        c: new (class Point {
+          x = 1;
+        })(),
+      },
+      "/c",
+      "must be JSON: got a Point, which is not a plain object",
+    ],
     ["a typed array", { t: new Uint8Array(2) }, "/t", "must be JSON: got a Uint8Array, which is not a plain object"],
     ["a symbol key", { [Symbol("k")]: 1 }, "", "must be JSON: the object has symbol-keyed properties"],
     ["undefined at the root", undefined, "", "must be JSON: got undefined"],
@@ -192,10 +208,8 @@ describe("prepareInput", () => {
 
   it("refuses a cycle instead of recursing forever", () => {
     const cyclic: Record<string, unknown> = { a: { b: [] } };
-    ((cyclic["a"] as { b: unknown[] }).b).push(cyclic);
-    expect(invalidIssues(() => prepareInput(cyclic))).toEqual([
-      { path: "/a/b/0", message: "must not contain a cycle: this value contains itself" },
-    ]);
+    (cyclic["a"] as { b: unknown[] }).b.push(cyclic);
+    expect(invalidIssues(() => prepareInput(cyclic))).toEqual([{ path: "/a/b/0", message: "must not contain a cycle: this value contains itself" }]);
   });
 
   it("reports every problem, with JSON Pointer paths (escaped)", () => {
@@ -269,7 +283,7 @@ describe("prepareOutput", () => {
     const source = { text: "nothing to see", list: [{ a: 1 }] } as Record<string, unknown>;
     const copy = prepareOutput(source) as { text: string; list: { a: number }[] };
     (source as { text: string }).text = "secret: bob@example.com";
-    ((source.list as { a: number }[])[0]!).a = 2;
+    (source.list as { a: number }[])[0]!.a = 2;
     (source.list as unknown[]).push("extra");
     expect(copy).toEqual({ text: "nothing to see", list: [{ a: 1 }] });
     expect(isDeepFrozen(copy)).toBe(true);

@@ -44,7 +44,8 @@ function refusalReason(schema: unknown): string {
   return `${first.keyword}: ${first.message}`;
 }
 
-const MANIFEST_HEAD = '{ "id": "com.example.suite", "version": "1.0.0", "permissions": ["tools:provide"], "tools": [{ "name": "t", "effect": "read", "inputSchema": { "type": "object" }, "outputSchema": ';
+const MANIFEST_HEAD =
+  '{ "id": "com.example.suite", "version": "1.0.0", "permissions": ["tools:provide"], "tools": [{ "name": "t", "effect": "read", "inputSchema": { "type": "object" }, "outputSchema": ';
 
 /** The loader's verdict on a schema, as a tool's outputSchema (an inputSchema adds only the root "type": "object" rule). */
 function loadErrors(schema: unknown): string[] {
@@ -74,7 +75,8 @@ function runFile(directory: string, file: string): CaseResult[] {
       } catch (error) {
         refusal = schemaRefusals(group.schema).length > 0 ? refusalReason(group.schema) : undefined;
         if (refusal === undefined) {
-          for (const test of group.tests) results.push({ file, group: group.description, test: test.description, outcome: { kind: "crashed", error: String(error) } });
+          for (const test of group.tests)
+            results.push({ file, group: group.description, test: test.description, outcome: { kind: "crashed", error: String(error) } });
           continue;
         }
       }
@@ -144,9 +146,9 @@ describe("JSON-Schema-Test-Suite, draft 2020-12", () => {
     expect(outsideAllowed.map((r) => `${describeCase(r)} (${(r.outcome as { reason: string }).reason})`)).toEqual([]);
     // The one deliberate deviation: the formats toolpact checks are assertions, one case per format.
     const checked = (group: string): boolean => FORMATS.has(group.replace(/ format$/, ""));
-    expect(results.filter((r) => r.outcome.kind === "deviation").map((r) => r.group)).toEqual(
-      [...new Set(results.filter((r) => r.file === "format.json" && checked(r.group)).map((r) => r.group))],
-    );
+    expect(results.filter((r) => r.outcome.kind === "deviation").map((r) => r.group)).toEqual([
+      ...new Set(results.filter((r) => r.file === "format.json" && checked(r.group)).map((r) => r.group)),
+    ]);
     expect(count(results, "passed")).toBeGreaterThan(1_100);
   });
 

@@ -14,7 +14,9 @@ const LOWER = [..."abcdefghijklmnopqrstuvwxyz"];
 const DIGITS = [..."0123456789"];
 /** A letter, then up to `rest` characters of `unit`. */
 const word = (unit: readonly string[], rest: number, minRest = 0): fc.Arbitrary<string> =>
-  fc.tuple(fc.constantFrom(...LOWER), fc.string({ unit: fc.constantFrom(...unit), minLength: minRest, maxLength: rest })).map(([first, others]) => first + others);
+  fc
+    .tuple(fc.constantFrom(...LOWER), fc.string({ unit: fc.constantFrom(...unit), minLength: minRest, maxLength: rest }))
+    .map(([first, others]) => first + others);
 const segment = word([...LOWER, ...DIGITS, "-"], 8); // ^[a-z][a-z0-9-]{0,8}$
 const pluginId = fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => parts.join("."));
 const toolName = fc // ^[a-z][a-z0-9]{0,6}(-[a-z0-9]{1,4}){0,2}$
@@ -71,11 +73,25 @@ function asJsonc(value: unknown, style: { indent: number; comments: boolean }): 
 
 describe("the manifest loader, property-based", () => {
   it("answers any text with a result, never a throw; a refusal has positioned errors", () => {
-    const valid = JSON.stringify({ id: "com.example.x", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "t", effect: "read", inputSchema: { type: "object" } }] });
+    const valid = JSON.stringify({
+      id: "com.example.x",
+      version: "1.0.0",
+      permissions: ["tools:provide"],
+      tools: [{ name: "t", effect: "read", inputSchema: { type: "object" } }],
+    });
     const mutated = fc
-      .tuple(fc.nat(valid.length), fc.nat(8), fc.string({ unit: fc.constantFrom("{", "}", "[", "]", ",", ":", '"', "/", "*", "\\", "\n", "1", "e", "-", "\u0000", "\ud800") }))
+      .tuple(
+        fc.nat(valid.length),
+        fc.nat(8),
+        fc.string({ unit: fc.constantFrom("{", "}", "[", "]", ",", ":", '"', "/", "*", "\\", "\n", "1", "e", "-", "\u0000", "\ud800") }),
+      )
       .map(([at, cut, insert]) => valid.slice(0, at) + insert + valid.slice(at + cut));
-    const text = fc.oneof(fc.string({ unit: "binary" }), fc.json(), mutated, fc.jsonValue().map((value) => JSON.stringify({ ...{ id: "a.b", version: "1.0.0" }, tools: [value] })));
+    const text = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.json(),
+      mutated,
+      fc.jsonValue().map((value) => JSON.stringify({ ...{ id: "a.b", version: "1.0.0" }, tools: [value] })),
+    );
     fc.assert(
       fc.property(text, (source) => {
         const result = parseManifest(source, "plugin.json");

@@ -466,9 +466,9 @@ describe("loadManifest and friends", () => {
   });
 
   it("formats a diagnostic as file:line:col: severity: message", () => {
-    expect(
-      formatDiagnostic({ file: "a/plugin.json", line: 3, column: 7, severity: "warning", message: "careful", pointer: "/x" }),
-    ).toBe("a/plugin.json:3:7: warning: careful");
+    expect(formatDiagnostic({ file: "a/plugin.json", line: 3, column: 7, severity: "warning", message: "careful", pointer: "/x" })).toBe(
+      "a/plugin.json:3:7: warning: careful",
+    );
   });
 
   it("loadManifestOrThrow returns the manifest or throws MANIFEST_INVALID listing every diagnostic", async () => {
@@ -536,7 +536,10 @@ describe("meta-schema messages name the keyword and the bad value", () => {
     ['"additionalProperties": "no"', 'error: "additionalProperties" must be an object or true or false; got the string "no"'],
     ['"properties": { "a": { "type": ["string", "strnig"] } }', 'error: "strnig" is not a JSON Schema type; did you mean "string"?'],
     ['"properties": { "a": { "type": "String" } }', 'error: "String" is not a JSON Schema type; did you mean "string"?'],
-    ['"properties": { "a": { "type": "text" } }', 'error: "text" is not a JSON Schema type; use one of "array", "boolean", "integer", "null", "number", "object", "string"'],
+    [
+      '"properties": { "a": { "type": "text" } }',
+      'error: "text" is not a JSON Schema type; use one of "array", "boolean", "integer", "null", "number", "object", "string"',
+    ],
   ])("2020-12: %s", (schema, expected) => {
     expect(schemaLines(schema)).toEqual([expected]);
   });

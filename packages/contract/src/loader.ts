@@ -46,7 +46,7 @@ type ManifestIssue = NonNullable<ReturnType<typeof manifestSchema.safeParse>["er
 /** Which permission each top-level array needs, and what it declares. */
 const PERMISSION_RULES: readonly { key: string; permission: Permission; what: string }[] = [
   { key: "tools", permission: "tools:provide", what: "declaring tools" },
-  { key: "uses", permission: "tools:call", what: "\"uses\" (calling other plugins' tools)" },
+  { key: "uses", permission: "tools:call", what: '"uses" (calling other plugins\' tools)' },
   { key: "gates", permission: "tools:gate", what: "declaring gates" },
   { key: "hooks", permission: "tools:observe", what: "declaring hooks" },
   { key: "guards", permission: "tools:guard", what: "declaring guards" },
@@ -83,11 +83,7 @@ function reportZodIssue(check: ManifestCheck, root: Node, value: unknown, issue:
         const keyNode = keyNodeOf(propertyOf(node, key)) ?? node;
         const hint = didYouMean(key, allowed);
         const where = path.length === 0 ? "the manifest" : label;
-        check.error(
-          keyNode,
-          [...path, key],
-          `unknown key ${JSON.stringify(key)} in ${where}${hint || `; allowed keys: ${allowed.join(", ")}`}`,
-        );
+        check.error(keyNode, [...path, key], `unknown key ${JSON.stringify(key)} in ${where}${hint || `; allowed keys: ${allowed.join(", ")}`}`);
       }
       return;
     }
@@ -106,7 +102,12 @@ function reportZodIssue(check: ManifestCheck, root: Node, value: unknown, issue:
       const values = issue.values;
       const choices = values.map((choice) => JSON.stringify(choice)).join(", ");
       const hint =
-        typeof actual === "string" ? didYouMean(actual, values.filter((v): v is string => typeof v === "string")) : "";
+        typeof actual === "string"
+          ? didYouMean(
+              actual,
+              values.filter((v): v is string => typeof v === "string"),
+            )
+          : "";
       const expected = values.length === 1 ? choices : `one of ${choices}`;
       check.error(node, path, `${label} must be ${expected}; got ${show(actual)}${hint}`);
       return;
@@ -221,7 +222,11 @@ function checkClientName(check: ManifestCheck, root: Node): void {
   const clientName = pluginClientName({ id: idNode.value as string, alias });
   if (!RESERVED_CLIENT_NAMES.has(clientName)) return;
   if (alias !== undefined) {
-    check.error(aliasNode!, ["alias"], `alias ${JSON.stringify(alias)} collides with a JavaScript built-in on the generated client object; choose another alias`);
+    check.error(
+      aliasNode!,
+      ["alias"],
+      `alias ${JSON.stringify(alias)} collides with a JavaScript built-in on the generated client object; choose another alias`,
+    );
   } else {
     check.error(
       idNode,
@@ -252,7 +257,7 @@ export function parseManifest(text: string, file: string): ManifestLoadResult {
     return { ok: false, diagnostics: check.sorted() };
   }
   if (!root) {
-    check.report("error", 0, [], "the manifest is empty: it must be a JSON object with \"id\", \"version\" and \"permissions\"");
+    check.report("error", 0, [], 'the manifest is empty: it must be a JSON object with "id", "version" and "permissions"');
     return { ok: false, diagnostics: check.sorted() };
   }
   if (root.type !== "object") {

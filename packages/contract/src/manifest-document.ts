@@ -144,10 +144,7 @@ export class ManifestCheck {
   sorted(): readonly Diagnostic[] {
     const order = this.diagnostics.map((diagnostic, index) => ({ diagnostic, offset: this.positions[index]!, index }));
     order.sort(
-      (a, b) =>
-        a.offset - b.offset ||
-        (a.diagnostic.severity === b.diagnostic.severity ? 0 : a.diagnostic.severity === "error" ? -1 : 1) ||
-        a.index - b.index,
+      (a, b) => a.offset - b.offset || (a.diagnostic.severity === b.diagnostic.severity ? 0 : a.diagnostic.severity === "error" ? -1 : 1) || a.index - b.index,
     );
     return order.map((entry) => entry.diagnostic);
   }
@@ -170,11 +167,7 @@ export class ManifestCheck {
           const earlier = firstAt.get(key);
           if (earlier) {
             const { line } = this.position(earlier.offset);
-            this.error(
-              keyNode,
-              path,
-              `duplicate key ${JSON.stringify(key)} in ${labelOf(path.slice(0, -1))}: it is already set on line ${line}; remove one`,
-            );
+            this.error(keyNode, path, `duplicate key ${JSON.stringify(key)} in ${labelOf(path.slice(0, -1))}: it is already set on line ${line}; remove one`);
           } else {
             firstAt.set(key, keyNode);
             const value = valueNode ? this.valueOf(valueNode, path) : null;
@@ -250,9 +243,7 @@ export function valueAtPath(value: unknown, path: Path): unknown {
   let current = value;
   for (const segment of path) {
     if (typeof current !== "object" || current === null) return undefined;
-    current = Object.prototype.hasOwnProperty.call(current, segment)
-      ? (current as Record<string | number, unknown>)[segment]
-      : undefined;
+    current = Object.prototype.hasOwnProperty.call(current, segment) ? (current as Record<string | number, unknown>)[segment] : undefined;
   }
   return current;
 }

@@ -16,7 +16,9 @@ const FIXTURES = join(PACKAGE, "fixtures");
 function fixtureValues(directories = [FIXTURES, join(FIXTURES, "invalid")]): [string, unknown][] {
   const out: [string, unknown][] = [];
   for (const directory of directories) {
-    for (const name of readdirSync(directory).filter((file) => file.endsWith(".json")).sort()) {
+    for (const name of readdirSync(directory)
+      .filter((file) => file.endsWith(".json"))
+      .sort()) {
       const errors: ParseError[] = [];
       const value = parse(readFileSync(join(directory, name), "utf8"), errors, { allowTrailingComma: true }) as unknown;
       if (errors.length === 0) out.push([name, value]);
@@ -32,7 +34,8 @@ function withPlainToolSchemas(value: unknown): unknown {
   const plain = (tool: unknown): unknown => {
     if (typeof tool !== "object" || tool === null) return tool;
     const copy: Record<string, unknown> = { ...tool };
-    for (const key of ["inputSchema", "outputSchema"]) if (typeof copy[key] === "object" && copy[key] !== null && !Array.isArray(copy[key])) copy[key] = { type: "object" };
+    for (const key of ["inputSchema", "outputSchema"])
+      if (typeof copy[key] === "object" && copy[key] !== null && !Array.isArray(copy[key])) copy[key] = { type: "object" };
     return copy;
   };
   return { ...(value as object), tools: tools.map(plain) };
@@ -45,7 +48,32 @@ const tool = { name: "do-it", effect: "read", inputSchema: { type: "object" } };
 const CASES: [string, unknown][] = [
   ["minimal", base],
   ["with a tool", { ...base, tools: [tool] }],
-  ["every optional field", { ...base, alias: "x", name: "X", description: "d", uses: ["*", "com.example.*", "a.b:c-d@2"], tools: [{ ...tool, version: 2, title: "T", description: "D", requiresConfirmation: true, minVerificationLevel: 3, recovery: "idempotent", timeoutMs: 600_000, outputSchema: {} }], gates: [{ name: "g", appliesTo: ["*"], timeoutMs: 5 }], hooks: [{ name: "h", point: "afterTool", appliesTo: ["*"] }], guards: [{ name: "g", appliesTo: ["*"] }] }],
+  [
+    "every optional field",
+    {
+      ...base,
+      alias: "x",
+      name: "X",
+      description: "d",
+      uses: ["*", "com.example.*", "a.b:c-d@2"],
+      tools: [
+        {
+          ...tool,
+          version: 2,
+          title: "T",
+          description: "D",
+          requiresConfirmation: true,
+          minVerificationLevel: 3,
+          recovery: "idempotent",
+          timeoutMs: 600_000,
+          outputSchema: {},
+        },
+      ],
+      gates: [{ name: "g", appliesTo: ["*"], timeoutMs: 5 }],
+      hooks: [{ name: "h", point: "afterTool", appliesTo: ["*"] }],
+      guards: [{ name: "g", appliesTo: ["*"] }],
+    },
+  ],
   ["reserved tool name", { ...base, tools: [{ ...tool, name: "then" }] }],
   ["reserved tool name to-string", { ...base, tools: [{ ...tool, name: "to-string" }] }],
   ["uppercase tool name", { ...base, tools: [{ ...tool, name: "Do-it" }] }],
@@ -116,10 +144,15 @@ describe("manifest.schema.json", () => {
 
   describe("applies the JSON Schema meta-schema to inputSchema and outputSchema", () => {
     const validate = editorAjv({ allErrors: true, strict: false }).compile(manifestJsonSchema());
-    const withSchemas = (inputSchema: unknown, outputSchema: unknown = { type: "object" }): unknown => ({ ...base, tools: [{ ...tool, inputSchema, outputSchema }] });
+    const withSchemas = (inputSchema: unknown, outputSchema: unknown = { type: "object" }): unknown => ({
+      ...base,
+      tools: [{ ...tool, inputSchema, outputSchema }],
+    });
     const errorsOf = (manifest: unknown): string[] => {
       validate(manifest);
-      return (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}${error.keyword === "additionalProperties" ? ` ${JSON.stringify(error.params)}` : ""}`);
+      return (validate.errors ?? []).map(
+        (error) => `${error.instancePath} ${error.message}${error.keyword === "additionalProperties" ? ` ${JSON.stringify(error.params)}` : ""}`,
+      );
     };
 
     it('flags a "requird" typo and a misspelt type at their paths, as the loader does', () => {
@@ -128,17 +161,36 @@ describe("manifest.schema.json", () => {
       expect(parseManifest(JSON.stringify(typo), "plugin.json").ok).toBe(false);
       const nested = withSchemas({ type: "object" }, { type: "object", properties: { at: { type: "strnig" } } });
       expect(errorsOf(nested).some((error) => error.startsWith("/tools/0/outputSchema/properties/at/type "))).toBe(true);
-      expect(errorsOf(withSchemas({ type: "object", properties: { a: { minLength: -1 } } })).some((error) => error.startsWith("/tools/0/inputSchema/properties/a/minLength "))).toBe(true);
+      expect(
+        errorsOf(withSchemas({ type: "object", properties: { a: { minLength: -1 } } })).some((error) =>
+          error.startsWith("/tools/0/inputSchema/properties/a/minLength "),
+        ),
+      ).toBe(true);
     });
 
     it("passes every valid fixture as written, draft-07 schemas, and x- extensions", () => {
       const valid = fixtureValues([FIXTURES]).filter(([name]) => parseManifest(readFileSync(join(FIXTURES, name), "utf8"), name).ok);
       expect(valid.length).toBeGreaterThanOrEqual(5);
       for (const [name, value] of valid) expect(errorsOf(value), name).toEqual([]);
-      const draft07 = { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { pair: { type: "array", items: [{ type: "string" }, { type: "number" }], additionalItems: false } }, definitions: { a: { type: "string" } } };
+      const draft07 = {
+        $schema: "http://json-schema.org/draft-07/schema#",
+        type: "object",
+        properties: { pair: { type: "array", items: [{ type: "string" }, { type: "number" }], additionalItems: false } },
+        definitions: { a: { type: "string" } },
+      };
       expect(errorsOf(withSchemas(draft07))).toEqual([]);
       expect(errorsOf(withSchemas({ type: "object", "x-ui": { order: 1 }, properties: { a: { type: "string", "x-label": "A" } } }))).toEqual([]);
-      expect(errorsOf(withSchemas({ type: "object", prefixItems: [true], unevaluatedProperties: false, $defs: { a: { $anchor: "a", const: 1 } }, dependentRequired: { a: ["b"] } }))).toEqual([]);
+      expect(
+        errorsOf(
+          withSchemas({
+            type: "object",
+            prefixItems: [true],
+            unevaluatedProperties: false,
+            $defs: { a: { $anchor: "a", const: 1 } },
+            dependentRequired: { a: ["b"] },
+          }),
+        ),
+      ).toEqual([]);
     });
   });
 });

@@ -26,7 +26,7 @@ export function manifestJsonSchema(): Record<string, unknown> {
       }
     },
   }) as Record<string, unknown>;
-  const tool = ((schema["properties"] as Record<string, { items?: { properties?: Record<string, Record<string, unknown>> } }>)["tools"]?.items?.properties);
+  const tool = (schema["properties"] as Record<string, { items?: { properties?: Record<string, Record<string, unknown>> } }>)["tools"]?.items?.properties;
   if (!tool?.["inputSchema"] || !tool["outputSchema"]) throw new Error("the manifest's zod schema no longer has tools[].inputSchema and outputSchema");
   for (const key of ["inputSchema", "outputSchema"]) tool[key] = { description: tool[key]!["description"], $ref: "#/$defs/toolSchema" };
   return {

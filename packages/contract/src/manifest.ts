@@ -1,14 +1,7 @@
 import { EFFECTS, MAX_VERIFICATION_LEVEL, type Effect } from "@toolpact/protocol";
 import { z } from "zod";
 import { withoutUndefined } from "./without-undefined.js";
-import {
-  PLUGIN_ID_MAX_LENGTH,
-  PLUGIN_ID_PATTERN,
-  RESERVED_TOOL_NAMES,
-  TOOL_NAME_MAX_LENGTH,
-  TOOL_NAME_PATTERN,
-  TOOL_PATTERN,
-} from "./names.js";
+import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, RESERVED_TOOL_NAMES, TOOL_NAME_MAX_LENGTH, TOOL_NAME_PATTERN, TOOL_PATTERN } from "./names.js";
 
 /** Manifest permissions and what each one allows a plugin to declare or do. */
 export const PERMISSIONS = ["tools:provide", "tools:call", "tools:gate", "tools:observe", "tools:guard"] as const;
@@ -34,7 +27,7 @@ export const DESCRIPTION_MAX_LENGTH = 4000;
 const pluginId = z
   .string()
   .max(PLUGIN_ID_MAX_LENGTH, `a plugin id has at most ${PLUGIN_ID_MAX_LENGTH} characters`)
-  .regex(PLUGIN_ID_PATTERN, "a plugin id is lowercase dot-separated segments, e.g. \"com.example.notes\"");
+  .regex(PLUGIN_ID_PATTERN, 'a plugin id is lowercase dot-separated segments, e.g. "com.example.notes"');
 
 const localName = (what: string) =>
   z
@@ -50,9 +43,7 @@ export const toolNameSchema = localName("tool")
   .meta({ description: 'Local tool name, e.g. "create-record"; its full name is <pluginId>:<name>@<version>.' });
 
 /** A tool pattern: `*`, `<pluginId>:*`, `<pluginId>:<tool>`, `<pluginId>:<tool>@<version>`. */
-const toolPattern = z
-  .string()
-  .regex(TOOL_PATTERN, 'a tool pattern is "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"');
+const toolPattern = z.string().regex(TOOL_PATTERN, 'a tool pattern is "*", "<pluginId>:*", "<pluginId>:<tool>" or "<pluginId>:<tool>@<version>"');
 
 /** A JSON Schema document; its content is checked against the meta-schema by the loader. */
 const jsonSchema = z.record(z.string(), z.unknown());
@@ -71,13 +62,8 @@ export const toolDeclarationSchema = z.strictObject({
     .meta(describe("Positive integer, default 1; several versions of a tool may coexist.")),
   title: z.string().min(1).max(TITLE_MAX_LENGTH).optional().meta(describe("Short human title, shown on confirmation.")),
   description: description().optional().meta(describe("What the tool does; becomes JSDoc of the generated client.")),
-  effect: z
-    .enum(EFFECTS)
-    .meta(describe("read: no mutation; write: mutates plugin-owned data; external: reaches outside the instance.")),
-  requiresConfirmation: z
-    .boolean()
-    .optional()
-    .meta(describe('Default: effect !== "read". Policy may tighten this, never loosen it.')),
+  effect: z.enum(EFFECTS).meta(describe("read: no mutation; write: mutates plugin-owned data; external: reaches outside the instance.")),
+  requiresConfirmation: z.boolean().optional().meta(describe('Default: effect !== "read". Policy may tighten this, never loosen it.')),
   minVerificationLevel: z
     .number()
     .int()
@@ -85,10 +71,7 @@ export const toolDeclarationSchema = z.strictObject({
     .max(MAX_VERIFICATION_LEVEL)
     .optional()
     .meta(describe(`Lowest actor verification level (0..${MAX_VERIFICATION_LEVEL}) allowed to call the tool; default 0.`)),
-  recovery: z
-    .enum(RECOVERY_CAPABILITIES)
-    .optional()
-    .meta(describe('"idempotent" lets recovery re-invoke the tool with the same operationId; default "none".')),
+  recovery: z.enum(RECOVERY_CAPABILITIES).optional().meta(describe('"idempotent" lets recovery re-invoke the tool with the same operationId; default "none".')),
   timeoutMs: z
     .number()
     .int()
@@ -141,7 +124,7 @@ export const manifestSchema = z.strictObject({
   description: description().optional().meta(describe("What the plugin does.")),
   version: z
     .string()
-    .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, "version is semver, e.g. \"1.4.0\"")
+    .regex(/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/, 'version is semver, e.g. "1.4.0"')
     .meta(describe('The plugin\'s semver version, e.g. "1.4.0".')),
   permissions: z
     .array(z.enum(PERMISSIONS))

@@ -46,7 +46,9 @@ describe("names", () => {
       ...Object.getOwnPropertyNames(Object.prototype),
       ...Object.getOwnPropertyNames(Function.prototype),
       ...Object.getOwnPropertyNames(function () {}),
-      "then", "catch", "finally",
+      "then",
+      "catch",
+      "finally",
     ]);
     const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
     const expressible = [...builtIns].map(kebab).filter((name) => TOOL_NAME_PATTERN.test(name));

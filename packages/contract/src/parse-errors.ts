@@ -64,7 +64,9 @@ function endOfFile(atEnd: readonly ParseError[], cut: readonly ParseError[], cut
   // Anything else the end lacks (a value, a ':', the rest of a cut token) belongs to the last entry.
   const unfinished = cut.length > 0 || codes.some((code) => CLOSERS[code] === undefined);
   const what = cutOff ? `unexpected end of file: the JSON is cut off${inString ? " inside a string" : ""}` : "unexpected end of file";
-  const steps = [unfinished ? "finish the last entry" : "", closers ? `add ${JSON.stringify(closers)} to close the open ${openings(closers)}` : ""].filter(Boolean);
+  const steps = [unfinished ? "finish the last entry" : "", closers ? `add ${JSON.stringify(closers)} to close the open ${openings(closers)}` : ""].filter(
+    Boolean,
+  );
   return steps.length > 0 ? `${what}; ${steps.join(" and ")}` : what;
 }
 

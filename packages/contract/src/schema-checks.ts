@@ -43,26 +43,99 @@ const SCHEMA_MAP_KEYWORDS = new Set(["properties", "patternProperties", "$defs",
 const SCHEMA_ARRAY_KEYWORDS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 /** Validated, but beyond what codegen can turn into a TypeScript type. */
 const CODEGEN_UNSUPPORTED = new Set([
-  "if", "prefixItems", "unevaluatedProperties", "unevaluatedItems", "dependentSchemas", "dependentRequired",
-  "dependencies", "patternProperties", "propertyNames", "contains", "not", "$dynamicRef", "$dynamicAnchor",
-  "$recursiveRef", "$recursiveAnchor",
+  "if",
+  "prefixItems",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "dependentSchemas",
+  "dependentRequired",
+  "dependencies",
+  "patternProperties",
+  "propertyNames",
+  "contains",
+  "not",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "$recursiveAnchor",
 ]);
 /** Keywords of 2020-12 and draft-07 (validation, applicators, annotations). Others are ignored by validators. */
 const KNOWN_KEYWORDS = new Set([
-  "$schema", "$id", "$ref", "$defs", "definitions", "$anchor", "$dynamicRef", "$dynamicAnchor",
-  "$recursiveRef", "$recursiveAnchor", "$vocabulary", "$comment", "type", "enum", "const", "multipleOf",
-  "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern",
-  "maxItems", "minItems", "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties",
-  "required", "dependentRequired", "dependencies", "properties", "patternProperties", "additionalProperties",
-  "propertyNames", "items", "prefixItems", "additionalItems", "contains", "unevaluatedItems",
-  "unevaluatedProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
-  "format", "contentEncoding", "contentMediaType", "contentSchema", "title", "description", "default",
-  "deprecated", "readOnly", "writeOnly", "examples",
+  "$schema",
+  "$id",
+  "$ref",
+  "$defs",
+  "definitions",
+  "$anchor",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "$recursiveAnchor",
+  "$vocabulary",
+  "$comment",
+  "type",
+  "enum",
+  "const",
+  "multipleOf",
+  "maximum",
+  "exclusiveMaximum",
+  "minimum",
+  "exclusiveMinimum",
+  "maxLength",
+  "minLength",
+  "pattern",
+  "maxItems",
+  "minItems",
+  "uniqueItems",
+  "maxContains",
+  "minContains",
+  "maxProperties",
+  "minProperties",
+  "required",
+  "dependentRequired",
+  "dependencies",
+  "properties",
+  "patternProperties",
+  "additionalProperties",
+  "propertyNames",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "contains",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "dependentSchemas",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+  "contentSchema",
+  "title",
+  "description",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "examples",
 ]);
 /** Keywords that only annotate: a typo of one loses no check, so it is a warning, not an error. */
 const ANNOTATION_KEYWORDS = new Set([
-  "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment",
-  "contentEncoding", "contentMediaType",
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+  "contentEncoding",
+  "contentMediaType",
 ]);
 /** json-schema-to-typescript pastes these into generated code verbatim: a manifest must not carry code. */
 const CODE_INJECTING_KEYWORDS = new Set(["tsType", "tsEnumNames"]);
@@ -158,7 +231,13 @@ function isReported(context: SchemaContext, pointer: string): boolean {
 
 /** The deepest node along a JSON Pointer into a schema node (and its key node, for a member), and the path to it. */
 function nodeAtPointer(root: Node, pointer: string): { node: Node; keyNode?: Node; path: (string | number)[] } {
-  const segments = pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const segments =
+    pointer === ""
+      ? []
+      : pointer
+          .slice(1)
+          .split("/")
+          .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
   const path: (string | number)[] = [];
   let node = root;
   let keyNode: Node | undefined;
@@ -206,12 +285,20 @@ function walkSchema(context: SchemaContext, node: Node, path: (string | number)[
       } else if (hint !== undefined) {
         check.warning(keyNode, full, `unknown keyword ${JSON.stringify(keyword)} is ignored; did you mean ${JSON.stringify(hint)}?`);
       } else {
-        check.warning(keyNode, full, `unknown keyword ${JSON.stringify(keyword)} is ignored by validation and codegen (prefix extensions with "x-" to silence this)`);
+        check.warning(
+          keyNode,
+          full,
+          `unknown keyword ${JSON.stringify(keyword)} is ignored by validation and codegen (prefix extensions with "x-" to silence this)`,
+        );
       }
     }
 
     if (CODEGEN_UNSUPPORTED.has(keyword)) {
-      check.warning(keyNode, full, `"${keyword}" is validated, but codegen cannot express it as a TypeScript type: the generated type is wider than the schema`);
+      check.warning(
+        keyNode,
+        full,
+        `"${keyword}" is validated, but codegen cannot express it as a TypeScript type: the generated type is wider than the schema`,
+      );
     }
 
     if (SCHEMA_KEYWORDS.has(keyword)) {
@@ -297,17 +384,25 @@ function metaMessage(path: Path, errors: readonly ErrorObject[], value: unknown)
   const enumError = pick("enum");
   if (enumError) {
     const allowed = (enumError.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-    const hint = typeof value === "string" ? didYouMean(value, allowed.filter((v): v is string => typeof v === "string")) : "";
+    const hint =
+      typeof value === "string"
+        ? didYouMean(
+            value,
+            allowed.filter((v): v is string => typeof v === "string"),
+          )
+        : "";
     return `${label} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}; got ${show(value)}${hint}`;
   }
   const typeError = pick("type");
   if (typeError) {
     const raw = (typeError.params as { type?: unknown }).type;
     const types = (Array.isArray(raw) ? raw.map(String) : String(raw).split(",")).map(expectedName);
-    const also = errors.filter((error) => error.keyword === "type" && error !== typeError).flatMap((error) => {
-      const more = (error.params as { type?: unknown }).type;
-      return (Array.isArray(more) ? more.map(String) : String(more).split(",")).map(expectedName);
-    });
+    const also = errors
+      .filter((error) => error.keyword === "type" && error !== typeError)
+      .flatMap((error) => {
+        const more = (error.params as { type?: unknown }).type;
+        return (Array.isArray(more) ? more.map(String) : String(more).split(",")).map(expectedName);
+      });
     const all = [...new Set([...types, ...also])];
     return `${label} must be ${all.join(" or ")}; got ${typeName(value)}`;
   }

@@ -41,7 +41,10 @@ function meta2020(): Json {
     if (!local) throw new Error(`unexpected reference ${ref} in the 2020-12 meta-schema`);
     return `${self}-${local[1]}`;
   };
-  const parts = [...VOCABULARIES_2020.map((name) => require(`ajv/dist/refs/json-schema-2020-12/meta/${name}.json`) as Json), require("ajv/dist/refs/json-schema-2020-12/schema.json") as Json];
+  const parts = [
+    ...VOCABULARIES_2020.map((name) => require(`ajv/dist/refs/json-schema-2020-12/meta/${name}.json`) as Json),
+    require("ajv/dist/refs/json-schema-2020-12/schema.json") as Json,
+  ];
   for (const part of parts) {
     Object.assign(properties, rewrite(part["properties"], rename));
     for (const [name, def] of Object.entries((part["$defs"] ?? {}) as Json)) defs[`${META_SCHEMA_DEFS["2020-12"]}-${name}`] = rewrite(def, rename);
@@ -61,7 +64,11 @@ function metaDraft07(): Json {
   };
   const defs: Json = {};
   for (const [name, def] of Object.entries(source["definitions"] as Json)) defs[`${META_SCHEMA_DEFS["draft-07"]}-${name}`] = rewrite(def, rename);
-  defs[META_SCHEMA_DEFS["draft-07"]] = closed(rewrite(source["properties"], rename) as Json, "JSON Schema draft-07 meta-schema, flattened", "A JSON Schema (draft-07).");
+  defs[META_SCHEMA_DEFS["draft-07"]] = closed(
+    rewrite(source["properties"], rename) as Json,
+    "JSON Schema draft-07 meta-schema, flattened",
+    "A JSON Schema (draft-07).",
+  );
   return defs;
 }
 

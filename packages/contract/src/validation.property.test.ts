@@ -14,7 +14,36 @@ const CHARS = ["a", "b", "z", "A", "0", "9", "_", "-", ".", " ", "é", "Ω", "�
 const text = fc.array(fc.constantFrom(...CHARS), { maxLength: 6 }).map((chars) => chars.join(""));
 
 // \B is left out: V8 finds it between the two halves of a surrogate pair, which ECMA-262 (and RE2) does not.
-const ATOMS = [".", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "a", "b", "-", "é", "😀", "[a-z]", "[^a-c]", "[\\s\\d]", "[^\\S\\n]", "\\p{L}", "\\P{L}", "\\p{Lu}", "\\p{Nd}", "\\u00e9", "\\x41", "\\t", "\\n", "\\r", "\\u{1F600}", "[😀-😃]"];
+const ATOMS = [
+  ".",
+  "\\d",
+  "\\D",
+  "\\w",
+  "\\W",
+  "\\s",
+  "\\S",
+  "\\b",
+  "a",
+  "b",
+  "-",
+  "é",
+  "😀",
+  "[a-z]",
+  "[^a-c]",
+  "[\\s\\d]",
+  "[^\\S\\n]",
+  "\\p{L}",
+  "\\P{L}",
+  "\\p{Lu}",
+  "\\p{Nd}",
+  "\\u00e9",
+  "\\x41",
+  "\\t",
+  "\\n",
+  "\\r",
+  "\\u{1F600}",
+  "[😀-😃]",
+];
 const pattern: fc.Arbitrary<string> = fc.letrec((tie) => ({
   atom: fc.oneof({ maxDepth: 2, depthIdentifier: "pattern" }, fc.constantFrom(...ATOMS), tie("group")),
   group: fc.tuple(fc.constantFrom("(", "(?:"), tie("alternatives")).map(([open, inner]) => `${open}${inner})`),
@@ -39,7 +68,13 @@ const instance: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 const schema: fc.Arbitrary<unknown> = fc.letrec((tie) => {
   const sub = tie("schema");
   const keyword = fc.oneof(
-    fc.tuple(fc.constant("type"), fc.oneof(fc.constantFrom("string", "number", "integer", "boolean", "null", "array", "object"), fc.uniqueArray(fc.constantFrom("string", "integer", "null", "object"), { minLength: 1, maxLength: 3 }))),
+    fc.tuple(
+      fc.constant("type"),
+      fc.oneof(
+        fc.constantFrom("string", "number", "integer", "boolean", "null", "array", "object"),
+        fc.uniqueArray(fc.constantFrom("string", "integer", "null", "object"), { minLength: 1, maxLength: 3 }),
+      ),
+    ),
     fc.tuple(fc.constant("enum"), fc.uniqueArray(scalar, { minLength: 1, maxLength: 4, comparator: "SameValueZero" })),
     fc.tuple(fc.constant("const"), instance),
     fc.tuple(fc.constant("pattern"), pattern),
@@ -50,7 +85,10 @@ const schema: fc.Arbitrary<unknown> = fc.letrec((tie) => {
     fc.tuple(fc.constant("properties"), fc.dictionary(fc.constantFrom(...KEYS), sub, { maxKeys: 3 })),
     fc.tuple(fc.constant("patternProperties"), fc.dictionary(pattern, sub, { maxKeys: 2 })),
     fc.tuple(fc.constant("required"), fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 3 })),
-    fc.tuple(fc.constant("dependentRequired"), fc.dictionary(fc.constantFrom(...KEYS), fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }), { maxKeys: 2 })),
+    fc.tuple(
+      fc.constant("dependentRequired"),
+      fc.dictionary(fc.constantFrom(...KEYS), fc.uniqueArray(fc.constantFrom(...KEYS), { maxLength: 2 }), { maxKeys: 2 }),
+    ),
     fc.tuple(fc.constant("uniqueItems"), fc.boolean()),
     fc.tuple(fc.constantFrom("prefixItems", "allOf", "anyOf", "oneOf"), fc.array(sub, { minLength: 1, maxLength: 2 })),
     fc.tuple(fc.constantFrom("additionalProperties", "propertyNames", "items", "contains", "not", "if", "then", "else"), sub),
@@ -68,7 +106,13 @@ function patternsOf(value: unknown): string[] {
   const record = value as Record<string, unknown>;
   const own = typeof record["pattern"] === "string" ? [record["pattern"]] : [];
   const keys = typeof record["patternProperties"] === "object" && record["patternProperties"] !== null ? Object.keys(record["patternProperties"]) : [];
-  return [...own, ...keys, ...Object.entries(record).filter(([key]) => key !== "const" && key !== "enum").flatMap(([, child]) => patternsOf(child))];
+  return [
+    ...own,
+    ...keys,
+    ...Object.entries(record)
+      .filter(([key]) => key !== "const" && key !== "enum")
+      .flatMap(([, child]) => patternsOf(child)),
+  ];
 }
 
 /** JavaScript's RegExp (u flag) accepts the pattern. */

@@ -49,9 +49,7 @@ describe("compileSchema: issues", () => {
   });
 
   it("reports an enum miss with the allowed values", () => {
-    expect(validator.validate({ title: "x", priority: "urgent" })).toEqual([
-      { path: "/priority", message: 'must be equal to one of: "low", "high"' },
-    ]);
+    expect(validator.validate({ title: "x", priority: "urgent" })).toEqual([{ path: "/priority", message: 'must be equal to one of: "low", "high"' }]);
   });
 
   it("reports a nested array path", () => {
@@ -73,9 +71,7 @@ describe("compileSchema: issues", () => {
   });
 
   it("reports an extra property under additionalProperties: false at that property", () => {
-    expect(validator.validate({ title: "x", color: "red" })).toEqual([
-      { path: "/color", message: "must NOT have additional properties: 'color'" },
-    ]);
+    expect(validator.validate({ title: "x", color: "red" })).toEqual([{ path: "/color", message: "must NOT have additional properties: 'color'" }]);
   });
 
   it("reports every problem at once", () => {
@@ -166,9 +162,17 @@ describe("compileSchema: patterns cannot stall the process", () => {
     const bomb = { type: "string", pattern: "[ab]*a[ab]{400}c" };
     expect(() => compileSchema(bomb)).toThrow(/it compiles to 406 instructions, .* add "maxLength" \(at most 165292\) or simplify the pattern/);
     expect(compileSchema({ ...bomb, maxLength: 100_000 }).validate("ab".repeat(10) + "c")).toHaveLength(1);
-    expect(() => compileSchema({ type: "object", patternProperties: { "[ab]*a[ab]{100}c": true } })).toThrow(/on a property name of the input limit's 1048576 characters/);
+    expect(() => compileSchema({ type: "object", patternProperties: { "[ab]*a[ab]{100}c": true } })).toThrow(
+      /on a property name of the input limit's 1048576 characters/,
+    );
     // Everyday patterns stay inside the bound without maxLength; `^...$` without unbounded repetition scans little.
-    for (const pattern of ["^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Za-z0-9]{20,40}$", "^\\p{L}[\\p{L}\\p{Nd} ]*$", "^[a-z0-9-]{1,40}$", "^.{1,200}$"]) {
+    for (const pattern of [
+      "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+      "^[A-Za-z0-9]{20,40}$",
+      "^\\p{L}[\\p{L}\\p{Nd} ]*$",
+      "^[a-z0-9-]{1,40}$",
+      "^.{1,200}$",
+    ]) {
       expect(patternProblem(pattern), pattern).toBeUndefined();
       expect(() => compileSchema({ type: "string", pattern })).not.toThrow();
     }
@@ -228,13 +232,25 @@ describe("compileSchema: uniqueItems cannot stall the process", () => {
 
   it("uses JSON Schema equality: key order is irrelevant, 1 and 1.0 are one number, types differ", () => {
     const validator = compileSchema({ type: "object", properties: { a: { type: "array", uniqueItems: true } } });
-    expect(validator.validate({ a: [{ x: 1, y: [2, { z: 3 }] }, { y: [2, { z: 3 }], x: 1 }] })).toEqual([
-      { path: "/a", message: "must NOT have duplicate items (items ## 0 and 1 are identical)" },
-    ]);
+    expect(
+      validator.validate({
+        a: [
+          { x: 1, y: [2, { z: 3 }] },
+          { y: [2, { z: 3 }], x: 1 },
+        ],
+      }),
+    ).toEqual([{ path: "/a", message: "must NOT have duplicate items (items ## 0 and 1 are identical)" }]);
     expect(validator.validate({ a: [1, 1.0] })).toHaveLength(1);
     expect(validator.validate({ a: [0, -0] })).toHaveLength(1);
     expect(validator.validate({ a: [1, "1", [1], { "1": 1 }, '{"1":1}', "[1]", true, null, "null", [], {}] })).toEqual([]);
-    expect(validator.validate({ a: [[1, 2], [2, 1]] })).toEqual([]);
+    expect(
+      validator.validate({
+        a: [
+          [1, 2],
+          [2, 1],
+        ],
+      }),
+    ).toEqual([]);
     expect(validator.validate({ a: ["x", "y", "x"] })).toHaveLength(1);
     expect(compileSchema({ type: "array", uniqueItems: false }).validate([1, 1])).toEqual([]);
   });
@@ -267,17 +283,43 @@ describe("compileSchema: formats cannot stall the process either", () => {
     const validator = compileSchema({
       type: "object",
       properties: {
-        uri: { format: "uri" }, iri: { format: "iri-reference" }, email: { format: "email" },
-        at: { format: "date-time" }, duration: { format: "duration" }, template: { format: "uri-template" },
+        uri: { format: "uri" },
+        iri: { format: "iri-reference" },
+        email: { format: "email" },
+        at: { format: "date-time" },
+        duration: { format: "duration" },
+        template: { format: "uri-template" },
       },
     });
-    expect(validator.validate({ uri: "https://[2001:db8::1]:8080/a?b#c", iri: "/âππ", email: '"joe bloggs"@[IPv6:::1]', at: "1998-12-31T15:59:60.5-08:00", duration: "P1Y2M3DT4H5M6S", template: "/users/{id}{?q*}" })).toEqual([]);
-    expect(validator.validate({ uri: "http://example.com:abc/", iri: "#a\\b", email: "a..b@example.com", at: "1998-12-31T22:59:60Z", duration: "P1Y2D", template: "{a..b}" })).toHaveLength(6);
+    expect(
+      validator.validate({
+        uri: "https://[2001:db8::1]:8080/a?b#c",
+        iri: "/âππ",
+        email: '"joe bloggs"@[IPv6:::1]',
+        at: "1998-12-31T15:59:60.5-08:00",
+        duration: "P1Y2M3DT4H5M6S",
+        template: "/users/{id}{?q*}",
+      }),
+    ).toEqual([]);
+    expect(
+      validator.validate({
+        uri: "http://example.com:abc/",
+        iri: "#a\\b",
+        email: "a..b@example.com",
+        at: "1998-12-31T22:59:60Z",
+        duration: "P1Y2D",
+        template: "{a..b}",
+      }),
+    ).toHaveLength(6);
     const long = 500_000;
     const started = performance.now();
     validator.validate({
-      uri: "http://a/" + "%41".repeat(long) + "%", iri: "//" + "@".repeat(long), email: "a.".repeat(long) + "@x", at: "1".repeat(long),
-      duration: "P" + "1".repeat(long) + "Y" + "1".repeat(long) + "X", template: "{" + "a.".repeat(long) + "}",
+      uri: "http://a/" + "%41".repeat(long) + "%",
+      iri: "//" + "@".repeat(long),
+      email: "a.".repeat(long) + "@x",
+      at: "1".repeat(long),
+      duration: "P" + "1".repeat(long) + "Y" + "1".repeat(long) + "X",
+      template: "{" + "a.".repeat(long) + "}",
     });
     expect(performance.now() - started).toBeLessThan(2_000);
   });

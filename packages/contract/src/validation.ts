@@ -30,7 +30,15 @@ export function patternProblem(pattern: string): string | undefined {
 }
 
 /** Options of the meta-schema engines: they judge schemas, never instances. */
-const META_OPTIONS: Options = { allErrors: true, strictSchema: false, strictTypes: false, strictTuples: false, strictRequired: false, validateFormats: false, logger: false };
+const META_OPTIONS: Options = {
+  allErrors: true,
+  strictSchema: false,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  validateFormats: false,
+  logger: false,
+};
 
 let metaEngines: { readonly "2020-12": Ajv; readonly "draft-07": Ajv } | undefined;
 
@@ -54,7 +62,13 @@ function analyze(schema: unknown): { document?: SchemaDocument; refusals: readon
   if (dialect === undefined) {
     const declared = JSON.stringify((schema as { $schema?: unknown }).$schema);
     return {
-      refusals: [{ pointer: "/$schema", keyword: "$schema", message: `unsupported "$schema" ${declared}: use "https://json-schema.org/draft/2020-12/schema" or "http://json-schema.org/draft-07/schema#"` }],
+      refusals: [
+        {
+          pointer: "/$schema",
+          keyword: "$schema",
+          message: `unsupported "$schema" ${declared}: use "https://json-schema.org/draft/2020-12/schema" or "http://json-schema.org/draft-07/schema#"`,
+        },
+      ],
     };
   }
   if (typeof schema !== "boolean" && (typeof schema !== "object" || schema === null || Array.isArray(schema))) {

@@ -182,8 +182,7 @@ async function withdraw(backend: ToolBackend, request: PlatformConfirmation, log
     logger.warn({
       event: "mcp_confirmation_withdraw_failed",
       requestId: request.requestId,
-      errorCode: isToolpactError(error) ? error.code : (error as Error)?.constructor?.name ?? typeof error,
+      errorCode: isToolpactError(error) ? error.code : ((error as Error)?.constructor?.name ?? typeof error),
     });
   }
 }
-

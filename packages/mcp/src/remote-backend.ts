@@ -31,7 +31,10 @@ type TrpcFetch = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
 export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend {
   const urlSetting = options.urlSetting ?? "the server URL";
   // The same decisions as @toolpact/client's transport: a request that never left, or an answer that is not toolpact's.
-  const fetch = withToolpactAnswers(withSendFailures((url, init) => globalThis.fetch(url, init as RequestInit), urlSetting), urlSetting);
+  const fetch = withToolpactAnswers(
+    withSendFailures((url, init) => globalThis.fetch(url, init as RequestInit), urlSetting),
+    urlSetting,
+  );
   const client = createTRPCUntypedClient({
     links: [
       httpLink({
@@ -55,8 +58,7 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
   return {
     listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
     preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input })),
-    execute: (ref, input, execute = {}) =>
-      wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
+    execute: (ref, input, execute = {}) => wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
     waitConfirmation: (requestId, round) =>
       wire<ConfirmationStatus>("wait", () =>
         client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),

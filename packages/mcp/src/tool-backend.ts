@@ -36,8 +36,7 @@ export function createRuntimeBackend(runtime: Runtime, principal: Principal, cor
     listTools: () => runtime.listTools(acting),
     preview: (ref, input) => runtime.preview(acting, ref, input),
     execute: (ref, input, options) => runtime.execute(acting, ref, input, options),
-    waitConfirmation: (requestId, round) =>
-      runtime.waitConfirmation(acting, requestId, round.signal === undefined ? { timeoutMs: round.timeoutMs } : round),
+    waitConfirmation: (requestId, round) => runtime.waitConfirmation(acting, requestId, round.signal === undefined ? { timeoutMs: round.timeoutMs } : round),
     cancelConfirmation: (requestId) => runtime.cancelConfirmation(acting, requestId),
   };
 }

@@ -51,7 +51,11 @@ describe("MCP tool names", () => {
   });
 
   it("keep a tool named like another's version apart from that version", () => {
-    const directory = createToolDirectory([tool("com.a.notes", "create-record", 1), tool("com.a.notes", "create-record", 2), tool("com.a.notes", "create-record-v1")]);
+    const directory = createToolDirectory([
+      tool("com.a.notes", "create-record", 1),
+      tool("com.a.notes", "create-record", 2),
+      tool("com.a.notes", "create-record-v1"),
+    ]);
     expect(new Set(directory.names).size).toBe(3);
     expect(directory.resolve("com-a-notes_create_record-v1")?.fullName).toBe("com.a.notes:create-record@1");
     expect(directory.resolve("com-a-notes_create_record_v1")?.fullName).toBe("com.a.notes:create-record-v1@1");
@@ -87,7 +91,9 @@ describe("MCP tool names", () => {
 });
 
 // Small alphabets, so that random ids and names often differ only in "." against "-", or by one letter.
-const segment = fc.tuple(fc.constantFrom("a", "b"), fc.array(fc.constantFrom("a", "b", "1", "-"), { maxLength: 4 })).map(([head, rest]) => head + rest.join(""));
+const segment = fc
+  .tuple(fc.constantFrom("a", "b"), fc.array(fc.constantFrom("a", "b", "1", "-"), { maxLength: 4 }))
+  .map(([head, rest]) => head + rest.join(""));
 const shortId = fc.array(segment, { minLength: 1, maxLength: 3 }).map((segments) => segments.join("."));
 // Ids near the length limit, so that names get cut.
 const longId = fc.tuple(shortId, fc.integer({ min: 100, max: 120 })).map(([id, length]) => `${id}.${"c".repeat(length)}`.slice(0, PLUGIN_ID_MAX_LENGTH));

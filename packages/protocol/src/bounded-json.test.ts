@@ -85,9 +85,7 @@ describe("readBoundedJson", () => {
       })(),
       { maxBytes: 2048, maxDepth: 8, declaredBytes: 4096, onRefused: (refusal) => seen.push(refusal) },
     );
-    expect(seen.map((refusal) => refusal.message)).toEqual([
-      "request body is larger than the server's limit of 2048 bytes: send a smaller input",
-    ]);
+    expect(seen.map((refusal) => refusal.message)).toEqual(["request body is larger than the server's limit of 2048 bytes: send a smaller input"]);
     expect(refusedBeforeFirstChunk).toBe(true);
     expect(await declared).toMatchObject({ ok: false, drained: true });
   });

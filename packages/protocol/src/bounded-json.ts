@@ -21,9 +21,7 @@ export interface BodyRefusal {
 }
 
 /** What reading a body gave: its text, or the refusal and whether the rest of the body was read and dropped. */
-export type BoundedBody =
-  | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly refusal: BodyRefusal; readonly drained: boolean };
+export type BoundedBody = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly refusal: BodyRefusal; readonly drained: boolean };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -1,11 +1,4 @@
-import {
-  ToolpactError,
-  isToolpactError,
-  isToolpactErrorCode,
-  type ToolpactErrorCode,
-  type ToolpactErrorData,
-  type ValidationIssue,
-} from "./errors.js";
+import { ToolpactError, isToolpactError, isToolpactErrorCode, type ToolpactErrorCode, type ToolpactErrorData, type ValidationIssue } from "./errors.js";
 
 /**
  * How a ToolpactError travels: the tRPC error's `data` carries these two fields next to tRPC's own

@@ -94,9 +94,7 @@ export interface ToolpactErrorData {
 }
 
 /** Every toolpact error code, in table order. */
-export const TOOLPACT_ERROR_CODES: readonly ToolpactErrorCode[] = Object.freeze(
-  Object.keys(TOOLPACT_ERRORS) as ToolpactErrorCode[],
-);
+export const TOOLPACT_ERROR_CODES: readonly ToolpactErrorCode[] = Object.freeze(Object.keys(TOOLPACT_ERRORS) as ToolpactErrorCode[]);
 
 const CODES = new Set<string>(TOOLPACT_ERROR_CODES);
 
@@ -200,7 +198,12 @@ function printedStack(error: ToolpactError, original: unknown): string {
   if (operationId !== undefined) lines.push(`    operation: ${operationId}`);
   if (requestId !== undefined) lines.push(`    confirmation request: ${requestId}`);
   if (typeof original === "string") {
-    lines.push(...original.split("\n").filter((line) => /^\s+at /.test(line)).slice(0, PRINTED_FRAMES));
+    lines.push(
+      ...original
+        .split("\n")
+        .filter((line) => /^\s+at /.test(line))
+        .slice(0, PRINTED_FRAMES),
+    );
   }
   return lines.join("\n");
 }

@@ -4,17 +4,7 @@
  * and re-exports them under the same names.
  */
 import type { SettledOperationState } from "./states.js";
-import type {
-  ActorInfo,
-  Effect,
-  ExecuteOptions,
-  ExecuteResult,
-  PreviewOptions,
-  PreviewResult,
-  ProviderDefinition,
-  ToolHandler,
-  ToolRef,
-} from "./protocol.js";
+import type { ActorInfo, Effect, ExecuteOptions, ExecuteResult, PreviewOptions, PreviewResult, ProviderDefinition, ToolHandler, ToolRef } from "./protocol.js";
 
 /** A tool as `tools.list` shows it to a caller. */
 export interface ToolListing {

@@ -130,7 +130,5 @@ export interface ToolTransport {
 
 /** A copy of a ref with only the fields a ToolRef has (`version` only when given): what transports send. */
 export function toolRefOf(ref: { readonly providerId: string; readonly tool: string; readonly version?: number | undefined }): ToolRef {
-  return ref.version === undefined
-    ? { providerId: ref.providerId, tool: ref.tool }
-    : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+  return ref.version === undefined ? { providerId: ref.providerId, tool: ref.tool } : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
 }

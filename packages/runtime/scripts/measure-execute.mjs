@@ -20,7 +20,13 @@ const runtime = await createRuntime({
   actorTokens: { issuer: "https://id.example", secret: actorSecret },
 });
 const tool = (name) => ({
-  name, version: 1, effect: "read", requiresConfirmation: false, minVerificationLevel: 0, recovery: "none", timeoutMs: 10_000,
+  name,
+  version: 1,
+  effect: "read",
+  requiresConfirmation: false,
+  minVerificationLevel: 0,
+  recovery: "none",
+  timeoutMs: 10_000,
   inputSchema: { type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false },
 });
 runtime.registerPlugin({ id: "bench.provider", version: "1.0.0", permissions: ["tools:provide"], tools: [tool("lookup")], gates: [], hooks: [], guards: [] });
@@ -30,7 +36,11 @@ await runtime.admin.installPlugin("t1", "bench.provider");
 await runtime.admin.installPlugin("t1", "bench.caller");
 await runtime.admin.setPolicy("t1", { rules: [{ tools: "*", decision: "allow" }] });
 const token = await new SignJWT({ sub: "u1", tid: "t1", lvl: 1 })
-  .setProtectedHeader({ alg: "HS256" }).setIssuer("https://id.example").setAudience("toolpact").setExpirationTime("1h").sign(actorSecret);
+  .setProtectedHeader({ alg: "HS256" })
+  .setIssuer("https://id.example")
+  .setAudience("toolpact")
+  .setExpirationTime("1h")
+  .sign(actorSecret);
 const caller = runtime.sdkFor("bench.caller").withActor(token);
 const ref = { providerId: "bench.provider", tool: "lookup" };
 

@@ -168,11 +168,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
     ackOutbox: (tenantId: string, ids: readonly string[]) =>
       track(async () => {
         checkTenant(tenantId);
-        if (
-          !Array.isArray(ids) ||
-          ids.length > OUTBOX_BATCH_MAX ||
-          ids.some((id) => typeof id !== "string" || id.length === 0 || id.length > ID_MAX_LENGTH)
-        ) {
+        if (!Array.isArray(ids) || ids.length > OUTBOX_BATCH_MAX || ids.some((id) => typeof id !== "string" || id.length === 0 || id.length > ID_MAX_LENGTH)) {
           throw invalidArgument("/ids", `ids is a list of at most ${OUTBOX_BATCH_MAX} outbox item ids`);
         }
         await store.ackOutbox(tenantId, ids);

@@ -13,7 +13,7 @@ import type {
   PreviewResult,
   ToolRef,
 } from "@toolpact/contract";
-import type { ConfirmationState, OperationState, ToolListing } from "@toolpact/protocol";
+import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -66,15 +66,8 @@ export interface OperationView {
 export type ActivityKind = "call" | "confirmation" | "policy" | "recovery" | "hook";
 /** Which step of its kind an activity event records. */
 export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change";
-/** How the recorded step ended. */
-export type ActivityOutcome =
-  | "previewed"
-  | "succeeded"
-  | "failed"
-  | "denied"
-  | "unknown"
-  | "approved"
-  | "expired";
+/** How the recorded step ended: a call as its operation settled (or previewed, or denied), a confirmation as decided. */
+export type ActivityOutcome = "previewed" | SettledOperationState | "denied" | "approved" | "expired";
 
 /** One activity event. Never raw input or output, never a provider's message. */
 export interface ActivityEvent {

@@ -29,7 +29,18 @@ describe("a caller's mistyped names", () => {
     const other = { ...callerManifest("com.example.ledgers"), permissions: ["tools:provide" as const] };
     fx.runtime.registerPlugin({
       ...other,
-      tools: [{ name: "post", version: 1, effect: "read", requiresConfirmation: false, minVerificationLevel: 0, recovery: "none", timeoutMs: 1000, inputSchema: { type: "object" } }],
+      tools: [
+        {
+          name: "post",
+          version: 1,
+          effect: "read",
+          requiresConfirmation: false,
+          minVerificationLevel: 0,
+          recovery: "none",
+          timeoutMs: 1000,
+          inputSchema: { type: "object" },
+        },
+      ],
     });
     // Loaded in the host, but not installed for alice's tenant: nothing to suggest.
     const refused = await rejection(fx.runtime.execute(alice, { providerId: "com.example.ledgerz", tool: "post" }, {}));
@@ -58,7 +69,9 @@ describe("an admin's targets", () => {
   });
 
   it("a configured tenant gets no tenant hint", async () => {
-    const refused = await rejection(fx.runtime.admin.setPluginEnabled(TENANT, "com.example.assistant", false).then(() => fx.runtime.admin.revokePluginKey(TENANT, "key-1")));
+    const refused = await rejection(
+      fx.runtime.admin.setPluginEnabled(TENANT, "com.example.assistant", false).then(() => fx.runtime.admin.revokePluginKey(TENANT, "key-1")),
+    );
     expect(refused.message).toBe('tenant "tenant-a" has no live plugin key "key-1"');
   });
 

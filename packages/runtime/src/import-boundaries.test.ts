@@ -37,7 +37,12 @@ function importsOf(file: string): string[] {
 function localImports(file: string): string[] {
   return importsOf(file)
     .filter((specifier) => specifier.startsWith("."))
-    .map((specifier) => relative(SRC, resolve(dirname(file), specifier)).split(sep).join("/").replace(/\.js$/, ""));
+    .map((specifier) =>
+      relative(SRC, resolve(dirname(file), specifier))
+        .split(sep)
+        .join("/")
+        .replace(/\.js$/, ""),
+    );
 }
 
 const runtimeFiles = sourceFiles(SRC);

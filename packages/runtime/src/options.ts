@@ -147,9 +147,7 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
   });
   const ttl = options.confirmationTtlSeconds ?? 300;
   if (!Number.isInteger(ttl) || ttl < CONFIRMATION_TTL_MIN_SECONDS || ttl > CONFIRMATION_TTL_MAX_SECONDS) {
-    throw new TypeError(
-      `confirmationTtlSeconds must be an integer from ${CONFIRMATION_TTL_MIN_SECONDS} to ${CONFIRMATION_TTL_MAX_SECONDS}; got ${ttl}`,
-    );
+    throw new TypeError(`confirmationTtlSeconds must be an integer from ${CONFIRMATION_TTL_MIN_SECONDS} to ${CONFIRMATION_TTL_MAX_SECONDS}; got ${ttl}`);
   }
   const limits: InputLimits = { ...DEFAULT_INPUT_LIMITS, ...withoutUndefined(options.inputLimits ?? {}) };
   if (!(limits.maxBytes > 0) || !(limits.maxDepth > 0)) {

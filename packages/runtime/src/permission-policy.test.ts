@@ -82,7 +82,7 @@ describe("PermissionPolicy", () => {
       throw new Error("expected a refusal");
     } catch (error) {
       expect((error as { code?: string }).code).toBe("INPUT_INVALID");
-      expect(((error as { data: { issues: { path: string }[] } }).data.issues).map((issue) => issue.path)).toEqual([
+      expect((error as { data: { issues: { path: string }[] } }).data.issues.map((issue) => issue.path)).toEqual([
         "/rules/0/extra",
         "/rules/1/tools",
         "/rules/1/minVerificationLevel",
@@ -145,7 +145,7 @@ describe("PermissionPolicy", () => {
       });
       throw new Error("expected a refusal");
     } catch (error) {
-      expect(((error as { data: { issues: { path: string }[] } }).data.issues).map((issue) => issue.path)).toEqual([
+      expect((error as { data: { issues: { path: string }[] } }).data.issues.map((issue) => issue.path)).toEqual([
         "/minVerificationLevel/write",
         "/minVerificationLevel/admin",
         "/narrow/no-colon",

@@ -282,9 +282,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     out.minVerificationLevel = Object.freeze(levels);
   }
   if (policy.narrow !== undefined) {
-    out.narrow = Object.freeze(
-      Object.fromEntries(Object.entries(policy.narrow).map(([key, patterns]) => [key, Object.freeze([...patterns])])),
-    );
+    out.narrow = Object.freeze(Object.fromEntries(Object.entries(policy.narrow).map(([key, patterns]) => [key, Object.freeze([...patterns])])));
   }
   return Object.freeze(out);
 }

@@ -28,7 +28,12 @@ it("runs a provider typed only with the protocol's SDK", async () => {
   const host = await createTestHost({
     plugins: [
       {
-        manifest: { id: "com.example.echo", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }] },
+        manifest: {
+          id: "com.example.echo",
+          version: "1.0.0",
+          permissions: ["tools:provide"],
+          tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }],
+        },
         activate,
       },
     ],

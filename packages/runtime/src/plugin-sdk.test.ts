@@ -1,17 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolExecuteContext } from "@toolpact/contract";
 import type { PluginSdk } from "./plugin-sdk.js";
-import {
-  ASSISTANT,
-  NOTES,
-  OTHER_TENANT,
-  TENANT,
-  callerManifest,
-  eachTestFixture,
-  rejection,
-  tool,
-  type RuntimeFixture,
-} from "./testing/fixtures.js";
+import { ASSISTANT, NOTES, OTHER_TENANT, TENANT, callerManifest, eachTestFixture, rejection, tool, type RuntimeFixture } from "./testing/fixtures.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const RELAY = "com.example.relay";
@@ -46,10 +36,7 @@ describe("capability bound", () => {
     const handler = { execute: () => ({}) };
     expectUndeclared(() => assistant.tools.provide("unprovided", handler));
     expectUndeclared(() => assistant.tools.provide(`${NOTES}:unprovided`, handler));
-    expectUndeclared(
-      () => assistant.tools.provideAll({ providerId: NOTES, tools: [{ name: "unprovided", version: 1, handler }] }),
-      "only under its own id",
-    );
+    expectUndeclared(() => assistant.tools.provideAll({ providerId: NOTES, tools: [{ name: "unprovided", version: 1, handler }] }), "only under its own id");
     expect(() => fx.runtime.sdkFor("com.example.ghost")).toThrow(/not registered/);
   });
 
@@ -66,9 +53,7 @@ describe("capability bound", () => {
       }),
     );
     const principal = await fx.principal();
-    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" }))).code).toBe(
-      "HANDLER_MISSING",
-    );
+    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" }))).code).toBe("HANDLER_MISSING");
     sdk.tools.provideAll({ providerId: NOTES, tools: [{ name: "unprovided", version: 1, handler }] });
     await expect(fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" })).resolves.toMatchObject({
       result: { ok: true },
@@ -157,7 +142,16 @@ describe("the actor of a call ends with the call", () => {
   const later = (work: () => Promise<unknown>, delayMs = 20): void => {
     leftovers.push(
       new Promise((resolve) => {
-        setTimeout(() => resolve(work().then(() => "ran", (error: unknown) => error)), delayMs);
+        setTimeout(
+          () =>
+            resolve(
+              work().then(
+                () => "ran",
+                (error: unknown) => error,
+              ),
+            ),
+          delayMs,
+        );
       }),
     );
   };

@@ -66,9 +66,7 @@ export function normalizeRecoveryPolicy(policy: RecoveryPolicy, tools: Iterable<
     rules: Object.freeze(
       policy.rules.map((rule) =>
         Object.freeze(
-          rule.maxAttempts === undefined
-            ? { tools: rule.tools, retry: rule.retry }
-            : { tools: rule.tools, retry: rule.retry, maxAttempts: rule.maxAttempts },
+          rule.maxAttempts === undefined ? { tools: rule.tools, retry: rule.retry } : { tools: rule.tools, retry: rule.retry, maxAttempts: rule.maxAttempts },
         ),
       ),
     ),

@@ -32,7 +32,12 @@ describe("a handler is read once, at provide", () => {
     const sdk = fx.runtime.sdkFor(SLY);
     for (const name of ["authorize", "preview", "execute"] as const) {
       const handler = { execute: () => ({}) } as Record<string, unknown>;
-      Object.defineProperty(handler, name, { enumerable: true, get: () => { throw forged(); } });
+      Object.defineProperty(handler, name, {
+        enumerable: true,
+        get: () => {
+          throw forged();
+        },
+      });
       let error: unknown;
       try {
         sdk.tools.provide(name, handler as unknown as ToolHandler);
@@ -109,8 +114,18 @@ describe("a ToolpactError thrown by plugin code is the plugin failing, never the
   it("authorize, preview and execute that throw one are PROVIDER_FAILED with the runtime's message; activity says so", async () => {
     await slyPlugin(["authorize", "preview", "execute"]);
     const sdk = fx.runtime.sdkFor(SLY);
-    sdk.tools.provide("authorize", { authorize: () => { throw forged(); }, execute: () => ({}) });
-    sdk.tools.provide("preview", { preview: () => { throw forged(); }, execute: () => ({}) });
+    sdk.tools.provide("authorize", {
+      authorize: () => {
+        throw forged();
+      },
+      execute: () => ({}),
+    });
+    sdk.tools.provide("preview", {
+      preview: () => {
+        throw forged();
+      },
+      execute: () => ({}),
+    });
     sdk.tools.provide("execute", { execute: () => Promise.reject(forged()) });
     const principal = await fx.principal();
     const ref = (name: string) => ({ providerId: SLY, tool: name });
@@ -147,9 +162,15 @@ describe("a ToolpactError thrown by plugin code is the plugin failing, never the
         hooks: [{ name: "forge", point: "afterTool", appliesTo: [`${SLY}:hooked`] }],
       }),
     );
-    seams.gates.provide("forge", () => { throw forged(); });
-    seams.guards.provide("forge", () => { throw forged(); });
-    seams.hooks.provide("forge", () => { throw forged(); });
+    seams.gates.provide("forge", () => {
+      throw forged();
+    });
+    seams.guards.provide("forge", () => {
+      throw forged();
+    });
+    seams.hooks.provide("forge", () => {
+      throw forged();
+    });
     await fx.runtime.admin.setPolicy(TENANT, ALLOW_ALL);
     const principal = await fx.principal();
     const gated = await rejection(fx.runtime.execute(principal, { providerId: SLY, tool: "gated" }, { title: "x" }));

@@ -9,14 +9,7 @@ import {
   type ToolHandler,
   type ValidationIssue,
 } from "@toolpact/contract";
-import {
-  DEFAULT_SEAM_TIMEOUT_MS,
-  type GateHandler,
-  type GuardHandler,
-  type HookHandler,
-  type RegisteredSeam,
-  type SeamKind,
-} from "./seams.js";
+import { DEFAULT_SEAM_TIMEOUT_MS, type GateHandler, type GuardHandler, type HookHandler, type RegisteredSeam, type SeamKind } from "./seams.js";
 import { errorClassOf } from "./activity/error-class.js";
 
 /** A declared tool with everything a call needs computed once, at registration. */
@@ -75,16 +68,10 @@ export class PluginRegistry {
   /** Makes a plugin known; compiles its schemas now so calls pay nothing for them. */
   register(manifest: Manifest): RegisteredPlugin {
     if (this.#plugins.has(manifest.id)) {
-      throw new ToolpactError(
-        "MANIFEST_INVALID",
-        `plugin "${manifest.id}" is already registered in this host: each plugin id is registered once`,
-      );
+      throw new ToolpactError("MANIFEST_INVALID", `plugin "${manifest.id}" is already registered in this host: each plugin id is registered once`);
     }
     if (manifest.tools.length > 0 && !manifest.permissions.includes("tools:provide")) {
-      throw new ToolpactError(
-        "MANIFEST_INVALID",
-        `plugin "${manifest.id}" declares tools but not the "tools:provide" permission: add it to "permissions"`,
-      );
+      throw new ToolpactError("MANIFEST_INVALID", `plugin "${manifest.id}" declares tools but not the "tools:provide" permission: add it to "permissions"`);
     }
     for (const [kind, permission] of SEAM_PERMISSIONS) {
       if (manifest[SEAM_LISTS[kind]].length > 0 && !manifest.permissions.includes(permission)) {
@@ -111,10 +98,7 @@ export class PluginRegistry {
       toolList.push(tool);
       const versions = grouped.get(declaration.name) ?? [];
       if (versions.some((known) => known.declaration.version === declaration.version)) {
-        throw new ToolpactError(
-          "MANIFEST_INVALID",
-          `plugin "${manifest.id}" declares ${tool.fullName} twice: (name, version) must be unique`,
-        );
+        throw new ToolpactError("MANIFEST_INVALID", `plugin "${manifest.id}" declares ${tool.fullName} twice: (name, version) must be unique`);
       }
       versions.push(tool);
       grouped.set(declaration.name, versions);
@@ -143,9 +127,7 @@ export class PluginRegistry {
         if (uses === undefined) return true;
         let allowed = usesCache.get(tool);
         if (allowed === undefined) {
-          allowed = uses.some((pattern) =>
-            matchesToolPattern(pattern, tool.providerId, tool.declaration.name, tool.declaration.version),
-          );
+          allowed = uses.some((pattern) => matchesToolPattern(pattern, tool.providerId, tool.declaration.name, tool.declaration.version));
           usesCache.set(tool, allowed);
         }
         return allowed;
@@ -161,10 +143,7 @@ export class PluginRegistry {
     const seams = new Map<string, RegisteredSeam<THandler>>();
     for (const declaration of manifest[SEAM_LISTS[kind]]) {
       if (seams.has(declaration.name)) {
-        throw new ToolpactError(
-          "MANIFEST_INVALID",
-          `plugin "${manifest.id}" declares the ${kind} "${declaration.name}" twice: names are unique per kind`,
-        );
+        throw new ToolpactError("MANIFEST_INVALID", `plugin "${manifest.id}" declares the ${kind} "${declaration.name}" twice: names are unique per kind`);
       }
       seams.set(declaration.name, {
         kind,
@@ -184,7 +163,7 @@ export class PluginRegistry {
   /**
    * Registers the function of a declared gate, hook or guard of `pluginId`'s own manifest.
    * @throws ToolpactError CAPABILITY_UNDECLARED for one the manifest does not declare; HANDLER_INVALID for one
- *   that is not a function, or provided twice.
+   *   that is not a function, or provided twice.
    */
   provideSeam(pluginId: string, provided: { readonly kind: SeamKind; readonly name: string; readonly handler: unknown }): void {
     const { kind, name, handler } = provided;
@@ -257,17 +236,13 @@ export class PluginRegistry {
       if (tool === undefined) {
         throw new ToolpactError(
           "CAPABILITY_UNDECLARED",
-          `plugin "${pluginId}" cannot provide "${spec}": its manifest declares "${name}" only in version ` +
-            versions.versions.join(", "),
+          `plugin "${pluginId}" cannot provide "${spec}": its manifest declares "${name}" only in version ` + versions.versions.join(", "),
         );
       }
     }
     const record = handlerRecord(tool.fullName, handler);
     if (tool.handler !== undefined) {
-      throw new ToolpactError(
-        "HANDLER_INVALID",
-        `${tool.fullName} already has a handler: each declared tool is provided once`,
-      );
+      throw new ToolpactError("HANDLER_INVALID", `${tool.fullName} already has a handler: each declared tool is provided once`);
     }
     tool.handler = record;
     return tool;
@@ -290,10 +265,7 @@ export class PluginRegistry {
       const entry = tools[index]!;
       const known = typeof entry.name === "string" ? plugin?.tools.get(entry.name)?.byVersion.get(entry.version as number) : undefined;
       if (known === undefined) {
-        throw new ToolpactError(
-          "CAPABILITY_UNDECLARED",
-          `plugin "${pluginId}" cannot provide "${spec}": its manifest does not declare it`,
-        );
+        throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" cannot provide "${spec}": its manifest does not declare it`);
       }
       if (known.handler !== undefined || specs.indexOf(spec) !== index) {
         throw new ToolpactError("HANDLER_INVALID", `${known.fullName} already has a handler: each declared tool is provided once`);
@@ -331,7 +303,10 @@ function handlerRecord(tool: string, handler: unknown): ToolHandler {
   if (typeof execute !== "function") {
     throw new ToolpactError("HANDLER_INVALID", `the handler for ${tool} must be an object with an execute(input, ctx) function`);
   }
-  for (const [name, value] of [["preview", preview], ["authorize", authorize]] as const) {
+  for (const [name, value] of [
+    ["preview", preview],
+    ["authorize", authorize],
+  ] as const) {
     if (value !== undefined && typeof value !== "function") {
       throw new ToolpactError("HANDLER_INVALID", `the handler for ${tool} has a ${name} that is not a function`);
     }

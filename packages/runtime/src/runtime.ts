@@ -116,12 +116,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     const sealed = new SealedPayloads(context.storageKey);
     const registry = this.#registry;
     const tenants = new TenantConfigCache({
-        store,
-        refreshMs: context.configRefreshMs,
-        clock,
-        onBadPolicy: (tenantId) =>
-          logger.error({ event: "stored_policy_unreadable", tenantId, effect: "every call is denied until a new policy is set" }),
-      });
+      store,
+      refreshMs: context.configRefreshMs,
+      clock,
+      onBadPolicy: (tenantId) => logger.error({ event: "stored_policy_unreadable", tenantId, effect: "every call is denied until a new policy is set" }),
+    });
     // Before anyone else hears a change: a listener that lists tools then sees the new config.
     this.#unsubscribe = store.changes.subscribe((change) => {
       if (change.kind === "tenant") tenants.invalidate(change.tenantId);
@@ -183,10 +182,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     let sdk = this.#sdks.get(pluginId);
     if (sdk === undefined) {
       if (this.#registry.get(pluginId) === undefined) {
-        throw new ToolpactError(
-          "CAPABILITY_UNDECLARED",
-          `plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`,
-        );
+        throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`);
       }
       sdk = createPluginSdk(
         {

@@ -19,7 +19,6 @@ export type {
   SeamContext,
 } from "@toolpact/protocol";
 
-
 /** The three kinds of seam a plugin may declare. */
 export type SeamKind = "gate" | "hook" | "guard";
 

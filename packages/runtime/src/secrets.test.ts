@@ -55,7 +55,13 @@ describe("checkSecrets", () => {
     );
     expect(() => checkSecrets({ ...base(), signingKeys: [{ kid: "k1", key: shared }], storageKey: shared })).toThrow(/same secret/);
     expect(() =>
-      checkSecrets({ ...base(), signingKeys: [{ kid: "k1", key: shared }, { kid: "k2", key: Buffer.from(shared) }] }),
+      checkSecrets({
+        ...base(),
+        signingKeys: [
+          { kid: "k1", key: shared },
+          { kid: "k2", key: Buffer.from(shared) },
+        ],
+      }),
     ).toThrow(/signing key "k1" and signing key "k2" are the same secret/);
     const admin = b64(key());
     expect(() => checkSecrets({ ...base(), adminKey: admin, actorSecret: Buffer.from(admin, "utf8") })).toThrow(/same secret/);

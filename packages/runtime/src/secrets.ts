@@ -26,9 +26,7 @@ const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]|[A-Za-z0-9_-])+={0,2}$/;
 export function parseSigningKeys(value: string): SigningKey[] {
   const entries = value.split(",").map((entry) => entry.trim());
   if (value.trim() === "" || entries.length === 0) {
-    throw new TypeError(
-      'TOOLPACT_SIGNING_KEYS is empty: set it to "kid1:<base64 of at least 32 random bytes>" (more keys comma-separated)',
-    );
+    throw new TypeError('TOOLPACT_SIGNING_KEYS is empty: set it to "kid1:<base64 of at least 32 random bytes>" (more keys comma-separated)');
   }
   const keys: SigningKey[] = [];
   entries.forEach((entry, index) => {
@@ -95,7 +93,7 @@ export function checkSecrets(secrets: HostSecrets): void {
 
 function checkSigningKeys(keys: readonly SigningKey[]): void {
   if (keys.length === 0) {
-    throw new TypeError("no confirmation signing key is configured: set TOOLPACT_SIGNING_KEYS to \"kid1:<base64>\"");
+    throw new TypeError('no confirmation signing key is configured: set TOOLPACT_SIGNING_KEYS to "kid1:<base64>"');
   }
   const kids = new Set<string>();
   for (const key of keys) {

@@ -142,10 +142,7 @@ export class TenantConfigCache {
     const activations = new Map(
       (record.activations ?? []).map(
         (activation) =>
-          [
-            activation.pluginId,
-            { gates: new Set(activation.gates), hooks: new Set(activation.hooks), guards: new Set(activation.guards) },
-          ] as const,
+          [activation.pluginId, { gates: new Set(activation.gates), hooks: new Set(activation.hooks), guards: new Set(activation.guards) }] as const,
       ),
     );
     return {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { confirmationOriginOf, isServedAtConfirmationOrigin, mayDecideHere, parseConfirmationOrigin, requireConfirmationOrigin } from "./confirmation-origin.js";
+import {
+  confirmationOriginOf,
+  isServedAtConfirmationOrigin,
+  mayDecideHere,
+  parseConfirmationOrigin,
+  requireConfirmationOrigin,
+} from "./confirmation-origin.js";
 
 const refusal = (run: () => void): string => {
   try {
@@ -13,7 +19,9 @@ const refusal = (run: () => void): string => {
 describe("the confirmation page's origin rule", () => {
   it("a server of its own decides wherever it is reached; a mount without confirmationOrigin never decides", () => {
     const own = confirmationOriginOf(undefined, false);
-    expect(refusal(() => requireConfirmationOrigin(own, { host: "anything:1", origin: "http://anything:1", "sec-fetch-site": "same-origin" }))).toBe("accepted");
+    expect(refusal(() => requireConfirmationOrigin(own, { host: "anything:1", origin: "http://anything:1", "sec-fetch-site": "same-origin" }))).toBe(
+      "accepted",
+    );
     expect(mayDecideHere(own)).toBe(true);
     const shared = confirmationOriginOf(undefined, true);
     expect(mayDecideHere(shared)).toBe(false);
@@ -36,7 +44,10 @@ describe("the confirmation page's origin rule", () => {
       { ...ok, origin: "http://confirm.example" },
       { ...ok, origin: "null" },
     ]) {
-      expect(refusal(() => requireConfirmationOrigin(rule, wrong)), JSON.stringify(wrong)).toBe("PERMISSION_DENIED");
+      expect(
+        refusal(() => requireConfirmationOrigin(rule, wrong)),
+        JSON.stringify(wrong),
+      ).toBe("PERMISSION_DENIED");
     }
     expect(isServedAtConfirmationOrigin(rule, { host: "confirm.example" })).toBe(true);
     expect(isServedAtConfirmationOrigin(rule, { host: "app.example" })).toBe(false);
@@ -46,7 +57,13 @@ describe("the confirmation page's origin rule", () => {
   it("accepts an origin only: scheme, host and port", () => {
     expect(parseConfirmationOrigin("https://confirm.example").host).toBe("confirm.example");
     expect(parseConfirmationOrigin("http://localhost:4400/").host).toBe("localhost:4400");
-    for (const bad of ["confirm.example", "https://confirm.example/toolpact", "https://confirm.example?x=1", "ftp://confirm.example", "https://user@confirm.example"]) {
+    for (const bad of [
+      "confirm.example",
+      "https://confirm.example/toolpact",
+      "https://confirm.example?x=1",
+      "ftp://confirm.example",
+      "https://user@confirm.example",
+    ]) {
       expect(() => parseConfirmationOrigin(bad), bad).toThrow(TypeError);
     }
   });

@@ -30,9 +30,7 @@ export function parseConfirmationOrigin(value: string): URL {
     throw new TypeError(`confirmationOrigin must be an origin such as "https://confirm.example.com"; got "${value}"`);
   }
   if ((url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== value.replace(/\/$/, "")) {
-    throw new TypeError(
-      `confirmationOrigin must be an http(s) origin, scheme and host (and port) only, such as "https://confirm.example.com"; got "${value}"`,
-    );
+    throw new TypeError(`confirmationOrigin must be an http(s) origin, scheme and host (and port) only, such as "https://confirm.example.com"; got "${value}"`);
   }
   return url;
 }

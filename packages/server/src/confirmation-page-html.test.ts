@@ -110,7 +110,10 @@ describe("the confirmation page's HTML", () => {
   });
 
   it("answers a decision with what was decided on: summary, details and exact input stay, under what you approved or denied", () => {
-    for (const [status, heading] of [["approved", "What you approved"], ["denied", "What you denied"]] as const) {
+    for (const [status, heading] of [
+      ["approved", "What you approved"],
+      ["denied", "What you denied"],
+    ] as const) {
       const html = renderConfirmationPage(view({ status, input: { title: "Q3 plan" } }), viewer, undefined);
       expect(html).toContain(`<h2>${heading}</h2>`);
       expect(html).toContain('<p class="summary" id="summary">Create note &quot;Q3 plan&quot;</p>');

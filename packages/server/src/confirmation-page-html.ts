@@ -82,12 +82,12 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
     view.status === "pending" && csrfToken === undefined
       ? `<p class="status" id="decide-elsewhere">${escapeHtml(DECIDE_ELSEWHERE)}</p>`
       : view.status === "pending" && csrfToken !== undefined
-      ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly the call shown above, with exactly this input, once.</p>` +
-        `<div class="actions">` +
-        decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
-        decisionForm({ action: `${id}/deny`, id: "deny", label: "Deny" }, csrfToken) +
-        `</div>`
-      : `<p class="status" id="status" data-status="${escapeHtml(view.status)}">${escapeHtml(STATUS_TEXT[view.status] ?? `This request is ${view.status}.`)}</p>`;
+        ? `<p>Approve only if you asked for this. Approving lets <code>${escapeHtml(view.callerPluginId)}</code> carry out exactly the call shown above, with exactly this input, once.</p>` +
+          `<div class="actions">` +
+          decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
+          decisionForm({ action: `${id}/deny`, id: "deny", label: "Deny" }, csrfToken) +
+          `</div>`
+        : `<p class="status" id="status" data-status="${escapeHtml(view.status)}">${escapeHtml(STATUS_TEXT[view.status] ?? `This request is ${view.status}.`)}</p>`;
   const body =
     `<h1>${escapeHtml(heading)}</h1>` +
     `<p><code>${escapeHtml(view.tool)}</code> &middot; effect: <span class="effect-${escapeHtml(view.effect)}">${escapeHtml(view.effect)}</span>` +
@@ -124,8 +124,7 @@ export function renderContinuePage(target: string): string {
   const href = escapeHtml(target);
   return layout(
     "Signed in",
-    `<h1>Signed in</h1><p id="message">Opening the request for your confirmation&hellip; ` +
-      `<a id="continue" href="${href}">Continue</a></p>`,
+    `<h1>Signed in</h1><p id="message">Opening the request for your confirmation&hellip; ` + `<a id="continue" href="${href}">Continue</a></p>`,
     `<meta http-equiv="refresh" content="0;url=${href}">`,
   );
 }

@@ -22,7 +22,13 @@ describe("toPublicError", () => {
     const canary = "canary-7f3a secret input";
     for (const thrown of [new Error(canary), new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: new TypeError(canary) }), canary, { message: canary }]) {
       const pub = toPublicError(thrown);
-      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, toolpactCode: "OUTCOME_UNKNOWN", toolpactData: {}, internal: true });
+      expect(pub).toEqual({
+        trpcCode: "INTERNAL_SERVER_ERROR",
+        message: INTERNAL_ERROR_MESSAGE,
+        toolpactCode: "OUTCOME_UNKNOWN",
+        toolpactData: {},
+        internal: true,
+      });
       expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toContain("canary");
     }
   });
@@ -35,7 +41,13 @@ describe("toPublicError", () => {
     });
     for (const thrown of [forged, new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: forged })]) {
       const pub = toPublicError(thrown);
-      expect(pub).toEqual({ trpcCode: "INTERNAL_SERVER_ERROR", message: INTERNAL_ERROR_MESSAGE, toolpactCode: "OUTCOME_UNKNOWN", toolpactData: {}, internal: true });
+      expect(pub).toEqual({
+        trpcCode: "INTERNAL_SERVER_ERROR",
+        message: INTERNAL_ERROR_MESSAGE,
+        toolpactCode: "OUTCOME_UNKNOWN",
+        toolpactData: {},
+        internal: true,
+      });
       expect(JSON.stringify(toErrorShape(pub, "tools.execute"))).not.toMatch(/hunter2|forged|CONFIRMATION_USED/);
     }
   });

@@ -1,14 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY, type TRPC_ERROR_CODE_NUMBER } from "@trpc/server/rpc";
-import {
-  TOOLPACT_ERRORS,
-  didYouMean,
-  isToolpactError,
-  type ToolpactErrorCode,
-  type ToolpactErrorData,
-  type ValidationIssue,
-} from "@toolpact/contract";
+import { TOOLPACT_ERRORS, didYouMean, isToolpactError, type ToolpactErrorCode, type ToolpactErrorData, type ValidationIssue } from "@toolpact/contract";
 
 /** What a caller may learn about a failure: the wire's tRPC code, message and toolpact code and data. */
 export interface PublicError {
@@ -37,18 +30,10 @@ const INTERNAL_ERROR: PublicError = Object.freeze({
 });
 
 /** tRPC's own protocol-level failures that a body fixes: they travel as INPUT_INVALID with their own status. */
-const BODY_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set([
-  "PARSE_ERROR",
-  "PAYLOAD_TOO_LARGE",
-  "UNSUPPORTED_MEDIA_TYPE",
-]);
+const BODY_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set(["PARSE_ERROR", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"]);
 
 /** tRPC's own failures to route a request (no such procedure, wrong method): INPUT_INVALID with their own status. */
-const ROUTING_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set([
-  "NOT_FOUND",
-  "METHOD_NOT_SUPPORTED",
-  "CLIENT_CLOSED_REQUEST",
-]);
+const ROUTING_PROTOCOL_CODES: ReadonlySet<TRPC_ERROR_CODE_KEY> = new Set(["NOT_FOUND", "METHOD_NOT_SUPPORTED", "CLIENT_CLOSED_REQUEST"]);
 
 /** Where a failed request was going: the procedure path it named, and the paths the router has. */
 export interface RequestRoute {
@@ -111,10 +96,7 @@ export interface ErrorShape {
 }
 
 const HTTP_STATUS = new Map<TRPC_ERROR_CODE_KEY, number>(
-  (Object.keys(TRPC_ERROR_CODES_BY_KEY) as TRPC_ERROR_CODE_KEY[]).map((code) => [
-    code,
-    getHTTPStatusCodeFromError(new TRPCError({ code })),
-  ]),
+  (Object.keys(TRPC_ERROR_CODES_BY_KEY) as TRPC_ERROR_CODE_KEY[]).map((code) => [code, getHTTPStatusCodeFromError(new TRPCError({ code }))]),
 );
 
 /** The HTTP status a tRPC code travels with. */

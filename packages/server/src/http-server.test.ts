@@ -53,14 +53,22 @@ describe("createToolpactServer", () => {
     expect(response.status).toBe(404);
     const body = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
     expect(body.error.data).toMatchObject({ code: "NOT_FOUND", toolpactCode: "INPUT_INVALID", path: "tools.nothing" });
-    const typo = (await (await fetch(`${url}/trpc/tools.previw`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { error: { message: string } };
+    const typo = (await (await fetch(`${url}/trpc/tools.previw`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as {
+      error: { message: string };
+    };
     expect(typo.error.message).toBe('no such procedure "tools.previw" on this server; did you mean "tools.preview"?');
   });
 
   it("answers a wrong HTTP method with 405 and a toolpact code", async () => {
     const { url } = await server();
-    for (const [path, method] of [["tools.preview", "GET"], ["tools.list", "POST"]] as const) {
-      const response = await fetch(`${url}/trpc/${path}`, method === "POST" ? { method, headers: { "content-type": "application/json" }, body: "{}" } : { method });
+    for (const [path, method] of [
+      ["tools.preview", "GET"],
+      ["tools.list", "POST"],
+    ] as const) {
+      const response = await fetch(
+        `${url}/trpc/${path}`,
+        method === "POST" ? { method, headers: { "content-type": "application/json" }, body: "{}" } : { method },
+      );
       expect(response.status, path).toBe(405);
       const body = (await response.json()) as { error: { message: string; data: Record<string, unknown> } };
       expect(body.error.data, path).toMatchObject({ code: "METHOD_NOT_SUPPORTED", toolpactCode: "INPUT_INVALID" });
@@ -98,7 +106,11 @@ describe("createToolpactServer", () => {
   it("answers methods /trpc does not serve with 405 and Allow, as a JSON INPUT_INVALID", async () => {
     const { url } = await server();
     for (const method of ["PUT", "DELETE", "OPTIONS", "PATCH", "HEAD"]) {
-      const response = await fetch(`${url}/trpc/tools.execute`, { method, headers: { "content-type": "application/json" }, ...(method === "PUT" || method === "PATCH" ? { body: "{}" } : {}) });
+      const response = await fetch(`${url}/trpc/tools.execute`, {
+        method,
+        headers: { "content-type": "application/json" },
+        ...(method === "PUT" || method === "PATCH" ? { body: "{}" } : {}),
+      });
       expect(response.status, method).toBe(405);
       expect(response.headers.get("allow"), method).toBe("GET, POST");
       if (method === "HEAD") continue;

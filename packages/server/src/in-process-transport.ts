@@ -24,10 +24,7 @@ export type InProcessTransportOptions = {
   readonly runId?: string;
   /** Receives unexpected errors (class and stack frames only). */
   readonly logger?: Logger;
-} & (
-  | { readonly pluginKey: string; readonly actorToken: string }
-  | { readonly principal: () => Principal | Promise<Principal> }
-);
+} & ({ readonly pluginKey: string; readonly actorToken: string } | { readonly principal: () => Principal | Promise<Principal> });
 
 /**
  * A `ToolTransport` that calls the router in process (tRPC `createCaller`): the same procedures,

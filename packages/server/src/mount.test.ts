@@ -82,7 +82,12 @@ function closeServer(server: Server): Promise<void> {
 
 async function mountHono(): Promise<Mounted> {
   const host = await createTestHost({ plugins, confirmation: "platform" });
-  const toolpact: ToolpactFetchHandler = createFetchHandler({ runtime: host.runtime, adminKey: undefined, basePath: "/toolpact", maxBodyBytes: MAX_BODY_BYTES });
+  const toolpact: ToolpactFetchHandler = createFetchHandler({
+    runtime: host.runtime,
+    adminKey: undefined,
+    basePath: "/toolpact",
+    maxBodyBytes: MAX_BODY_BYTES,
+  });
   const app = new Hono();
   app.get("/", (c) => c.text("the app's own page"));
   app.all("/toolpact/*", (c) => toolpact(c.req.raw));
@@ -159,7 +164,11 @@ const PROBES: readonly Probe[] = [
   { name: "health by HEAD", path: "/healthz", init: { method: "HEAD" } },
   { name: "health by POST", path: "/healthz", init: { method: "POST" } },
   { name: "readiness", path: "/readyz" },
-  { name: "a body over the limit", path: "/trpc/tools.preview", init: { method: "POST", headers: json, body: JSON.stringify({ input: "x".repeat(MAX_BODY_BYTES) }) } },
+  {
+    name: "a body over the limit",
+    path: "/trpc/tools.preview",
+    init: { method: "POST", headers: json, body: JSON.stringify({ input: "x".repeat(MAX_BODY_BYTES) }) },
+  },
   {
     name: "a streamed body over the limit",
     path: "/trpc/tools.preview",
@@ -175,9 +184,18 @@ const PROBES: readonly Probe[] = [
   { name: "a batch", path: "/trpc/tools.execute,tools.execute?batch=1", init: { method: "POST", headers: json, body: "{}" } },
   { name: "no credentials", path: "/trpc/tools.list" },
   { name: "an unknown procedure", path: "/trpc/tools.previw", init: { method: "POST", headers: json, body: "{}" } },
-  { name: "MCP as text", path: "/mcp", authenticated: true, init: { method: "POST", headers: { "content-type": "text/plain", accept: "application/json, text/event-stream" }, body: "{}" } },
+  {
+    name: "MCP as text",
+    path: "/mcp",
+    authenticated: true,
+    init: { method: "POST", headers: { "content-type": "text/plain", accept: "application/json, text/event-stream" }, body: "{}" },
+  },
   { name: "MCP from another site", path: "/mcp", init: { method: "POST", headers: { ...mcpJson, origin: "https://evil.example" }, body: "{}" } },
-  { name: "sign-in posted by another site", path: "/confirm/session", init: { method: "POST", headers: { "sec-fetch-site": "cross-site", "content-type": "application/x-www-form-urlencoded" }, body: "token=x" } },
+  {
+    name: "sign-in posted by another site",
+    path: "/confirm/session",
+    init: { method: "POST", headers: { "sec-fetch-site": "cross-site", "content-type": "application/x-www-form-urlencoded" }, body: "token=x" },
+  },
   { name: "the page without a session", path: `/confirm/${CONFIRMATION_ID}` },
   { name: "a decision as JSON", path: `/confirm/${CONFIRMATION_ID}/approve`, init: { method: "POST", headers: json, body: "{}" } },
   { name: "outside the routes", path: "/nothing-here" },

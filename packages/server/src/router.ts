@@ -21,17 +21,7 @@ import {
   type ManifestInput,
   type PreviewOptions,
 } from "@toolpact/contract";
-import type {
-  Activation,
-  ActivityQuery,
-  OutboxClaim,
-  Principal,
-  RecoveryPolicy,
-  RunOptions,
-  Runtime,
-  TenantPolicy,
-  ToolListing,
-} from "@toolpact/runtime";
+import type { Activation, ActivityQuery, OutboxClaim, Principal, RecoveryPolicy, RunOptions, Runtime, TenantPolicy, ToolListing } from "@toolpact/runtime";
 import { toErrorShape, toPublicError } from "./errors.js";
 import { personDeciding, type PresenceSession } from "./presence-session.js";
 
@@ -70,10 +60,7 @@ const presenceProcedure = t.procedure.use(async ({ ctx, next }) => next({ ctx: {
 /** Procedures only the admin credential reaches. */
 const adminProcedure = t.procedure.use(({ ctx, next }) => {
   if (!ctx.authorizeAdmin()) {
-    throw new ToolpactError(
-      "UNAUTHENTICATED",
-      "admin procedures need the admin credential: send Authorization: Bearer <admin key> (TOOLPACT_ADMIN_KEY)",
-    );
+    throw new ToolpactError("UNAUTHENTICATED", "admin procedures need the admin credential: send Authorization: Bearer <admin key> (TOOLPACT_ADMIN_KEY)");
   }
   return next();
 });
@@ -180,9 +167,7 @@ function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: read
 export const appRouter = t.router({
   tools: t.router({
     list: callerProcedure.input(noInput).query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
-    manifests: callerProcedure
-      .input(noInput)
-      .query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
+    manifests: callerProcedure.input(noInput).query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
     preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
       const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
       return ctx.runtime.preview(ctx.principal, toolRefOf(input.ref), input.input, options);
@@ -247,15 +232,11 @@ export const appRouter = t.router({
     }),
     setRecoveryPolicy: adminProcedure
       .input(z.strictObject({ tenantId, policy: recoveryPolicySchema }))
-      .mutation(({ ctx, input }) =>
-        ctx.runtime.admin.setRecoveryPolicy(input.tenantId, input.policy),
-      ),
-    listActivity: adminProcedure
-      .input(z.strictObject({ tenantId, ...pageSchema }))
-      .query(({ ctx, input }) => {
-        const { tenantId: tenant, ...query } = input;
-        return ctx.runtime.admin.listActivity(tenant, withoutUndefined(query) satisfies ActivityQuery);
-      }),
+      .mutation(({ ctx, input }) => ctx.runtime.admin.setRecoveryPolicy(input.tenantId, input.policy)),
+    listActivity: adminProcedure.input(z.strictObject({ tenantId, ...pageSchema })).query(({ ctx, input }) => {
+      const { tenantId: tenant, ...query } = input;
+      return ctx.runtime.admin.listActivity(tenant, withoutUndefined(query) satisfies ActivityQuery);
+    }),
   }),
   outbox: t.router({
     claim: adminProcedure

@@ -47,7 +47,13 @@ const MANIFESTS = [
     uses: ["com.test.mailer:*"],
     gates: [{ name: "quiet-hours", appliesTo: ["com.test.notes:*"] }],
     tools: [
-      { name: "create-note", effect: "write", title: "Create note", inputSchema: object({ title: { type: "string" } }, ["title"]), outputSchema: object({ id: { type: "string" } }, ["id"]) },
+      {
+        name: "create-note",
+        effect: "write",
+        title: "Create note",
+        inputSchema: object({ title: { type: "string" } }, ["title"]),
+        outputSchema: object({ id: { type: "string" } }, ["id"]),
+      },
       { name: "list-notes", effect: "read", inputSchema: object({ query: { type: "string" } }, []) },
       { name: "delete-note", effect: "write", inputSchema: object({ id: { type: "string" } }, ["id"]) },
     ],
@@ -105,7 +111,10 @@ function actorToken(tenant: string): Promise<string> {
 
 async function manifestsFor(headers: Record<string, string>) {
   const response = await fetch(`${url}/trpc/tools.manifests`, { headers });
-  return { status: response.status, body: (await response.json()) as { result?: { data: Manifest[] }; error?: { message: string; data: Record<string, unknown> } } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { result?: { data: Manifest[] }; error?: { message: string; data: Record<string, unknown> } },
+  };
 }
 
 async function callerHeaders(caller: string, tenant = "t1"): Promise<Record<string, string>> {
@@ -178,7 +187,11 @@ beforeAll(async () => {
   // t2: everything is installed and enabled.
   for (const pluginId of [NOTES, MAILER, HIDDEN, ASSISTANT]) await admin("installPlugin", { tenantId: "t2", pluginId });
   for (const tenantId of ["t1", "t2"]) await admin("setPolicy", { tenantId, policy });
-  for (const [tenantId, pluginId] of [["t1", ASSISTANT], ["t1", OPEN_CALLER], ["t2", ASSISTANT]] as const) {
+  for (const [tenantId, pluginId] of [
+    ["t1", ASSISTANT],
+    ["t1", OPEN_CALLER],
+    ["t2", ASSISTANT],
+  ] as const) {
     const issued = (await admin("issuePluginKey", { tenantId, pluginId })) as { key: string };
     keys.set(`${tenantId}/${pluginId}`, issued.key);
   }
@@ -326,7 +339,10 @@ describe("toolpact codegen --from <url>", () => {
     );
     expect(missing.code).toBe(1);
 
-    const refused = await toolpact(["codegen", "--out", "nothing", "--from", url], { TOOLPACT_PLUGIN_KEY: "not-a-key", TOOLPACT_ACTOR_TOKEN: await actorToken("t1") });
+    const refused = await toolpact(["codegen", "--out", "nothing", "--from", url], {
+      TOOLPACT_PLUGIN_KEY: "not-a-key",
+      TOOLPACT_ACTOR_TOKEN: await actorToken("t1"),
+    });
     expect(refused.stderr).toMatch(/^toolpact codegen: http:\/\/127\.0\.0\.1:\d+ refused tools\.manifests: UNAUTHENTICATED: .+; nothing was written\n$/);
     expect(refused.code).toBe(1);
 
@@ -343,7 +359,9 @@ describe("toolpact codegen --from <url>", () => {
     const gone = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
     const result = await toolpact(["codegen", "--out", "nothing", "--from", gone], { TOOLPACT_PLUGIN_KEY: "k", TOOLPACT_ACTOR_TOKEN: "t" });
-    expect(result.stderr).toMatch(/^toolpact codegen: cannot reach http:\/\/127\.0\.0\.1:\d+ \(.+\): is toolpact serve running there\?; nothing was written\n$/);
+    expect(result.stderr).toMatch(
+      /^toolpact codegen: cannot reach http:\/\/127\.0\.0\.1:\d+ \(.+\): is toolpact serve running there\?; nothing was written\n$/,
+    );
     expect(result.code).toBe(1);
   });
 });

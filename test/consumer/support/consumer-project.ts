@@ -56,9 +56,7 @@ export async function runOk(command: string, args: readonly string[], options: P
 /** The test's environment as a reader's shell would have it. */
 export function shellEnv(): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(process.env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && !/^(npm_|pnpm_|vitest|toolpact_)/i.test(entry[0]),
-    ),
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(npm_|pnpm_|vitest|toolpact_)/i.test(entry[0])),
   );
 }
 

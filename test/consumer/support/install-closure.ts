@@ -21,8 +21,23 @@ export interface InstalledPackage {
 
 /** Database drivers a caller's install must not contain. */
 const DATABASE_DRIVERS = [
-  "pg", "pg-native", "postgres", "better-sqlite3", "sqlite3", "sqlite", "mysql", "mysql2", "mariadb",
-  "tedious", "oracledb", "mongodb", "ioredis", "redis", "@libsql/client", "libsql", "@neondatabase/serverless",
+  "pg",
+  "pg-native",
+  "postgres",
+  "better-sqlite3",
+  "sqlite3",
+  "sqlite",
+  "mysql",
+  "mysql2",
+  "mariadb",
+  "tedious",
+  "oracledb",
+  "mongodb",
+  "ioredis",
+  "redis",
+  "@libsql/client",
+  "libsql",
+  "@neondatabase/serverless",
 ];
 
 /**

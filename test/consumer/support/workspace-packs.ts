@@ -44,9 +44,12 @@ export function readManifest(dir: string): PackageManifest {
 
 /** Every workspace package that is not private: the ones `pnpm -r publish` publishes. */
 export function publicWorkspacePackages(repoRoot: string): { name: string; version: string; dir: string }[] {
-  const listed = JSON.parse(
-    execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: repoRoot, encoding: "utf8" }),
-  ) as { name: string; version: string; path: string; private: boolean }[];
+  const listed = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: repoRoot, encoding: "utf8" })) as {
+    name: string;
+    version: string;
+    path: string;
+    private: boolean;
+  }[];
   return listed.filter((entry) => !entry.private).map((entry) => ({ name: entry.name, version: entry.version, dir: entry.path }));
 }
 

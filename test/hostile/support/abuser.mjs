@@ -36,7 +36,11 @@ const deepBody = `{"ref":{"providerId":"com.test.pg","tool":"sync"},"input":{"ti
 const deepLoops = Array.from({ length: DEEP_IN_FLIGHT }, async () => {
   while (running && Date.now() < DEADLINE) {
     try {
-      const response = await fetch(`${url}/trpc/tools.execute`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: deepBody });
+      const response = await fetch(`${url}/trpc/tools.execute`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: deepBody,
+      });
       record(response);
       await response.arrayBuffer();
     } catch {

@@ -22,9 +22,7 @@ const titleInput = {
 /** The provider's manifest; `variant: "changed-schema"` adds a property to create-note's input schema. */
 export function providerManifestJson(variant: "base" | "changed-schema" = "base"): Record<string, unknown> {
   const createInput =
-    variant === "base"
-      ? titleInput
-      : { ...titleInput, properties: { ...titleInput.properties, tags: { type: "array", items: { type: "string" } } } };
+    variant === "base" ? titleInput : { ...titleInput, properties: { ...titleInput.properties, tags: { type: "array", items: { type: "string" } } } };
   return {
     id: PROVIDER_ID,
     version: "1.0.0",

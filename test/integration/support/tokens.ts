@@ -47,10 +47,7 @@ export function decodeJws(token: string): { header: Record<string, unknown>; pay
 }
 
 /** Re-encodes a compact JWS with a changed header or payload, keeping the old signature (a tampered token). */
-export function tamperJws(
-  token: string,
-  change: { header?: Record<string, unknown>; payload?: Record<string, unknown> },
-): string {
+export function tamperJws(token: string, change: { header?: Record<string, unknown>; payload?: Record<string, unknown> }): string {
   const decoded = decodeJws(token);
   const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
   return `${part({ ...decoded.header, ...change.header })}.${part({ ...decoded.payload, ...change.payload })}.${decoded.signature}`;

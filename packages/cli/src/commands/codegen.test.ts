@@ -79,7 +79,16 @@ describe("toolpact codegen (in process; the goldens and --watch run the real bin
     const before = await snapshot(join(dir, "gen"));
     await writeFile(
       join(dir, "bad.plugin.json"),
-      ['{', '  "id": "com.example.bad",', '  "version": "1.0.0",', '  "permissions": ["tools:provide"],', '  "tools": [{ "name": "x", "effect": "read", "inputSchema": { "type": "strnig" } }],', '  "colour": "red"', '}', ''].join("\n"),
+      [
+        "{",
+        '  "id": "com.example.bad",',
+        '  "version": "1.0.0",',
+        '  "permissions": ["tools:provide"],',
+        '  "tools": [{ "name": "x", "effect": "read", "inputSchema": { "type": "strnig" } }],',
+        '  "colour": "red"',
+        "}",
+        "",
+      ].join("\n"),
     );
     // The bad manifest comes last: the good ones before it must not be written either.
     const run = await toolpact("codegen", "--out", "gen", ...FIXTURES, "bad.plugin.json");
@@ -124,7 +133,10 @@ describe("toolpact codegen (in process; the goldens and --watch run the real bin
   it("takes a manifest by the name of an installed package that ships it, from the project's node_modules", async () => {
     const installed = join(dir, "node_modules/@acme/notes-tools");
     await cp(join(dir, "notes.plugin.json"), join(installed, "plugin.json"), { recursive: true });
-    await writeFile(join(installed, "package.json"), JSON.stringify({ name: "@acme/notes-tools", version: "1.0.0", exports: { "./plugin.json": "./plugin.json" } }));
+    await writeFile(
+      join(installed, "package.json"),
+      JSON.stringify({ name: "@acme/notes-tools", version: "1.0.0", exports: { "./plugin.json": "./plugin.json" } }),
+    );
     const run = await toolpact("codegen", "--out", "gen", "@acme/notes-tools", "mail-relay.plugin.json", "geo-shapes.plugin.json");
     expect(run.code).toBe(0);
     expect(await snapshot(join(dir, "gen"))).toEqual(await snapshot(GOLDEN));
@@ -187,7 +199,10 @@ describe("toolpact codegen (in process; the goldens and --watch run the real bin
       expect(await readFile(notes, "utf8")).not.toContain("pinRecord");
 
       const manifest = await readFile(join(dir, "notes.plugin.json"), "utf8");
-      const withPin = manifest.replace('"tools": [', '"tools": [\n    { "name": "pin-record", "effect": "write", "inputSchema": { "type": "object", "properties": { "id": { "type": "string" } } } },');
+      const withPin = manifest.replace(
+        '"tools": [',
+        '"tools": [\n    { "name": "pin-record", "effect": "write", "inputSchema": { "type": "object", "properties": { "id": { "type": "string" } } } },',
+      );
       await writeFile(join(dir, "notes.plugin.json"), withPin);
       await until(async () => (await readFile(notes, "utf8")).includes("pinRecord"), "the regenerated output");
       const good = await snapshot(join(dir, "gen"));

@@ -74,9 +74,11 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (typeof parsed === "number") return parsed;
   const { values, positionals } = parsed;
   if (values.out === undefined || values.out === "") return usage(io, "say where to write with --out <dir>");
-  if (positionals.length === 0 && values.from === undefined) return usage(io, "name at least one manifest (a file or a package), or a server with --from <url>");
+  if (positionals.length === 0 && values.from === undefined)
+    return usage(io, "name at least one manifest (a file or a package), or a server with --from <url>");
   if (values.check && values.watch) return usage(io, "--check and --watch do not go together");
-  if (values.watch && values.from !== undefined) return usage(io, "--watch watches manifest files; with --from, run codegen again when the server's plugins change");
+  if (values.watch && values.from !== undefined)
+    return usage(io, "--watch watches manifest files; with --from, run codegen again when the server's plugins change");
   if (values.from === undefined && (values["plugin-key-file"] !== undefined || values["actor-token-file"] !== undefined)) {
     return usage(io, "--plugin-key-file and --actor-token-file go with --from <url>");
   }
@@ -108,7 +110,8 @@ async function serverOptions(
   values: { readonly "plugin-key-file"?: string | undefined; readonly "actor-token-file"?: string | undefined; readonly insecure?: boolean | undefined },
   io: CliIo,
 ): Promise<ServerManifestsOptions> {
-  if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
+  if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url))
+    throw new SetupError(`--from takes the server's http(s) URL, e.g. http://127.0.0.1:4400; got ${JSON.stringify(url)}`);
   const insecure = plainHttpProblem(url, "--from", values.insecure === true);
   if (insecure !== undefined) throw new SetupError(insecure);
   const pluginKey = await secret({ what: "plugin key", variable: "TOOLPACT_PLUGIN_KEY", flag: "--plugin-key-file", file: values["plugin-key-file"] }, io);
@@ -219,7 +222,9 @@ async function check(options: Options, io: CliIo): Promise<number> {
     const reason = changed.includes(file) ? "differs from the manifests" : missing.includes(file) ? "is missing" : "is no longer generated";
     io.stderr(`stale: ${path.join(options.outShown, file)} ${reason}`);
   }
-  io.stderr(`toolpact codegen --check: ${count(stale.length, "file")} in ${options.outShown} ${stale.length === 1 ? "is" : "are"} stale; run toolpact codegen without --check`);
+  io.stderr(
+    `toolpact codegen --check: ${count(stale.length, "file")} in ${options.outShown} ${stale.length === 1 ? "is" : "are"} stale; run toolpact codegen without --check`,
+  );
   return 1;
 }
 

@@ -17,7 +17,12 @@ const CALLER = "com.example.assistant";
 /** A provider in plain JavaScript (no build) with one write tool, and a caller that is a manifest only. */
 function writeProject(root: string): void {
   const object = (properties: object, required: string[] = []) => ({ type: "object", properties, required, additionalProperties: false });
-  const manifest = { id: PROVIDER, version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "add", effect: "write", inputSchema: object({ text: { type: "string" } }, ["text"]) }] };
+  const manifest = {
+    id: PROVIDER,
+    version: "1.0.0",
+    permissions: ["tools:provide"],
+    tools: [{ name: "add", effect: "write", inputSchema: object({ text: { type: "string" } }, ["text"]) }],
+  };
   mkdirSync(path.join(root, "notes"), { recursive: true });
   mkdirSync(path.join(root, "caller"), { recursive: true });
   writeFileSync(path.join(root, "notes/plugin.json"), JSON.stringify(manifest));

@@ -24,7 +24,11 @@ const CALLER = "com.example.assistant";
 
 function manifest(description: string): string {
   const object = { type: "object", properties: { text: { type: "string" } }, required: ["text"], additionalProperties: false };
-  return JSON.stringify({ id: PROVIDER, version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "add-item", description, effect: "write", inputSchema: object }] }, null, 2);
+  return JSON.stringify(
+    { id: PROVIDER, version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "add-item", description, effect: "write", inputSchema: object }] },
+    null,
+    2,
+  );
 }
 
 /** Saves as many editors do: a new copy renamed over the file (the save Node 20's recursive watcher loses after the first). */
@@ -46,8 +50,23 @@ function writeProject(root: string, options: { builds: boolean }): { provider: s
   writeFileSync(path.join(caller, "plugin.json"), JSON.stringify({ id: CALLER, version: "1.0.0", permissions: ["tools:call"], uses: [`${PROVIDER}:*`] }));
   const node = (args: string) => `node ${JSON.stringify(BIN)} ${args}`;
   const scripts = (build: string) => (options.builds ? { scripts: { build } } : {});
-  writeFileSync(path.join(provider, "package.json"), JSON.stringify({ name: "todo", type: "module", main: "index.js", ...scripts(`${node("codegen --out src/generated plugin.json")} && node --check src/check.js`) }));
-  writeFileSync(path.join(caller, "package.json"), JSON.stringify({ name: "assistant", type: "module", ...scripts(`${node("codegen --out src/generated --caller plugin.json ../todo/plugin.json")} && node --check src/main.js`) }));
+  writeFileSync(
+    path.join(provider, "package.json"),
+    JSON.stringify({
+      name: "todo",
+      type: "module",
+      main: "index.js",
+      ...scripts(`${node("codegen --out src/generated plugin.json")} && node --check src/check.js`),
+    }),
+  );
+  writeFileSync(
+    path.join(caller, "package.json"),
+    JSON.stringify({
+      name: "assistant",
+      type: "module",
+      ...scripts(`${node("codegen --out src/generated --caller plugin.json ../todo/plugin.json")} && node --check src/main.js`),
+    }),
+  );
   writeFileSync(path.join(provider, "index.js"), 'export function activate(sdk) {\n  sdk.tools.provide("add-item", { execute: () => ({}) });\n}\n');
   writeFileSync(path.join(provider, "src/check.js"), "export const ok = 1;\n");
   writeFileSync(path.join(caller, "src/main.js"), "export const ok = 1;\n");
@@ -146,22 +165,30 @@ describe("toolpact dev: rebuilds after a failure and keeps watching (the real bi
   it.each([
     ["todo", "src/check.js"],
     ["assistant", "src/main.js"],
-  ])("in %s, notices a save, a break, the fix and a save again", async (folder, file) => {
-    const source = path.join(root, folder, file);
-    let at = dev.output().length;
-    for (const [text, outcome] of [
-      ["export const saved = 1;\n", "serving"],
-      ["export const = broken;\n", "failed"],
-      ["export const fixed = 1;\n", "serving"],
-      ["export const savedAgain = 1;\n", "serving"],
-    ] as const) {
-      save(source, text);
-      at = await next(dev, new RegExp(`^toolpact dev: ${folder}/${file.replace(".", "\\.")} changed: rebuilding and restarting$`, "m"), at);
-      at = await next(dev, outcome === "serving" ? /^toolpact dev: serving 2 plugins at /m : new RegExp(`^toolpact dev: npm run build in ${folder} failed`, "m"), at);
-      // Quiet time: the next save is its own change.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
-  }, 300_000);
+  ])(
+    "in %s, notices a save, a break, the fix and a save again",
+    async (folder, file) => {
+      const source = path.join(root, folder, file);
+      let at = dev.output().length;
+      for (const [text, outcome] of [
+        ["export const saved = 1;\n", "serving"],
+        ["export const = broken;\n", "failed"],
+        ["export const fixed = 1;\n", "serving"],
+        ["export const savedAgain = 1;\n", "serving"],
+      ] as const) {
+        save(source, text);
+        at = await next(dev, new RegExp(`^toolpact dev: ${folder}/${file.replace(".", "\\.")} changed: rebuilding and restarting$`, "m"), at);
+        at = await next(
+          dev,
+          outcome === "serving" ? /^toolpact dev: serving 2 plugins at /m : new RegExp(`^toolpact dev: npm run build in ${folder} failed`, "m"),
+          at,
+        );
+        // Quiet time: the next save is its own change.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    },
+    300_000,
+  );
 });
 
 describe("toolpact dev: its throwaway state (the real binary)", () => {
@@ -184,7 +211,9 @@ describe("toolpact dev: its throwaway state (the real binary)", () => {
     expect(existsSync(path.join(root, ".toolpact/dev/toolpact.config.json")), "a kill cannot be caught: the state stays").toBe(true);
     const stale = await runCli(["token", "--user", "ada"], { cwd: root, env });
     expect(stale.code).toBe(1);
-    expect(stale.stderr).toContain(`toolpact token: the secret in .toolpact/dev/toolpact.config.json is stale: the \`toolpact dev\` that made it (pid ${first.child.pid}) is no longer running`);
+    expect(stale.stderr).toContain(
+      `toolpact token: the secret in .toolpact/dev/toolpact.config.json is stale: the \`toolpact dev\` that made it (pid ${first.child.pid}) is no longer running`,
+    );
     await waitUntil(() => processesNaming(path.join(root, ".toolpact/dev")).length === 0, "the orphaned dev host to stop (its supervisor is gone)");
 
     const second = startCli(["dev", "todo", "assistant", "--port", "0"], { cwd: root, env });

@@ -35,7 +35,12 @@ function writeProject(root: string): { provider: string; caller: string } {
   writeFileSync(path.join(provider, "plugin.json"), todoManifest());
   writeFileSync(
     path.join(provider, "package.json"),
-    JSON.stringify({ name: "todo", type: "module", main: "index.js", scripts: { build: `node ${JSON.stringify(BIN)} codegen --out src/generated plugin.json` } }),
+    JSON.stringify({
+      name: "todo",
+      type: "module",
+      main: "index.js",
+      scripts: { build: `node ${JSON.stringify(BIN)} codegen --out src/generated plugin.json` },
+    }),
   );
   writeFileSync(
     path.join(provider, "index.js"),
@@ -43,7 +48,7 @@ function writeProject(root: string): { provider: string; caller: string } {
       "const lists = new Map();",
       "export function activate(sdk) {",
       '  sdk.tools.provide("add-item", {',
-      "    preview: (input) => ({ summary: `Add \"${input.text}\"` }),",
+      '    preview: (input) => ({ summary: `Add "${input.text}"` }),',
       "    execute: (input, ctx) => {",
       "      lists.set(ctx.actor.userId, [...(lists.get(ctx.actor.userId) ?? []), input.text]);",
       "      return { id: ctx.operationId };",

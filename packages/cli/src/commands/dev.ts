@@ -61,18 +61,23 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     return 2;
   }
   const portSource = values.port !== undefined ? "--port" : project.port !== undefined ? '"port" in toolpact.config.json' : "the default port";
-  const folders = positionals.length > 0 ? positionals.map((folder) => path.resolve(io.cwd, folder)) : (project.plugins ?? ["."]).map((folder) => path.resolve(io.cwd, folder));
+  const folders =
+    positionals.length > 0
+      ? positionals.map((folder) => path.resolve(io.cwd, folder))
+      : (project.plugins ?? ["."]).map((folder) => path.resolve(io.cwd, folder));
   const missing = folders.filter((folder) => !existsSync(path.join(folder, "plugin.json")));
   if (missing.length > 0) {
     for (const folder of missing) io.stderr(`toolpact dev: ${path.join(shown(io, folder), "plugin.json")} not found: each plugin folder needs its manifest`);
-    io.stderr("name plugin folders (toolpact dev ./todo ./assistant), list them under \"plugins\" in toolpact.config.json, or run `toolpact init`");
+    io.stderr('name plugin folders (toolpact dev ./todo ./assistant), list them under "plugins" in toolpact.config.json, or run `toolpact init`');
     return 1;
   }
 
   const stateDir = path.join(io.cwd, DEV_STATE_DIR);
   const owner = devStateOwner(stateDir);
   if (owner.alive && owner.pid !== process.pid) {
-    io.stderr(`toolpact dev: another toolpact dev (pid ${owner.pid}) is running in this folder (${DEV_STATE_DIR}): stop it first (Ctrl-C in its terminal), or start this one from another folder`);
+    io.stderr(
+      `toolpact dev: another toolpact dev (pid ${owner.pid}) is running in this folder (${DEV_STATE_DIR}): stop it first (Ctrl-C in its terminal), or start this one from another folder`,
+    );
     return 1;
   }
   const host = values.host ?? project.host ?? "127.0.0.1";
@@ -92,7 +97,9 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     return 1;
   }
   if (existsSync(stateDir)) {
-    io.stdout(`toolpact dev: removing stale state in ${DEV_STATE_DIR}: a toolpact dev${owner.pid === undefined ? "" : ` (pid ${owner.pid})`} did not stop cleanly`);
+    io.stdout(
+      `toolpact dev: removing stale state in ${DEV_STATE_DIR}: a toolpact dev${owner.pid === undefined ? "" : ` (pid ${owner.pid})`} did not stop cleanly`,
+    );
   }
   const envFiles = folders.map((folder) => path.join(folder, DEV_ENV_FILE));
   for (const file of envFiles) rmSync(file, { force: true });

@@ -39,7 +39,9 @@ describe("toolpact diff (in process; the first case runs the real binary)", () =
   });
 
   it("exits 1 when a tool version changes incompatibly in place, listing each change", async () => {
-    const run = await diffAgainst(notes.replace('"required": ["title", "tags"]', '"required": ["title", "tags", "body"]').replace('"effect": "read"', '"effect": "external"'));
+    const run = await diffAgainst(
+      notes.replace('"required": ["title", "tags"]', '"required": ["title", "tags", "body"]').replace('"effect": "read"', '"effect": "external"'),
+    );
     expect(run.stdout.split("\n").filter(Boolean)).toEqual([
       "com.example.notes:create-record@2: breaking, without a version bump",
       '  input-required-added: input /properties/body: new required field "body"',
@@ -52,9 +54,13 @@ describe("toolpact diff (in process; the first case runs the real binary)", () =
   });
 
   it("exits 0 when the breaking change comes as a new tool version beside the old one", async () => {
-    const v3 = '{ "name": "create-record", "version": 3, "effect": "write", "inputSchema": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title", "kind"] } },';
+    const v3 =
+      '{ "name": "create-record", "version": 3, "effect": "write", "inputSchema": { "type": "object", "properties": { "title": { "type": "string" } }, "required": ["title", "kind"] } },';
     const run = await diffAgainst(notes.replace('"tools": [', `"tools": [\n    ${v3}`));
-    expect(run.stdout.trim().split("\n")).toEqual(["com.example.notes:create-record@3: new", "toolpact diff: no breaking changes in com.example.notes (1.4.0 -> 1.4.0)"]);
+    expect(run.stdout.trim().split("\n")).toEqual([
+      "com.example.notes:create-record@3: new",
+      "toolpact diff: no breaking changes in com.example.notes (1.4.0 -> 1.4.0)",
+    ]);
     expect(run.code).toBe(0);
   });
 

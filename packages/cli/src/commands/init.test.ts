@@ -30,7 +30,11 @@ describe("toolpact init (in process; the first case runs the real binary)", () =
     const dir = path.join(work, "shopping-list");
     const pkg = readJson(path.join(dir, "package.json"));
     expect(pkg.dependencies).toEqual({ "@toolpact/client": `^${cliVersion}` });
-    expect(pkg.devDependencies).toMatchObject({ "@toolpact/cli": `^${cliVersion}`, "@toolpact/runtime": `^${cliVersion}`, "@toolpact/server": `^${cliVersion}` });
+    expect(pkg.devDependencies).toMatchObject({
+      "@toolpact/cli": `^${cliVersion}`,
+      "@toolpact/runtime": `^${cliVersion}`,
+      "@toolpact/server": `^${cliVersion}`,
+    });
     expect(pkg.scripts!.test).toBe("npm run build && vitest run --dir src");
     const source = readFileSync(path.join(dir, "src/index.ts"), "utf8");
     expect(source).toContain("defineShoppingListProvider({");
@@ -44,7 +48,13 @@ describe("toolpact init (in process; the first case runs the real binary)", () =
   it("completes the package.json `npm init -y` wrote, keeping its fields and replacing its placeholder test script", async () => {
     const dir = path.join(work, "after-npm-init");
     mkdirSync(dir);
-    const npmInit = { name: "after-npm-init", version: "1.0.0", main: "index.js", scripts: { test: 'echo "Error: no test specified" && exit 1', lint: "eslint ." }, license: "ISC" };
+    const npmInit = {
+      name: "after-npm-init",
+      version: "1.0.0",
+      main: "index.js",
+      scripts: { test: 'echo "Error: no test specified" && exit 1', lint: "eslint ." },
+      license: "ISC",
+    };
     writeFileSync(path.join(dir, "package.json"), JSON.stringify(npmInit, null, 2));
     const run = await runMain(["init", "--id", "com.acme.todo"], { cwd: dir });
     expect(run.code).toBe(0);
@@ -74,7 +84,9 @@ describe("toolpact init (in process; the first case runs the real binary)", () =
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const dir = path.join(work, "assistant");
-    expect(readJson(path.join(dir, "package.json")).scripts!.build).toBe("toolpact codegen --out src/generated --caller plugin.json ../todo/plugin.json && tsc");
+    expect(readJson(path.join(dir, "package.json")).scripts!.build).toBe(
+      "toolpact codegen --out src/generated --caller plugin.json ../todo/plugin.json && tsc",
+    );
     const validate = await runMain(["validate", "plugin.json"], { cwd: dir });
     expect(validate.stdout.trim()).toBe("ok plugin.json: com.example.assistant@0.1.0, 0 tools");
     const manifest = readFileSync(path.join(dir, "plugin.json"), "utf8");
@@ -85,10 +97,21 @@ describe("toolpact init (in process; the first case runs the real binary)", () =
 
   it("says what a caller needs: --provider, naming a provider with the scaffold's tools", async () => {
     const missing = await runMain(["init", "caller-a", "--caller"], { cwd: work });
-    expect([missing.code, missing.stderr.split("\n")[0]]).toEqual([2, "toolpact init: a caller calls a provider: name it with --provider <folder or plugin.json>"]);
+    expect([missing.code, missing.stderr.split("\n")[0]]).toEqual([
+      2,
+      "toolpact init: a caller calls a provider: name it with --provider <folder or plugin.json>",
+    ]);
     const other = path.join(work, "other");
     mkdirSync(other);
-    writeFileSync(path.join(other, "plugin.json"), JSON.stringify({ id: "com.acme.other", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "ping", effect: "read", inputSchema: { type: "object" } }] }));
+    writeFileSync(
+      path.join(other, "plugin.json"),
+      JSON.stringify({
+        id: "com.acme.other",
+        version: "1.0.0",
+        permissions: ["tools:provide"],
+        tools: [{ name: "ping", effect: "read", inputSchema: { type: "object" } }],
+      }),
+    );
     const run = await runMain(["init", "caller-b", "--caller", "--provider", "other"], { cwd: work });
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(

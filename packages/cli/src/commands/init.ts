@@ -61,7 +61,12 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   }
   const lastSegment = pluginId.slice(pluginId.lastIndexOf(".") + 1);
   const placeholders: Record<string, string> = {
-    packageName: path.basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[._-]+/, "") || lastSegment,
+    packageName:
+      path
+        .basename(dir)
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]+/g, "-")
+        .replace(/^[._-]+/, "") || lastSegment,
     pluginId,
     alias: camelCase(lastSegment),
     Alias: pascalCase(lastSegment),
@@ -104,7 +109,11 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (shownDir !== ".") io.stdout(`  cd ${shownDir}`);
   io.stdout("  npm install");
   io.stdout("  npm test          # generates the typed clients, compiles, runs the test");
-  io.stdout(caller ? "  npm start         # calls the provider, with the URL, key and token `toolpact dev` gives it" : "  npx toolpact dev  # serves it with throwaway secrets, keys and a token");
+  io.stdout(
+    caller
+      ? "  npm start         # calls the provider, with the URL, key and token `toolpact dev` gives it"
+      : "  npx toolpact dev  # serves it with throwaway secrets, keys and a token",
+  );
   return 0;
 }
 
@@ -141,7 +150,9 @@ function mergePackageJson(existingText: string, templateText: string): string {
     const own = (existing[key] ?? {}) as Record<string, string>;
     const added = template[key] as Record<string, string>;
     // `npm init -y` writes a failing placeholder test script: the template's replaces it.
-    const keep = Object.fromEntries(Object.entries(own).filter(([name, value]) => !(key === "scripts" && name === "test" && value.includes("no test specified"))));
+    const keep = Object.fromEntries(
+      Object.entries(own).filter(([name, value]) => !(key === "scripts" && name === "test" && value.includes("no test specified"))),
+    );
     merged[key] = { ...added, ...keep };
   }
   return `${JSON.stringify(merged, null, 2)}\n`;

@@ -75,7 +75,6 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 
 /** Log entries as JSON lines on stderr: stdout belongs to MCP. */
 function stderrLogger(io: CliIo): Logger {
-  const write = (level: string) => (entry: Readonly<Record<string, unknown>>) =>
-    io.stderr(JSON.stringify({ level, at: new Date().toISOString(), ...entry }));
+  const write = (level: string) => (entry: Readonly<Record<string, unknown>>) => io.stderr(JSON.stringify({ level, at: new Date().toISOString(), ...entry }));
   return { info: write("info"), warn: write("warn"), error: write("error") };
 }

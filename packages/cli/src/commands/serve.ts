@@ -1,13 +1,5 @@
 import { fileURLToPath } from "node:url";
-import {
-  HostError,
-  loadHostConfig,
-  receiveHandedOverSecrets,
-  reexecWithoutSecrets,
-  secretsInEnvironment,
-  startHost,
-  type Logger,
-} from "@toolpact/server";
+import { HostError, loadHostConfig, receiveHandedOverSecrets, reexecWithoutSecrets, secretsInEnvironment, startHost, type Logger } from "@toolpact/server";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 
@@ -122,7 +114,6 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 
 /** Log entries as JSON lines on the command's stderr. */
 function lineLogger(io: CliIo): Logger {
-  const write = (level: string) => (entry: Readonly<Record<string, unknown>>) =>
-    io.stderr(JSON.stringify({ level, at: new Date().toISOString(), ...entry }));
+  const write = (level: string) => (entry: Readonly<Record<string, unknown>>) => io.stderr(JSON.stringify({ level, at: new Date().toISOString(), ...entry }));
   return { info: write("info"), warn: write("warn"), error: write("error") };
 }

@@ -44,7 +44,9 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
     const mint = () => runMain(["token", "--presence", "--user", "ada", "--tenant", "acme"], { cwd: dir, env });
     const [first, second] = await Promise.all([mint(), mint()]);
     const claims = await Promise.all(
-      [first!, second!].map(async (run) => (await jwtVerify(run.stdout.trim(), secret, { issuer: "https://id.example.com", audience: "toolpact-presence" })).payload),
+      [first!, second!].map(
+        async (run) => (await jwtVerify(run.stdout.trim(), secret, { issuer: "https://id.example.com", audience: "toolpact-presence" })).payload,
+      ),
     );
     expect(claims[0]).toMatchObject({ sub: "ada", tid: "acme", jti: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(claims[0]!.jti).not.toBe(claims[1]!.jti);
@@ -61,7 +63,10 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
     const run = await runMain(["token", "--user", "ada", "--tenant", "acme"], { cwd: dir, env: { ...env, TOOLPACT_ACTOR_SECRET_FILE: file } });
     expect(run.code).toBe(0);
     await expect(jwtVerify(run.stdout.trim(), secret, { issuer: "toolpact-dev", audience: "toolpact" })).resolves.toBeDefined();
-    const both = await runMain(["token", "--user", "ada", "--tenant", "acme"], { cwd: dir, env: { ...env, TOOLPACT_ACTOR_SECRET_FILE: file, TOOLPACT_ACTOR_SECRET: secretText } });
+    const both = await runMain(["token", "--user", "ada", "--tenant", "acme"], {
+      cwd: dir,
+      env: { ...env, TOOLPACT_ACTOR_SECRET_FILE: file, TOOLPACT_ACTOR_SECRET: secretText },
+    });
     expect(both.code).toBe(1);
     expect(both.stderr).toMatch(/both TOOLPACT_ACTOR_SECRET and TOOLPACT_ACTOR_SECRET_FILE are set/);
   });
@@ -111,7 +116,10 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
   it("refuses a secret shorter than 32 bytes, wherever it comes from", async () => {
     const dir = project("short", {});
     for (const bytes of [1, 31]) {
-      const run = await runMain(["token", "--user", "ada", "--tenant", "acme"], { cwd: dir, env: { ...env, TOOLPACT_ACTOR_SECRET: randomBytes(bytes).toString("base64") } });
+      const run = await runMain(["token", "--user", "ada", "--tenant", "acme"], {
+        cwd: dir,
+        env: { ...env, TOOLPACT_ACTOR_SECRET: randomBytes(bytes).toString("base64") },
+      });
       expect([run.code, run.stdout, run.stderr.trim()]).toEqual([
         1,
         "",
@@ -121,7 +129,9 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
     }
     const inConfig = project("short-config", { secrets: { actorSecret: randomBytes(8).toString("base64") } });
     const run = await runMain(["token", "--user", "ada", "--tenant", "acme"], { cwd: inConfig, env });
-    expect(run.stderr).toMatch(/^toolpact token: the actor secret from "secrets\.actorSecret" in toolpact\.config\.json is 8 bytes long; HS256 needs at least 32/);
+    expect(run.stderr).toMatch(
+      /^toolpact token: the actor secret from "secrets\.actorSecret" in toolpact\.config\.json is 8 bytes long; HS256 needs at least 32/,
+    );
   });
 
   it("refuses a secret in a file its group or other users can read, naming the fix", async () => {
@@ -138,7 +148,9 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
     chmodSync(file, 0o640);
     const fromFile = await runMain(["token", "--user", "ada", "--tenant", "acme"], { cwd: dir, env: { ...env, TOOLPACT_ACTOR_SECRET_FILE: file } });
     expect(fromFile.code).toBe(1);
-    expect(fromFile.stderr.trim()).toBe(`toolpact token: ${file} holds the actor secret but its group may read or change it (mode 0640): run chmod 600 ${file}, then try again`);
+    expect(fromFile.stderr.trim()).toBe(
+      `toolpact token: ${file} holds the actor secret but its group may read or change it (mode 0640): run chmod 600 ${file}, then try again`,
+    );
   });
 
   it("refuses the secret a stopped `toolpact dev` left behind, and uses it while that dev runs", async () => {
@@ -146,7 +158,9 @@ describe("toolpact token (in process; the first case runs the real binary)", () 
     rmSync(path.join(dir, "toolpact.config.json"));
     const state = path.join(dir, ".toolpact/dev");
     mkdirSync(state, { recursive: true });
-    writeFileSync(path.join(state, "toolpact.config.json"), JSON.stringify({ actorIssuer: "toolpact-dev", secrets: { actorSecret: secretText } }), { mode: 0o600 });
+    writeFileSync(path.join(state, "toolpact.config.json"), JSON.stringify({ actorIssuer: "toolpact-dev", secrets: { actorSecret: secretText } }), {
+      mode: 0o600,
+    });
     // A process that has exited: its pid names no live process now.
     const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
     writeFileSync(path.join(state, "pid"), `${gone}\n`);

@@ -60,7 +60,9 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   const ttl = Number(values.ttl ?? (presence ? "120" : "900"));
   const maxTtl = presence ? PRESENCE_MAX_TTL_SECONDS : ACTOR_MAX_TTL_SECONDS;
   if (!Number.isInteger(ttl) || ttl < 1 || ttl > maxTtl) {
-    return usage(`--ttl is a whole number of seconds from 1 to ${maxTtl} for ${presence ? "a presence token" : "an actor token (24 hours)"}, got "${values.ttl}"`);
+    return usage(
+      `--ttl is a whole number of seconds from 1 to ${maxTtl} for ${presence ? "a presence token" : "an actor token (24 hours)"}, got "${values.ttl}"`,
+    );
   }
   if (presence && (values.level !== undefined || values.roles !== undefined || values.caller !== undefined)) {
     return usage("a presence token names only the user and tenant: drop --level, --roles and --caller");
@@ -82,7 +84,14 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     ? await mintPresenceToken(subject)
     : await mintActorToken(subject, {
         level,
-        ...(values.roles === undefined ? {} : { roles: values.roles.split(",").map((role) => role.trim()).filter(Boolean) }),
+        ...(values.roles === undefined
+          ? {}
+          : {
+              roles: values.roles
+                .split(",")
+                .map((role) => role.trim())
+                .filter(Boolean),
+            }),
         ...(values.caller === undefined ? {} : { caller: values.caller }),
       });
   io.stdout(token);

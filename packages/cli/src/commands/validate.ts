@@ -54,8 +54,15 @@ function summarize(manifest: Manifest): string {
   const effects = new Map<string, number>();
   for (const tool of manifest.tools) effects.set(tool.effect, (effects.get(tool.effect) ?? 0) + 1);
   const byEffect = [...effects].map(([effect, count]) => `${count} ${effect}`).join(", ");
-  const parts = [`${manifest.id}@${manifest.version}`, `${manifest.tools.length} tool${manifest.tools.length === 1 ? "" : "s"}${byEffect ? ` (${byEffect})` : ""}`];
-  for (const [name, list] of [["gate", manifest.gates], ["hook", manifest.hooks], ["guard", manifest.guards]] as const) {
+  const parts = [
+    `${manifest.id}@${manifest.version}`,
+    `${manifest.tools.length} tool${manifest.tools.length === 1 ? "" : "s"}${byEffect ? ` (${byEffect})` : ""}`,
+  ];
+  for (const [name, list] of [
+    ["gate", manifest.gates],
+    ["hook", manifest.hooks],
+    ["guard", manifest.guards],
+  ] as const) {
     if (list.length > 0) parts.push(`${list.length} ${name}${list.length === 1 ? "" : "s"}`);
   }
   return parts.join(", ");

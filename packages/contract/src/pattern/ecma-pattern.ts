@@ -29,9 +29,18 @@ export const MAX_REPEAT = 1000;
 export const MAX_GROUP_DEPTH = 100;
 
 const DIGITS: CodePointSet = [[0x30, 0x39]];
-const WORD: CodePointSet = normalize([[0x30, 0x39], [0x41, 0x5a], [0x5f, 0x5f], [0x61, 0x7a]]);
+const WORD: CodePointSet = normalize([
+  [0x30, 0x39],
+  [0x41, 0x5a],
+  [0x5f, 0x5f],
+  [0x61, 0x7a],
+]);
 /** ECMA-262 LineTerminator: what `.` does not match without the `s` flag. */
-const LINE_TERMINATORS: CodePointSet = normalize([[0x0a, 0x0a], [0x0d, 0x0d], [0x2028, 0x2029]]);
+const LINE_TERMINATORS: CodePointSet = normalize([
+  [0x0a, 0x0a],
+  [0x0d, 0x0d],
+  [0x2028, 0x2029],
+]);
 const DOT = complement(LINE_TERMINATORS);
 const CONTROL_ESCAPES: Readonly<Record<string, number>> = { f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b };
 const SYNTAX_CHARACTERS = "^$\\.*+?()[]{}|/";
@@ -155,9 +164,18 @@ class Translator {
 
   private group(): string {
     const start = this.index;
-    for (const [open, name] of [["(?<=", "lookbehind"], ["(?<!", "negative lookbehind"], ["(?=", "lookahead"], ["(?!", "negative lookahead"]] as const) {
+    for (const [open, name] of [
+      ["(?<=", "lookbehind"],
+      ["(?<!", "negative lookbehind"],
+      ["(?=", "lookahead"],
+      ["(?!", "negative lookahead"],
+    ] as const) {
       if (this.startsWith(open)) {
-        this.refuse(start, `${open}...)`, `${name} needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider`);
+        this.refuse(
+          start,
+          `${open}...)`,
+          `${name} needs a backtracking engine; patterns run on a linear-time engine, which has no lookaround: write the pattern without it, or check this in the provider`,
+        );
       }
     }
     if (this.startsWith("(?:")) {
@@ -171,7 +189,8 @@ class Translator {
     } else {
       this.index++;
     }
-    if (++this.depth > MAX_GROUP_DEPTH) this.refuse(start, "(", `groups nested more than ${MAX_GROUP_DEPTH} deep are more than the linear-time engine takes; flatten the pattern`);
+    if (++this.depth > MAX_GROUP_DEPTH)
+      this.refuse(start, "(", `groups nested more than ${MAX_GROUP_DEPTH} deep are more than the linear-time engine takes; flatten the pattern`);
     const inner = this.disjunction();
     this.depth--;
     if (this.peek() !== ")") this.unsupported(this.index, this.peek() ?? "end of pattern");
@@ -217,7 +236,11 @@ class Translator {
     }
     if (next === "k") {
       const close = this.source.indexOf(">", this.index);
-      this.refuse(start, this.source.slice(start, close < 0 ? start + 2 : close + 1), "a named backreference matches text captured earlier, which no linear-time engine can do: check this in the provider");
+      this.refuse(
+        start,
+        this.source.slice(start, close < 0 ? start + 2 : close + 1),
+        "a named backreference matches text captured earlier, which no linear-time engine can do: check this in the provider",
+      );
     }
     return emitSet(this.escapeSet(false));
   }

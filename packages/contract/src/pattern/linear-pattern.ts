@@ -79,6 +79,9 @@ export function patternWorkProblem(pattern: LinearPattern, longest: number, what
   if (pattern.programSize * scanned <= MAX_PATTERN_WORK) return undefined;
   const reason = `it compiles to ${pattern.programSize} instructions, and on a ${what} of ${declared ? `up to ${longest} characters` : `the input limit's ${longest} characters`} its worst case could stall the server`;
   const allowed = Math.floor(MAX_PATTERN_WORK / pattern.programSize);
-  const fix = what === "value" ? `${declared ? "lower" : "add"} "maxLength" (at most ${allowed}) or simplify the pattern` : `simplify the pattern (at most ${Math.floor(MAX_PATTERN_WORK / longest)} instructions)`;
+  const fix =
+    what === "value"
+      ? `${declared ? "lower" : "add"} "maxLength" (at most ${allowed}) or simplify the pattern`
+      : `simplify the pattern (at most ${Math.floor(MAX_PATTERN_WORK / longest)} instructions)`;
   return `pattern ${JSON.stringify(pattern.source)} cannot be used: ${reason}; ${fix}`;
 }

@@ -87,7 +87,10 @@ function itemSchemas(pointer: string, schema: Json, schemas: Subschemas): { chec
  * One schema for every item (or none), the item counts, and, with `typeMessage`, the array type: one
  * closure. Counts are tested first for validity; issues keep the keywords' order (items, then counts).
  */
-function everyItem(check: Check | undefined, options: { minItems?: number | undefined; maxItems?: number | undefined; typeMessage?: string | undefined }): Check {
+function everyItem(
+  check: Check | undefined,
+  options: { minItems?: number | undefined; maxItems?: number | undefined; typeMessage?: string | undefined },
+): Check {
   const { minItems = 0, maxItems = Infinity, typeMessage } = options;
   const tooFew = `must NOT have fewer than ${minItems} items`;
   const tooMany = `must NOT have more than ${maxItems} items`;

@@ -121,7 +121,8 @@ export class SchemaCompiler implements Subschemas {
     const checks: Check[] = [];
     const allowed = schema["enum"];
     if (Array.isArray(allowed)) {
-      const message = allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
+      const message =
+        allowed.length === 0 ? "must be equal to one of the allowed values (none are allowed)" : `must be equal to one of: ${listValues(allowed)}`;
       if (allowed.every((value) => typeof value !== "object" || value === null)) {
         const values = new Set<unknown>(allowed);
         checks.push((data, run) => values.has(data) || fail(run, message));
@@ -194,8 +195,10 @@ export class SchemaCompiler implements Subschemas {
         );
       }
       let valid = true;
-      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength) valid = fail(run, `must NOT have fewer than ${minLength} characters`);
-      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength) valid = fail(run, `must NOT have more than ${maxLength} characters`);
+      if (minLength !== undefined && data.length < minLength * 2 && codePointLength(data) < minLength)
+        valid = fail(run, `must NOT have fewer than ${minLength} characters`);
+      if (maxLength !== undefined && data.length > maxLength && codePointLength(data) > maxLength)
+        valid = fail(run, `must NOT have more than ${maxLength} characters`);
       if (pattern && !pattern.test(data)) valid = fail(run, `must match pattern ${JSON.stringify(source)}`);
       if (format && !format.test(data)) valid = fail(run, format.message);
       return valid;

@@ -47,12 +47,14 @@ describe("declared members as generated code", () => {
     const validator = compileSchema({ type: "object", properties, required: HOSTILE, additionalProperties: false });
     const good = prepareInput(Object.fromEntries(HOSTILE.map((name) => [name, "ok"])));
     expect(validator.validate(good)).toEqual([]);
-    const issues = validator.validate(prepareInput({ ...Object.fromEntries(HOSTILE.slice(1).map((name) => [name, "NOT OK"])), "x\"y": "z" }));
-    expect(byPath(issues)).toEqual(byPath([
-      { path: `/${HOSTILE[0]}`, message: `must have required property '${HOSTILE[0]}'` },
-      ...HOSTILE.slice(1).map((name) => ({ path: `/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, message: 'must match pattern "^[a-z]+$"' })),
-      { path: '/x"y', message: "must NOT have additional properties: 'x\"y'" },
-    ]));
+    const issues = validator.validate(prepareInput({ ...Object.fromEntries(HOSTILE.slice(1).map((name) => [name, "NOT OK"])), 'x"y': "z" }));
+    expect(byPath(issues)).toEqual(
+      byPath([
+        { path: `/${HOSTILE[0]}`, message: `must have required property '${HOSTILE[0]}'` },
+        ...HOSTILE.slice(1).map((name) => ({ path: `/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, message: 'must match pattern "^[a-z]+$"' })),
+        { path: '/x"y', message: "must NOT have additional properties: 'x\"y'" },
+      ]),
+    );
     expect((globalThis as { pwned?: unknown }).pwned).toBeUndefined();
   });
 
@@ -65,7 +67,12 @@ describe("declared members as generated code", () => {
   });
 
   it("does not let a polluted prototype satisfy required or properties", () => {
-    const validator = compileSchema({ type: "object", properties: { admin: { const: false }, role: { type: "string" } }, required: ["admin"], additionalProperties: false });
+    const validator = compileSchema({
+      type: "object",
+      properties: { admin: { const: false }, role: { type: "string" } },
+      required: ["admin"],
+      additionalProperties: false,
+    });
     const polluted = Object.create({ admin: false, extra: 1 }) as Record<string, unknown>;
     polluted["role"] = "user";
     expect(validator.validate(polluted)).toEqual([{ path: "/admin", message: "must have required property 'admin'" }]);
@@ -73,13 +80,20 @@ describe("declared members as generated code", () => {
 
   it("checks objects with more members than it generates code for, as a loop", () => {
     const names = Array.from({ length: 200 }, (_, index) => `field${index}`);
-    const validator = compileSchema({ type: "object", properties: Object.fromEntries(names.map((name) => [name, { type: "integer" }])), required: names, additionalProperties: false });
+    const validator = compileSchema({
+      type: "object",
+      properties: Object.fromEntries(names.map((name) => [name, { type: "integer" }])),
+      required: names,
+      additionalProperties: false,
+    });
     expect(validator.validate(Object.fromEntries(names.map((name, index) => [name, index])))).toEqual([]);
-    expect(byPath(validator.validate({ ...Object.fromEntries(names.slice(1).map((name) => [name, "x"])), more: 1 }))).toEqual(byPath([
-      { path: "/field0", message: "must have required property 'field0'" },
-      ...names.slice(1).map((name) => ({ path: `/${name}`, message: "must be integer" })),
-      { path: "/more", message: "must NOT have additional properties: 'more'" },
-    ]));
+    expect(byPath(validator.validate({ ...Object.fromEntries(names.slice(1).map((name) => [name, "x"])), more: 1 }))).toEqual(
+      byPath([
+        { path: "/field0", message: "must have required property 'field0'" },
+        ...names.slice(1).map((name) => ({ path: `/${name}`, message: "must be integer" })),
+        { path: "/more", message: "must NOT have additional properties: 'more'" },
+      ]),
+    );
   });
 
   it("answers the same where code generation is forbidden", () => {
@@ -95,7 +109,14 @@ describe("declared members as generated code", () => {
       encoding: "utf8",
     });
     expect(output.trim().split("\n")).toEqual([
-      JSON.stringify([[], [{ path: "/a", message: "must have required property 'a'" }, { path: "/b", message: "must be integer" }, { path: "/c", message: "must NOT have additional properties: 'c'" }]]),
+      JSON.stringify([
+        [],
+        [
+          { path: "/a", message: "must have required property 'a'" },
+          { path: "/b", message: "must be integer" },
+          { path: "/c", message: "must NOT have additional properties: 'c'" },
+        ],
+      ]),
       "false",
     ]);
   });

@@ -60,9 +60,16 @@ const HELPERS: Helpers = { hasOwn: Object.hasOwn, isObject, fail, countEnumerabl
 export function declaredMembersSource(spec: { count: number; required: readonly boolean[]; others: boolean }): string {
   const { count, required, others } = spec;
   if (!Number.isSafeInteger(count) || count < 0 || required.length !== count) throw new Error("declared members: bad count");
-  const lines = ['"use strict";', "const { hasOwn, isObject, fail, countEnumerable, within } = helpers;", "const typeMessage = spec.typeMessage;", "const others = spec.others;"];
+  const lines = [
+    '"use strict";',
+    "const { hasOwn, isObject, fail, countEnumerable, within } = helpers;",
+    "const typeMessage = spec.typeMessage;",
+    "const others = spec.others;",
+  ];
   for (let index = 0; index < count; index++) {
-    lines.push(`const name${index} = spec.members[${index}].name, check${index} = spec.members[${index}].check, segment${index} = spec.members[${index}].segment, missing${index} = spec.members[${index}].missing;`);
+    lines.push(
+      `const name${index} = spec.members[${index}].name, check${index} = spec.members[${index}].check, segment${index} = spec.members[${index}].segment, missing${index} = spec.members[${index}].missing;`,
+    );
   }
   lines.push(
     "return function declaredMembers(data, run, seen) {",
@@ -77,11 +84,17 @@ export function declaredMembersSource(spec: { count: number; required: readonly 
       `    if (seen !== undefined) seen.property(name${index});`,
       `    if (issues === null) { if (!check${index}(data[name${index}], run, undefined)) return false; }`,
       `    else { from = issues.length; if (!check${index}(data[name${index}], run, undefined)) { within(issues, from, segment${index}); valid = false; } }`,
-      required[index] ? `  } else { if (issues === null) return false; issues.push({ path: segment${index}, message: missing${index} }); valid = false; }` : "  }",
+      required[index]
+        ? `  } else { if (issues === null) return false; issues.push({ path: segment${index}, message: missing${index} }); valid = false; }`
+        : "  }",
     );
   }
   if (others) {
-    lines.push("  if (seen !== undefined) seen.allProperties = true;", "  if (countEnumerable(data) === found) return valid;", "  return others(data, run, undefined) && valid;");
+    lines.push(
+      "  if (seen !== undefined) seen.allProperties = true;",
+      "  if (countEnumerable(data) === found) return valid;",
+      "  return others(data, run, undefined) && valid;",
+    );
   } else {
     lines.push("  return valid;");
   }

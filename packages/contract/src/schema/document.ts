@@ -155,7 +155,13 @@ export class SchemaDocument {
     }
     const value = this.valueAt(fragment);
     if (!isSchema(value)) return undefined;
-    return { pointer: fragment.split("/").map((s) => escapePointerSegment(unescapeSegment(s))).join("/"), schema: value };
+    return {
+      pointer: fragment
+        .split("/")
+        .map((s) => escapePointerSegment(unescapeSegment(s)))
+        .join("/"),
+      schema: value,
+    };
   }
 
   private valueAt(pointer: string): unknown {
@@ -200,7 +206,11 @@ export class SchemaDocument {
     this.locations.set(pointer, schema);
     if (typeof schema === "boolean") return;
     if (Object.hasOwn(schema, "$id")) {
-      this.refuse(`${pointer}/$id`, "$id", `"$id" is not allowed in a tool schema: it is one self-contained document; remove "$id" and refer to parts with "$ref": "#/$defs/<name>"`);
+      this.refuse(
+        `${pointer}/$id`,
+        "$id",
+        `"$id" is not allowed in a tool schema: it is one self-contained document; remove "$id" and refer to parts with "$ref": "#/$defs/<name>"`,
+      );
     }
     this.checkPatterns(schema, pointer);
     for (const keyword of this.refsOf(schema)) {

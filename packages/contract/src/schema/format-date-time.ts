@@ -19,7 +19,14 @@ function digits(text: string, at: number, count: number): number {
 export function isDateTime(text: string): boolean {
   if (!DATE_TIME.test(text)) return false;
   // Fixed places: YYYY-MM-DDTHH:MM:SS, then a fraction, then Z or ±HH:MM at the end.
-  const [year, month, day, hour, minute, second] = [digits(text, 0, 4), digits(text, 5, 2), digits(text, 8, 2), digits(text, 11, 2), digits(text, 14, 2), digits(text, 17, 2)];
+  const [year, month, day, hour, minute, second] = [
+    digits(text, 0, 4),
+    digits(text, 5, 2),
+    digits(text, 8, 2),
+    digits(text, 11, 2),
+    digits(text, 14, 2),
+    digits(text, 17, 2),
+  ];
   const utc = (text.charCodeAt(text.length - 1) | 0x20) === 0x7a;
   const sign = !utc && text[text.length - 6] === "-" ? -1 : 1;
   const offsetHour = utc ? 0 : digits(text, text.length - 5, 2);

@@ -32,7 +32,8 @@ function allowed(text: string, extra: string, iri: boolean, privateAllowed = fal
       index += 3;
       continue;
     }
-    const ok = UNRESERVED_ASCII.test(char) || SUB_DELIMS.includes(char) || extra.includes(char) || (iri && (isUcschar(code) || (privateAllowed && isPrivate(code))));
+    const ok =
+      UNRESERVED_ASCII.test(char) || SUB_DELIMS.includes(char) || extra.includes(char) || (iri && (isUcschar(code) || (privateAllowed && isPrivate(code))));
     if (!ok) return false;
     index += code > 0xffff ? 2 : 1;
   }

@@ -102,7 +102,11 @@ describe("evaluation cost of shared subschemas", () => {
   });
 
   it("a value met at two places (the same object) gets its issues at both paths, each once", () => {
-    const schema = { type: "object", properties: { a: { $ref: "#/$defs/item" }, b: { $ref: "#/$defs/item" } }, $defs: { item: { anyOf: [{ $ref: "#/$defs/named" }, { $ref: "#/$defs/named" }] }, named: END } };
+    const schema = {
+      type: "object",
+      properties: { a: { $ref: "#/$defs/item" }, b: { $ref: "#/$defs/item" } },
+      $defs: { item: { anyOf: [{ $ref: "#/$defs/named" }, { $ref: "#/$defs/named" }] }, named: END },
+    };
     const shared = { y: 1 };
     expect(compileSchema(schema).validate({ a: shared, b: shared })).toEqual([
       { path: "/a/x", message: "must have required property 'x'" },

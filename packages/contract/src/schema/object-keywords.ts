@@ -10,7 +10,12 @@ import { all, checkChild, fail, failAt, isObject, linear, number, segmentOf, wit
 export function objectKeywords(pointer: string, schema: Json, schemas: Subschemas, typeMessage: string | undefined): Check | undefined {
   const required = Array.isArray(schema["required"]) ? (schema["required"] as string[]) : [];
   const memberCheck = members(pointer, schema, schemas, required);
-  const checks = otherObjectKeywords(pointer, schema, schemas, required.filter((name) => !memberCheck?.requires.has(name)));
+  const checks = otherObjectKeywords(
+    pointer,
+    schema,
+    schemas,
+    required.filter((name) => !memberCheck?.requires.has(name)),
+  );
   // The common case, members alone, tests the type itself: one closure per object.
   if (memberCheck && checks.length === 0) return memberCheck.typed(typeMessage);
   if (memberCheck) checks.unshift(memberCheck.typed(undefined));
@@ -64,7 +69,12 @@ function otherObjectKeywords(pointer: string, schema: Json, schemas: Subschemas,
  * names are visited first, checking the required ones in the same pass (`requires`), and the instance's
  * other members only when it has some. Issues follow the keywords' order: properties, then the others.
  */
-function members(pointer: string, schema: Json, schemas: Subschemas, required: readonly string[]): { typed: (typeMessage: string | undefined) => Check; requires: ReadonlySet<string> } | undefined {
+function members(
+  pointer: string,
+  schema: Json,
+  schemas: Subschemas,
+  required: readonly string[],
+): { typed: (typeMessage: string | undefined) => Check; requires: ReadonlySet<string> } | undefined {
   const properties = isObject(schema["properties"]) ? schema["properties"] : undefined;
   const patterns = isObject(schema["patternProperties"]) ? schema["patternProperties"] : undefined;
   const hasAdditional = Object.hasOwn(schema, "additionalProperties");
@@ -74,7 +84,10 @@ function members(pointer: string, schema: Json, schemas: Subschemas, required: r
   const additional = hasAdditional ? schemas.sub(pointer, "additionalProperties", schema["additionalProperties"]) : undefined;
   const forbidden = schema["additionalProperties"] === false;
   if (patterns && Object.keys(patterns).length > 0) {
-    const patterned = Object.keys(patterns).map((source) => ({ pattern: linear(source), check: schemas.sub(`${pointer}/patternProperties`, source, patterns[source]) }));
+    const patterned = Object.keys(patterns).map((source) => ({
+      pattern: linear(source),
+      check: schemas.sub(`${pointer}/patternProperties`, source, patterns[source]),
+    }));
     const check = everyMember(named, patterned, additional, forbidden);
     return { typed: (typeMessage) => typeGuarded(check, typeMessage), requires: new Set() };
   }
@@ -112,7 +125,12 @@ function otherMembers(named: ReadonlyMap<string, Check>, additional: Check, forb
 }
 
 /** With `patternProperties`: one pass over the instance's members, each checked by every schema that applies. */
-function everyMember(named: ReadonlyMap<string, Check>, patterned: readonly { pattern: LinearPattern; check: Check }[], additional: Check | undefined, forbidden: boolean): Check {
+function everyMember(
+  named: ReadonlyMap<string, Check>,
+  patterned: readonly { pattern: LinearPattern; check: Check }[],
+  additional: Check | undefined,
+  forbidden: boolean,
+): Check {
   return (data, run, seen) => {
     const object = data as Json;
     let valid = true;

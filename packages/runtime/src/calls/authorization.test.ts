@@ -95,13 +95,9 @@ describe("a read tool without confirmation", () => {
 describe("resolve-tool: the provider for this tenant", () => {
   it("refuses an unknown plugin, one not installed for the tenant, and a disabled one", async () => {
     const principal = await fx.principal();
-    expect((await rejection(fx.runtime.execute(principal, { providerId: "com.example.nope", tool: "x" }, {}))).code).toBe(
-      "PROVIDER_NOT_FOUND",
-    );
+    expect((await rejection(fx.runtime.execute(principal, { providerId: "com.example.nope", tool: "x" }, {}))).code).toBe("PROVIDER_NOT_FOUND");
     fx.runtime.registerPlugin(callerManifest("com.example.elsewhere"));
-    expect(
-      (await rejection(fx.runtime.execute(principal, { providerId: "com.example.elsewhere", tool: "x" }, {}))).code,
-    ).toBe("PROVIDER_NOT_FOUND");
+    expect((await rejection(fx.runtime.execute(principal, { providerId: "com.example.elsewhere", tool: "x" }, {}))).code).toBe("PROVIDER_NOT_FOUND");
     await fx.runtime.admin.setPluginEnabled(TENANT, NOTES, false);
     const disabled = await rejection(fx.runtime.execute(principal, search, { query: "x" }));
     expect(disabled.code).toBe("PROVIDER_DISABLED");
@@ -111,9 +107,7 @@ describe("resolve-tool: the provider for this tenant", () => {
   it("refuses an undeclared tool, an undeclared version, and a declared tool without handler", async () => {
     const principal = await fx.principal();
     expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "drop-table" }, {}))).code).toBe("TOOL_NOT_FOUND");
-    expect((await rejection(fx.runtime.execute(principal, { ...create, version: 7 }, { title: "x" }))).code).toBe(
-      "VERSION_UNSUPPORTED",
-    );
+    expect((await rejection(fx.runtime.execute(principal, { ...create, version: 7 }, { title: "x" }))).code).toBe("VERSION_UNSUPPORTED");
     const missing = await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "unprovided" }, { title: "x" }));
     expect(missing.code).toBe("HANDLER_MISSING");
   });
@@ -189,9 +183,7 @@ describe("decide-permission", () => {
 
   it("matches rules by caller, role and effect", async () => {
     await fx.runtime.admin.setPolicy(TENANT, {
-      rules: [
-        { tools: "*", decision: "allow", callers: [ASSISTANT], roles: ["admin"], effects: ["read"] },
-      ],
+      rules: [{ tools: "*", decision: "allow", callers: [ASSISTANT], roles: ["admin"], effects: ["read"] }],
     });
     const member = await fx.principal(ASSISTANT, { roles: ["member"] });
     const admin = await fx.principal(ASSISTANT, { roles: ["admin"] });
@@ -217,7 +209,10 @@ describe("decide-permission", () => {
     const principal = await fx.principal();
     expect((await rejection(fx.runtime.execute(principal, create, { title: "x" }))).code).toBe("CONFIRMATION_REQUIRED");
     await fx.runtime.admin.setPolicy(TENANT, {
-      rules: [{ tools: "*", decision: "allow" }, { tools: `${NOTES}:search-records`, decision: "confirm" }],
+      rules: [
+        { tools: "*", decision: "allow" },
+        { tools: `${NOTES}:search-records`, decision: "confirm" },
+      ],
       trustedConfirmationUis: [ASSISTANT],
     });
     expect((await rejection(fx.runtime.execute(principal, search, { query: "x" }))).code).toBe("CONFIRMATION_REQUIRED");

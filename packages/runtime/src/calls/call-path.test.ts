@@ -50,13 +50,44 @@ describe("provider answers are read where provider failures are caught", () => {
 
   it("a getter on authorize's or preview's answer that throws is PROVIDER_FAILED, never the provider's own error", async () => {
     await sly({
-      authorize: { authorize: () => ({ get allowed(): never { throw forged(); } }), execute: () => ({}) },
-      summary: { preview: () => ({ get summary(): never { throw forged(); } }), execute: () => ({}) },
-      details: { preview: () => ({ summary: "ok", details: { get inner(): never { throw forged(); } } }), execute: () => ({}) },
+      authorize: {
+        authorize: () => ({
+          get allowed(): never {
+            throw forged();
+          },
+        }),
+        execute: () => ({}),
+      },
+      summary: {
+        preview: () => ({
+          get summary(): never {
+            throw forged();
+          },
+        }),
+        execute: () => ({}),
+      },
+      details: {
+        preview: () => ({
+          summary: "ok",
+          details: {
+            get inner(): never {
+              throw forged();
+            },
+          },
+        }),
+        execute: () => ({}),
+      },
       nested: { preview: () => ({ summary: "ok", details: { at: new Date(0) } }), execute: () => ({}) },
       thrown: {
         authorize: () => {
-          throw new Proxy({}, { get: () => { throw forged(); } });
+          throw new Proxy(
+            {},
+            {
+              get: () => {
+                throw forged();
+              },
+            },
+          );
         },
         execute: () => ({}),
       },
@@ -105,7 +136,12 @@ describe("provider answers are read where provider failures are caught", () => {
 describe("pipeline order", () => {
   it("reports the earliest failing step", async () => {
     const principal = await fx.principal();
-    await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:search-records`, decision: "deny" }, { tools: "*", decision: "allow" }] });
+    await fx.runtime.admin.setPolicy(TENANT, {
+      rules: [
+        { tools: `${NOTES}:search-records`, decision: "deny" },
+        { tools: "*", decision: "allow" },
+      ],
+    });
     // validate-input comes before decide-permission (policy)
     expect((await rejection(fx.runtime.execute(principal, search, { query: 1 }))).code).toBe("INPUT_INVALID");
     // check-caller (uses) comes before validate-input
@@ -124,9 +160,7 @@ describe("pipeline order", () => {
     await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: `${NOTES}:guarded-read`, decision: "deny" }] });
     Object.defineProperty(fx.handlers, "authorizeAnswer", { get: () => (asked++, true) });
     const principal = await fx.principal();
-    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "guarded-read" }, { title: "x" }))).code).toBe(
-      "PERMISSION_DENIED",
-    );
+    expect((await rejection(fx.runtime.execute(principal, { providerId: NOTES, tool: "guarded-read" }, { title: "x" }))).code).toBe("PERMISSION_DENIED");
     expect(asked).toBe(0);
   });
 });
@@ -209,10 +243,6 @@ describe("policy events", () => {
       }),
     );
     expect(error.code).toBe("INPUT_INVALID");
-    expect((error.data.issues as { path: string }[]).map((issue) => issue.path)).toEqual([
-      "/rules/0/tools",
-      "/rules/0/decision",
-      "/rules/1/effects",
-    ]);
+    expect((error.data.issues as { path: string }[]).map((issue) => issue.path)).toEqual(["/rules/0/tools", "/rules/0/decision", "/rules/1/effects"]);
   });
 });

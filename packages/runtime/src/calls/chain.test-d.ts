@@ -46,11 +46,12 @@ export const permissionFirst = chain<PreviewResult>().step(decidePermission);
 export const unconfirmedDecision = chain<PreviewResult>().step(resolveTool).step(validateInput).step(decidePermission).step(verifyConfirmation);
 
 // The last step is held to the same rule.
-const summary: LastStep<PreviewResult, "tool" | "decision"> = async (call) => ({
-  summary: call.tool.fullName,
-  details: null,
-  confirmation: { required: call.decision.confirm },
-} as PreviewResult);
+const summary: LastStep<PreviewResult, "tool" | "decision"> = async (call) =>
+  ({
+    summary: call.tool.fullName,
+    details: null,
+    confirmation: { required: call.decision.confirm },
+  }) as PreviewResult;
 export const summarized = chain<PreviewResult>().step(resolveTool).step(validateInput).step(decidePermission).step(applyGates).last(summary);
 // @ts-expect-error the summary reads the decision, which no step before it set
 export const summarizedEarly = chain<PreviewResult>().step(resolveTool).last(summary);

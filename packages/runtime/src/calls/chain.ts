@@ -66,9 +66,6 @@ function builder<K0 extends FactName, K extends FactName, TOutcome>(steps: reado
     step: (step: unknown) => builder([...steps, untyped(step)]),
     last: (step) => compose([...steps, untyped(step)]) as Chain<K0, TOutcome>,
     around: (boundary, inner) =>
-      compose([...steps, around(boundary as never, inner as (call: AnyCall) => Promise<unknown>) as UntypedStep<AnyCall, TOutcome>]) as Chain<
-        K0,
-        TOutcome
-      >,
+      compose([...steps, around(boundary as never, inner as (call: AnyCall) => Promise<unknown>) as UntypedStep<AnyCall, TOutcome>]) as Chain<K0, TOutcome>,
   } as ChainBuilder<K0, K, TOutcome>;
 }

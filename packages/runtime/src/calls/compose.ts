@@ -46,10 +46,7 @@ export function compose<TCall, TOutcome>(steps: readonly Step<TCall, TOutcome>[]
  * The last step of a chain made of a boundary and the chain it wraps: `boundary` is handed `inner` as
  * its `next` (callable once), and answers for the outer chain.
  */
-export function around<TCall, TOutcome, TInner>(
-  boundary: Boundary<TCall, TOutcome, TInner>,
-  inner: Chain<TCall, TInner>,
-): Step<TCall, TOutcome> {
+export function around<TCall, TOutcome, TInner>(boundary: Boundary<TCall, TOutcome, TInner>, inner: Chain<TCall, TInner>): Step<TCall, TOutcome> {
   const step: Step<TCall, TOutcome> = (call) => {
     let handedOn = false;
     return boundary(call, (handed) => {

@@ -14,10 +14,12 @@ import { verifyConfirmation } from "./steps/verify-confirmation.js";
  * Around the effect: a read with no token to consume nor key to reserve is recorded once, settled, after
  * it ran (`record-read`); every other call begins its operation first and settles it after (`ledger`).
  */
-const recordOperation: Boundary<ExecuteAnswer, EffectOutcome, "tenant" | "tool" | "input" | "keying" | "consumes", "operation"> =
-  function recordOperation(call, next) {
-    return recordsOnce(call) ? recordRead(call, next) : ledger(call, next);
-  };
+const recordOperation: Boundary<ExecuteAnswer, EffectOutcome, "tenant" | "tool" | "input" | "keying" | "consumes", "operation"> = function recordOperation(
+  call,
+  next,
+) {
+  return recordsOnce(call) ? recordRead(call, next) : ledger(call, next);
+};
 
 /** `tools.execute`, top to bottom: the authorization steps, replay and confirmation, then the ledger around the effect. */
 const executeSteps = authorized(chain<ExecuteAnswer>()).step(replayIdempotent).step(verifyConfirmation).around(recordOperation, runEffect);

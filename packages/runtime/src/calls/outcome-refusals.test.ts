@@ -41,7 +41,10 @@ async function seams(gate: () => unknown, guard: () => unknown): Promise<void> {
 
 describe("apply-gates", () => {
   it("GATE_BLOCKED: a block", async () => {
-    await seams(() => ({ decision: "block", reason: "outside business hours" }), () => ({ decision: "pass" }));
+    await seams(
+      () => ({ decision: "block", reason: "outside business hours" }),
+      () => ({ decision: "pass" }),
+    );
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
       {
         "code": "GATE_BLOCKED",
@@ -71,9 +74,12 @@ describe("apply-gates", () => {
     `);
   });
   it("GATE_BLOCKED: a gate that throws", async () => {
-    await seams(() => {
-      throw new SyntaxError("oops");
-    }, () => ({ decision: "pass" }));
+    await seams(
+      () => {
+        throw new SyntaxError("oops");
+      },
+      () => ({ decision: "pass" }),
+    );
     expect(await pinRefusal(fx, fx.runtime.preview(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
       {
         "code": "GATE_BLOCKED",
@@ -105,7 +111,10 @@ describe("apply-gates", () => {
     `);
   });
   it("GATE_BLOCKED: nonsense", async () => {
-    await seams(() => ({ decision: "maybe" }), () => ({ decision: "pass" }));
+    await seams(
+      () => ({ decision: "maybe" }),
+      () => ({ decision: "pass" }),
+    );
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
       {
         "code": "GATE_BLOCKED",
@@ -268,7 +277,10 @@ describe("the effect and its settle: the operation ran", () => {
     `);
   });
   it("GUARD_REJECTED: a withhold", async () => {
-    await seams(() => ({ decision: "allow" }), () => ({ decision: "withhold", reason: "secret" }));
+    await seams(
+      () => ({ decision: "allow" }),
+      () => ({ decision: "withhold", reason: "secret" }),
+    );
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
       {
         "code": "GUARD_REJECTED",
@@ -300,7 +312,10 @@ describe("the effect and its settle: the operation ran", () => {
     `);
   });
   it("OUTPUT_INVALID: a guard's replacement that is not JSON", async () => {
-    await seams(() => ({ decision: "allow" }), () => ({ decision: "replace", output: { at: new Date(0), f: () => 1 } }));
+    await seams(
+      () => ({ decision: "allow" }),
+      () => ({ decision: "replace", output: { at: new Date(0), f: () => 1 } }),
+    );
     expect(await pinRefusal(fx, fx.runtime.execute(alice, search, { query: "x" }))).toMatchInlineSnapshot(`
       {
         "code": "OUTPUT_INVALID",

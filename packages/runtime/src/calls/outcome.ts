@@ -68,9 +68,7 @@ export type ExecuteAnswer = ExecuteResult | ExecuteRetry;
  * The tenant's config changed after the authorization steps read it (decide again), or an idempotency record appeared
  * for the key in the meantime (replay it).
  */
-export type ExecuteRetry =
-  | { readonly retry: "config-changed" }
-  | { readonly retry: "replay"; readonly record: IdempotencyRecord };
+export type ExecuteRetry = { readonly retry: "config-changed" } | { readonly retry: "replay"; readonly record: IdempotencyRecord };
 
 /** True when `answer` sends the call round again. */
 export function isRetry(answer: ExecuteAnswer): answer is ExecuteRetry {
@@ -103,8 +101,7 @@ export function outcomeError(failure: OperationError): ToolpactError {
     case "OUTCOME_UNKNOWN":
       return new ToolpactError(
         "OUTCOME_UNKNOWN",
-        `${tool} did not answer in time; its effect may or may not have happened (operation ${operationId}): ` +
-          "read the operation before retrying",
+        `${tool} did not answer in time; its effect may or may not have happened (operation ${operationId}): ` + "read the operation before retrying",
         data,
       );
     case "PROVIDER_FAILED":

@@ -138,9 +138,7 @@ describe("the pinned recovery policy", () => {
     await fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: `${RECOVER}:charge`, retry: "reinvoke", maxAttempts: 2 }] });
     const after = (await fx.runtime.admin.listActivity(TENANT, { limit: 1000 })).events.filter((e) => e.kind === "policy").length;
     expect(after).toBe(before + 1);
-    expect((await rejection(fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: "*", retry: "sometimes" as "none" }] }))).code).toBe(
-      "INPUT_INVALID",
-    );
+    expect((await rejection(fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: "*", retry: "sometimes" as "none" }] }))).code).toBe("INPUT_INVALID");
   });
 });
 
@@ -203,7 +201,13 @@ describe("settling expired leases", () => {
   it("runs the authorization steps again before re-invoking: a call no longer permitted becomes unknown", async () => {
     await fx.runtime.admin.setRecoveryPolicy(TENANT, { rules: [{ tools: `${RECOVER}:charge`, retry: "reinvoke" }] });
     const stuck = await stuckCall(charge);
-    await fx.runtime.admin.setPolicy(TENANT, { ...ALLOW_ALL, rules: [{ tools: "*", decision: "allow" }, { tools: `${RECOVER}:*`, decision: "deny" }] });
+    await fx.runtime.admin.setPolicy(TENANT, {
+      ...ALLOW_ALL,
+      rules: [
+        { tools: "*", decision: "allow" },
+        { tools: `${RECOVER}:*`, decision: "deny" },
+      ],
+    });
     const b = await peer("instance-b", clockAhead);
     expect(await b.settleExpiredLeases()).toBe(1);
     expect(invocations).toHaveLength(1);
@@ -240,7 +244,10 @@ describe("settling expired leases", () => {
     const pass = b.settleExpiredLeases();
     await waitFor(() => invocations.length === 6);
     const slow = invocations[3]!.operationId;
-    const rest = invocations.slice(0, 3).map((invocation) => invocation.operationId).filter((id) => id !== slow);
+    const rest = invocations
+      .slice(0, 3)
+      .map((invocation) => invocation.operationId)
+      .filter((id) => id !== slow);
     expect(rest).toHaveLength(2);
     const states = async () => Promise.all(rest.map(async (id) => (await fx.runtime.getOperation(alice, id)).state));
     for (const deadline = Date.now() + 5000; (await states()).some((state) => state === "running") && Date.now() < deadline; ) {
@@ -254,8 +261,16 @@ describe("settling expired leases", () => {
     for (const release of releases.splice(0)) release();
     expect(await pass).toBe(3);
     expect((await fx.runtime.getOperation(alice, slow)).state).toBe("succeeded");
-    expect(invocations.slice(3).map((invocation) => invocation.operationId).sort()).toEqual(
-      invocations.slice(0, 3).map((invocation) => invocation.operationId).sort(),
+    expect(
+      invocations
+        .slice(3)
+        .map((invocation) => invocation.operationId)
+        .sort(),
+    ).toEqual(
+      invocations
+        .slice(0, 3)
+        .map((invocation) => invocation.operationId)
+        .sort(),
     );
     await Promise.all(stuck);
   });

@@ -38,7 +38,9 @@ describe("a caller without tools:call", () => {
 
   it("a plugin that provides nothing is told to add tools:call (control)", async () => {
     const error = await rejection(fx.runtime.execute(await fx.principal(NO_CALL), search, { query: "x" }));
-    expect(error.message).toMatchInlineSnapshot(`"plugin "com.example.nocall" does not hold the "tools:call" permission: add it to its manifest's permissions"`);
+    expect(error.message).toMatchInlineSnapshot(
+      `"plugin "com.example.nocall" does not hold the "tools:call" permission: add it to its manifest's permissions"`,
+    );
   });
 });
 
@@ -46,7 +48,11 @@ describe("CONFIRMATION_REQUIRED names who asked for it", () => {
   it("a confirm rule of the tenant policy, by its place and pattern", async () => {
     await fx.runtime.admin.setPolicy(TENANT, {
       ...ALLOW_ALL,
-      rules: [{ tools: "*", decision: "allow" }, { tools: `${NOTES}:search-records`, decision: "confirm" }, { tools: "*", decision: "confirm" }],
+      rules: [
+        { tools: "*", decision: "allow" },
+        { tools: `${NOTES}:search-records`, decision: "confirm" },
+        { tools: "*", decision: "confirm" },
+      ],
     });
     const error = await rejection(fx.runtime.execute(alice, search, { query: "x" }));
     expect(error.code).toBe("CONFIRMATION_REQUIRED");

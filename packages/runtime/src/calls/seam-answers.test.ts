@@ -146,7 +146,13 @@ describe("what the caller gets is the frozen copy that was validated and guarded
     });
     const cyclic: Record<string, unknown> = { text: "x" };
     cyclic["self"] = cyclic;
-    for (const bad of [{ text: new Date(0) }, { text: "x", n: 10n }, cyclic, { text: "x", f: () => 1 }, Object.assign(Object.create({ text: "x" }) as object, {})]) {
+    for (const bad of [
+      { text: new Date(0) },
+      { text: "x", n: 10n },
+      cyclic,
+      { text: "x", f: () => 1 },
+      Object.assign(Object.create({ text: "x" }) as object, {}),
+    ]) {
       answer = bad;
       const error = await rejection(fx.runtime.execute(alice, readNote, { id: "n1" }));
       expect(error).toMatchObject({ code: "OUTPUT_INVALID", data: { operationId: expect.any(String), errorClass: "NotJson" } });

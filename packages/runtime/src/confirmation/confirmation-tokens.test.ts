@@ -21,7 +21,10 @@ describe("ConfirmationTokens", () => {
     const tokens = await ConfirmationTokens.create([{ kid: "k", key: randomBytes(32) }], 300, Date.now);
     const { token } = await tokens.mint({ ...binding, runId: "run-1" });
     await expect(tokens.verify(token, { ...binding, runId: "run-1" }, "tool")).resolves.toMatchObject({ tokenId: expect.any(String) });
-    await expect(tokens.verify(token, binding, "tool")).rejects.toMatchObject({ code: "CONFIRMATION_MISMATCH", message: expect.stringContaining("another run") });
+    await expect(tokens.verify(token, binding, "tool")).rejects.toMatchObject({
+      code: "CONFIRMATION_MISMATCH",
+      message: expect.stringContaining("another run"),
+    });
     await expect(tokens.verify(token, { ...binding, runId: "run-2" }, "tool")).rejects.toMatchObject({ code: "CONFIRMATION_MISMATCH" });
     await expect(tokens.verify(token, { ...binding, runId: "run-1", mode: "platform" }, "tool")).rejects.toMatchObject({
       code: "CONFIRMATION_MISMATCH",

@@ -181,10 +181,7 @@ export class ConfirmationTokens {
 }
 
 /** The claims of a token for `bound`: the one mapping of a bound call to claims, for both modes. */
-function claimsOf(
-  bound: BoundCall,
-  token: Pick<ConfirmationClaims, "jti" | "iat" | "exp" | "dig" | "mod">,
-): Record<string, unknown> {
+function claimsOf(bound: BoundCall, token: Pick<ConfirmationClaims, "jti" | "iat" | "exp" | "dig" | "mod">): Record<string, unknown> {
   const claims: Record<string, unknown> = { jti: token.jti, iat: token.iat, exp: token.exp, aud: CONFIRMATION_AUDIENCE };
   for (const [field, claim] of BOUND_FIELDS) {
     if (bound[field] !== undefined) claims[claim] = bound[field];
@@ -195,12 +192,7 @@ function claimsOf(
 /** The bound call's fields with their claims, in the order a mismatch is reported. */
 const BOUND_FIELDS = Object.entries(BOUND_CALL_CLAIMS) as [keyof BoundCall, string][];
 /** Claims every token carries as a string: the bound call's (but `ver`, a number, and `run`, optional) and the token's own. */
-const STRING_CLAIMS = [
-  "jti",
-  ...BOUND_FIELDS.filter(([field]) => field !== "version" && field !== "runId").map(([, claim]) => claim),
-  "dig",
-  "mod",
-];
+const STRING_CLAIMS = ["jti", ...BOUND_FIELDS.filter(([field]) => field !== "version" && field !== "runId").map(([, claim]) => claim), "dig", "mod"];
 
 function checkClaims(claims: Record<string, unknown>, tool: string): ConfirmationClaims {
   for (const name of STRING_CLAIMS) {

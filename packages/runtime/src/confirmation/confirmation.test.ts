@@ -157,12 +157,8 @@ describe("binding", () => {
     expect(await expectMismatch(await fx.principal(ASSISTANT, { sub: "bob" }), create, { title: "Q3 plan" }, token)).toContain("another user");
     expect(await expectMismatch(await fx.principal(NOTES), create, { title: "Q3 plan" }, token)).toContain("another caller");
     await configureTenant(fx.runtime, OTHER_TENANT, ALLOW_ALL);
-    expect(await expectMismatch(await fx.principal(ASSISTANT, { tid: OTHER_TENANT }), create, { title: "Q3 plan" }, token)).toContain(
-      "another tenant",
-    );
-    expect(
-      await expectMismatch(alice, { providerId: NOTES, tool: "send-summary" } as typeof create, { title: "Q3 plan" }, token),
-    ).toContain("another tool");
+    expect(await expectMismatch(await fx.principal(ASSISTANT, { tid: OTHER_TENANT }), create, { title: "Q3 plan" }, token)).toContain("another tenant");
+    expect(await expectMismatch(alice, { providerId: NOTES, tool: "send-summary" } as typeof create, { title: "Q3 plan" }, token)).toContain("another tool");
     expect(await expectMismatch(alice, createV2, { title: "Q3 plan" }, token)).toContain("version 1, not 2");
     expect(fx.handlers.executed).toHaveLength(0);
     await expect(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token })).resolves.toBeDefined();
@@ -189,9 +185,9 @@ describe("binding", () => {
 
   it("matches an input whose keys come in another order", async () => {
     const token = await tokenFor(alice, { title: "t", tags: ["a", "b"] }, createV2);
-    await expect(
-      fx.runtime.execute(alice, createV2, { tags: ["a", "b"], title: "t" }, { confirmationToken: token }),
-    ).resolves.toMatchObject({ result: { id: "v2" } });
+    await expect(fx.runtime.execute(alice, createV2, { tags: ["a", "b"], title: "t" }, { confirmationToken: token })).resolves.toMatchObject({
+      result: { id: "v2" },
+    });
     const reordered = await tokenFor(alice, { title: "t", tags: ["a", "b"] }, createV2);
     expect(await expectMismatch(alice, createV2, { title: "t", tags: ["b", "a"] }, reordered)).toContain("input differs");
   });
@@ -225,9 +221,7 @@ describe("single use", () => {
     const token = await tokenFor();
     const second = await fx.reopen();
     const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 === 0 ? fx.runtime : second).execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }),
-      ),
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? fx.runtime : second).execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token })),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     expect(fx.handlers.executed).toHaveLength(1);
@@ -248,23 +242,17 @@ describe("single use", () => {
     await fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token });
     fx.advance(300_000 + 3_000);
     expect((await fx.runtime.prune()).consumedTokens).toBe(0);
-    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe(
-      "CONFIRMATION_USED",
-    );
+    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe("CONFIRMATION_USED");
     fx.advance(3_600_000);
     expect((await fx.runtime.prune()).consumedTokens).toBe(1);
-    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe(
-      "CONFIRMATION_EXPIRED",
-    );
+    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe("CONFIRMATION_EXPIRED");
     expect(fx.handlers.executed).toHaveLength(1);
   });
 
   it("is not burnt by a denial", async () => {
     const token = await tokenFor();
     await fx.runtime.admin.setPolicy(TENANT, { rules: [{ tools: "*", decision: "deny" }], trustedConfirmationUis: [ASSISTANT] });
-    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe(
-      "PERMISSION_DENIED",
-    );
+    expect((await rejection(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe("PERMISSION_DENIED");
     await fx.runtime.admin.setPolicy(TENANT, ALLOW_ALL);
     await expect(fx.runtime.execute(alice, create, { title: "Q3 plan" }, { confirmationToken: token })).resolves.toBeDefined();
   });

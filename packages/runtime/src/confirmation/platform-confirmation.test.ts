@@ -158,16 +158,12 @@ describe("the confirmation page's person", () => {
 
     const answer = await fx.runtime.execute(caller, create, { title: "Q3 plan" }, { confirmationToken: token });
     expect(answer.result).toMatchObject({ id: expect.any(String) });
-    expect((await rejection(fx.runtime.execute(caller, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe(
-      "CONFIRMATION_USED",
-    );
+    expect((await rejection(fx.runtime.execute(caller, create, { title: "Q3 plan" }, { confirmationToken: token }))).code).toBe("CONFIRMATION_USED");
     // the approval covers exactly the previewed input
     const other = await ask(caller, "Other");
     await fx.runtime.decideConfirmation(alice, other, "approve");
     const otherToken = ((await fx.runtime.getConfirmation(caller, other)) as { token: string }).token;
-    expect((await rejection(fx.runtime.execute(caller, create, { title: "Changed" }, { confirmationToken: otherToken }))).code).toBe(
-      "CONFIRMATION_MISMATCH",
-    );
+    expect((await rejection(fx.runtime.execute(caller, create, { title: "Changed" }, { confirmationToken: otherToken }))).code).toBe("CONFIRMATION_MISMATCH");
     expect((await events("confirmation")).filter((e) => e.phase === "approve")).toHaveLength(2);
     expect((await events("confirmation")).find((e) => e.confirmationId === requestId)).toMatchObject({
       phase: "approve",
@@ -177,7 +173,7 @@ describe("the confirmation page's person", () => {
       tool: `${NOTES}:create-record@1`,
     });
     // after the decision the sealed preview is gone
-    expect((await fx.runtime.describeConfirmation(alice, requestId))).toMatchObject({ status: "approved", summary: "", details: null });
+    expect(await fx.runtime.describeConfirmation(alice, requestId)).toMatchObject({ status: "approved", summary: "", details: null });
   });
 
   it("deny: the caller learns denied, gets no token, the decision is final and logged", async () => {

@@ -8,13 +8,7 @@ import {
   type ConfirmationInfo,
   type ConfirmationStatus,
 } from "@toolpact/contract";
-import type {
-  ConfirmationDecision,
-  ConfirmationPerson,
-  ConfirmationRequestView,
-  Principal,
-  WaitConfirmationOptions,
-} from "../api.js";
+import type { ConfirmationDecision, ConfirmationPerson, ConfirmationRequestView, Principal, WaitConfirmationOptions } from "../api.js";
 import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
@@ -200,7 +194,9 @@ export class PlatformConfirmations {
   #tokenOf(record: ConfirmationRecord): Promise<string> {
     const bound = boundCallOf(record);
     if (bound === undefined) {
-      throw new ToolpactError("STORED_DATA_DAMAGED", `the stored confirmation request ${record.requestId} names no valid tool`, { requestId: record.requestId });
+      throw new ToolpactError("STORED_DATA_DAMAGED", `the stored confirmation request ${record.requestId} names no valid tool`, {
+        requestId: record.requestId,
+      });
     }
     return this.#tokens.mintApproved({
       ...bound,
@@ -277,8 +273,7 @@ export class PlatformConfirmations {
 
   async #personRecord(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRecord> {
     const tenantId = person?.tenantId;
-    const record =
-      typeof tenantId === "string" && isRequestId(requestId) ? await this.#context.store.getConfirmation(tenantId, requestId) : undefined;
+    const record = typeof tenantId === "string" && isRequestId(requestId) ? await this.#context.store.getConfirmation(tenantId, requestId) : undefined;
     if (record === undefined || record.actorUserId !== person.userId) {
       throw new ToolpactError(
         "PERMISSION_DENIED",

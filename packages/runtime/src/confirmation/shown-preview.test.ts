@@ -12,7 +12,10 @@ const send = { providerId: MAILER, tool: "send" };
 let fx: RuntimeFixture;
 eachTestFixture(async (made) => {
   fx = made;
-  fx.runtime.registerPlugin({ ...callerManifest(MAILER, { permissions: ["tools:provide"] }), tools: [tool({ name: "send", effect: "external", inputSchema: { type: "object" } })] });
+  fx.runtime.registerPlugin({
+    ...callerManifest(MAILER, { permissions: ["tools:provide"] }),
+    tools: [tool({ name: "send", effect: "external", inputSchema: { type: "object" } })],
+  });
   await fx.runtime.admin.installPlugin(TENANT, MAILER);
 });
 

@@ -11,7 +11,9 @@ afterEach(async () => {
 });
 
 async function pending(maxConfirmationWaitMs?: number) {
-  fx = await createFixture({ runtime: { publicUrl: "https://toolpact.example.test", recoveryIntervalMs: 0, ...(maxConfirmationWaitMs === undefined ? {} : { maxConfirmationWaitMs }) } });
+  fx = await createFixture({
+    runtime: { publicUrl: "https://toolpact.example.test", recoveryIntervalMs: 0, ...(maxConfirmationWaitMs === undefined ? {} : { maxConfirmationWaitMs }) },
+  });
   const caller = await fx.principal(UNTRUSTED);
   const preview = await fx.runtime.preview(caller, create, { title: "waiting" });
   if (!preview.confirmation.required || preview.confirmation.mode !== "platform") throw new Error("expected platform mode");

@@ -44,7 +44,6 @@ const MAX_ROLES = 64;
 /** A `kid` names a key: 1 to 256 visible ASCII characters. */
 const KID = /^[\x21-\x7E]{1,256}$/;
 
-
 /** The checks that differ between actor and presence tokens. */
 interface TokenChecks {
   readonly kind: TokenKind;
@@ -251,12 +250,7 @@ function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
   if (typeof lvl !== "number" || !Number.isInteger(lvl) || lvl < 0 || lvl > 3) {
     throw unauthenticated("the actor token's `lvl` claim (verification level) must be an integer from 0 to 3");
   }
-  if (
-    roles !== undefined &&
-    (!Array.isArray(roles) ||
-      roles.length > MAX_ROLES ||
-      roles.some((role) => !isNameClaim(role, 128)))
-  ) {
+  if (roles !== undefined && (!Array.isArray(roles) || roles.length > MAX_ROLES || roles.some((role) => !isNameClaim(role, 128)))) {
     throw unauthenticated(
       `the actor token's \`roles\` claim must be an array of at most ${MAX_ROLES} non-empty strings of at most 128 characters, without control characters`,
     );
@@ -277,9 +271,7 @@ function actorFromClaims(payload: Record<string, unknown>): VerifiedActor {
 function actorMaxLifetime(value: number | undefined): number {
   if (value === undefined) return DEFAULT_ACTOR_MAX_LIFETIME_SECONDS;
   if (!Number.isInteger(value) || value < 60 || value > ACTOR_MAX_LIFETIME_CEILING_SECONDS) {
-    throw new TypeError(
-      `actorTokens.maxLifetimeSeconds must be an integer from 60 to ${ACTOR_MAX_LIFETIME_CEILING_SECONDS} (30 days); got ${String(value)}`,
-    );
+    throw new TypeError(`actorTokens.maxLifetimeSeconds must be an integer from 60 to ${ACTOR_MAX_LIFETIME_CEILING_SECONDS} (30 days); got ${String(value)}`);
   }
   return value;
 }

@@ -56,8 +56,7 @@ describe("plugin keys", () => {
 
 describe("actor tokens", () => {
   it("checks signature, alg, iss, aud, exp and the claims", async () => {
-    const t = (claims: Record<string, unknown> = {}, options: Parameters<RuntimeFixture["actorToken"]>[1] = {}) =>
-      fx.actorToken(claims, options);
+    const t = (claims: Record<string, unknown> = {}, options: Parameters<RuntimeFixture["actorToken"]>[1] = {}) => fx.actorToken(claims, options);
     expect(await refused({ pluginKey: key, actorToken: await t({}, { secret: randomBytes(32) }) })).toContain("signature");
     expect(await refused({ pluginKey: key, actorToken: await t({}, { expiresInSeconds: -60 }) })).toContain("expired");
     expect(await refused({ pluginKey: key, actorToken: await t({ lvl: 4 }) })).toContain("lvl");

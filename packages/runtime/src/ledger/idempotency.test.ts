@@ -38,10 +38,15 @@ describe("idempotency keys", () => {
   it("matches the input regardless of key order", async () => {
     const create2 = { providerId: NOTES, tool: "create-record", version: 2 };
     const t1 = await fx.runtime.preview(alice, create2, { title: "t", tags: ["a"] });
-    const first = await fx.runtime.execute(alice, create2, { title: "t", tags: ["a"] }, {
-      confirmationToken: (t1.confirmation as { token: string }).token,
-      idempotencyKey: "k",
-    });
+    const first = await fx.runtime.execute(
+      alice,
+      create2,
+      { title: "t", tags: ["a"] },
+      {
+        confirmationToken: (t1.confirmation as { token: string }).token,
+        idempotencyKey: "k",
+      },
+    );
     await expect(fx.runtime.execute(alice, create2, { tags: ["a"], title: "t" }, { idempotencyKey: "k" })).resolves.toEqual(first);
   });
 
@@ -69,9 +74,7 @@ describe("idempotency keys", () => {
   });
 
   it("runs once when many calls with one key race", async () => {
-    const results = await Promise.allSettled(
-      Array.from({ length: 30 }, () => fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "race" })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "race" })));
     expect(fx.handlers.executed).toHaveLength(1);
     const codes = results.map((r) => (r.status === "fulfilled" ? "ok" : (r.reason as { code: string }).code));
     expect(codes.every((code) => code === "ok" || code === "OPERATION_IN_PROGRESS")).toBe(true);
@@ -105,8 +108,6 @@ describe("idempotency keys", () => {
 
   it("refuses an empty or oversized key", async () => {
     expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "" }))).code).toBe("INPUT_INVALID");
-    expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "k".repeat(257) }))).code).toBe(
-      "INPUT_INVALID",
-    );
+    expect((await rejection(fx.runtime.execute(alice, search, { query: "x" }, { idempotencyKey: "k".repeat(257) }))).code).toBe("INPUT_INVALID");
   });
 });

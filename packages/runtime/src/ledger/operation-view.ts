@@ -7,10 +7,7 @@ import type { Store } from "../store/store.js";
  * PERMISSION_DENIED as for an id that does not exist, so ids leak nothing.
  */
 export async function readOperation(store: Store, principal: Principal, operationId: string): Promise<OperationView> {
-  const record =
-    typeof operationId === "string" && operationId.length <= ID_MAX_LENGTH
-      ? await store.getOperation(principal.tenantId, operationId)
-      : undefined;
+  const record = typeof operationId === "string" && operationId.length <= ID_MAX_LENGTH ? await store.getOperation(principal.tenantId, operationId) : undefined;
   if (record === undefined || record.callerPluginId !== principal.callerPluginId || record.actorUserId !== principal.actor.userId) {
     throw new ToolpactError(
       "PERMISSION_DENIED",

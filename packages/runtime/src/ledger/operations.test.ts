@@ -48,7 +48,9 @@ describe("provider failures", () => {
 
   it("settles a timed-out write as unknown (OUTCOME_UNKNOWN) and aborts the provider's signal", async () => {
     const input = { title: "x" };
-    const error = await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "slow-write" }, input, await confirmed({ providerId: NOTES, tool: "slow-write" }, input)));
+    const error = await rejection(
+      fx.runtime.execute(alice, { providerId: NOTES, tool: "slow-write" }, input, await confirmed({ providerId: NOTES, tool: "slow-write" }, input)),
+    );
     expect(error.code).toBe("OUTCOME_UNKNOWN");
     const operationId = error.data.operationId as string;
     expect(operationId).toEqual(expect.any(String));
@@ -110,9 +112,11 @@ describe("provider failures", () => {
   it("answers OUTCOME_UNKNOWN, never failed, when the commit fails after the effect ran", async () => {
     const input = { title: "x" };
     const options = await confirmed({ providerId: NOTES, tool: "slow-write" }, input);
-    const pending = rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "slow-write" }, input, options).catch((error) => {
-      throw error;
-    }));
+    const pending = rejection(
+      fx.runtime.execute(alice, { providerId: NOTES, tool: "slow-write" }, input, options).catch((error) => {
+        throw error;
+      }),
+    );
     // Wait until the provider runs (the operation exists), then take the database away before it answers.
     while (fx.handlers.executed.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
     await fx.store.close();

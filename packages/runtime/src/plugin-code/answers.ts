@@ -106,9 +106,7 @@ export function gateDecisionOf(answer: unknown): GateDecision | undefined {
 }
 
 /** A guard's answer, read once; a replacement already copied. */
-export type GuardAnswer =
-  | { readonly kind: "pass" | "withhold" | "not-json" | "invalid" }
-  | { readonly kind: "replace"; readonly output: unknown };
+export type GuardAnswer = { readonly kind: "pass" | "withhold" | "not-json" | "invalid" } | { readonly kind: "replace"; readonly output: unknown };
 
 /** A guard's answer as one of its decisions (a replacement copied), or invalid. */
 export function guardAnswerOf(answer: unknown): GuardAnswer {

@@ -9,8 +9,7 @@ import { pluginContext } from "./plugin-context.js";
 /** What a timed-out invocation rejects with (never a value plugin code can throw). */
 export const TIMED_OUT: unique symbol = Symbol("timed out");
 
-const TIMEOUT_REASON = (ms: number) =>
-  Object.assign(new Error(`the tool did not finish within its timeout of ${ms} ms`), { name: "TimeoutError" });
+const TIMEOUT_REASON = (ms: number) => Object.assign(new Error(`the tool did not finish within its timeout of ${ms} ms`), { name: "TimeoutError" });
 
 /** How one piece of plugin code runs: for whom (when its plugin may call tools), how long, and what it aborts. */
 export interface Invocation {
@@ -140,9 +139,5 @@ function ownerOf(principal: Principal, canCall: boolean): ScopeOwner | undefined
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {
-  return (
-    (typeof value === "object" || typeof value === "function") &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function";
 }

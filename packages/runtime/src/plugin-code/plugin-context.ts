@@ -19,7 +19,10 @@ export interface ContextAbout {
  * The one place plugin code's frozen context is made: a provider's (authorize, preview, execute) and a
  * gate's, hook's or guard's. `signal` is made only when read (most code never does).
  */
-export function pluginContext(about: ContextAbout & { readonly effect: Effect; readonly phase: "execute"; readonly operationId: string }, abort: CallAbort): ToolExecuteContext;
+export function pluginContext(
+  about: ContextAbout & { readonly effect: Effect; readonly phase: "execute"; readonly operationId: string },
+  abort: CallAbort,
+): ToolExecuteContext;
 export function pluginContext(about: ContextAbout & { readonly effect: Effect }, abort: CallAbort): ToolCallContext;
 export function pluginContext(about: ContextAbout, abort: CallAbort): SeamContext;
 export function pluginContext(about: ContextAbout, abort: CallAbort): SeamContext | ToolCallContext {

@@ -43,7 +43,10 @@ const caller = { id: "com.example.chat-ui", version: "1.0.0", permissions: ["too
 
 describe("loadPluginFolders", () => {
   it("registers every folder, then activates the ones with a module; a caller needs only plugin.json", async () => {
-    const echo = folder("echo", { "plugin.json": provider, "index.js": 'export function activate(sdk) { sdk.tools.provide("echo", { execute: (input) => input }); }\n' });
+    const echo = folder("echo", {
+      "plugin.json": provider,
+      "index.js": 'export function activate(sdk) { sdk.tools.provide("echo", { execute: (input) => input }); }\n',
+    });
     const chat = folder("chat-ui", { "plugin.json": caller });
     const manifests = await loadPluginFolders(runtime, [echo, chat]);
     expect(manifests.map((manifest) => manifest.id)).toEqual(["com.example.echo", "com.example.chat-ui"]);
@@ -94,10 +97,15 @@ describe("runActivate", () => {
     await expect(runActivate(provider.id, thrown, sdk, 1_000)).rejects.toThrow('plugin "com.example.echo": activate(sdk) failed: no database');
     await expect(runActivate(provider.id, () => Promise.reject(new Error("late")), sdk, 1_000)).rejects.toThrow("activate(sdk) failed: late");
     let provided = false;
-    await runActivate(provider.id, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      provided = true;
-    }, sdk, 1_000);
+    await runActivate(
+      provider.id,
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        provided = true;
+      },
+      sdk,
+      1_000,
+    );
     expect(provided).toBe(true);
   });
 });

@@ -118,7 +118,8 @@ export async function loadPluginFolders(runtime: PluginHost, dirs: readonly stri
       continue;
     }
     const earlier = seen.get(folder.manifest.id);
-    if (earlier !== undefined) problems.push(`${folder.manifestFile}: plugin id "${folder.manifest.id}" is already loaded from ${earlier}: list each plugin once`);
+    if (earlier !== undefined)
+      problems.push(`${folder.manifestFile}: plugin id "${folder.manifest.id}" is already loaded from ${earlier}: list each plugin once`);
     seen.set(folder.manifest.id, dir);
     folders.push(folder);
   }

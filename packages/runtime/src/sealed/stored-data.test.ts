@@ -40,9 +40,16 @@ describe("stored data", () => {
     await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "search-records" }, { query: canary, extra: canary }));
     await rejection(fx.runtime.execute(alice, create, { title: canary }, { confirmationToken: "x" }));
     await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "bad-output" }, { title: canary }));
-    await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "slow-write" }, { title: canary }, {
-      confirmationToken: await confirm({ providerId: NOTES, tool: "slow-write" } as typeof summary, { title: canary }),
-    }));
+    await rejection(
+      fx.runtime.execute(
+        alice,
+        { providerId: NOTES, tool: "slow-write" },
+        { title: canary },
+        {
+          confirmationToken: await confirm({ providerId: NOTES, tool: "slow-write" } as typeof summary, { title: canary }),
+        },
+      ),
+    );
 
     // The canary did reach the store, sealed: the recorded result opens with the storage key.
     const record = await fx.store.findIdempotency(
@@ -56,10 +63,7 @@ describe("stored data", () => {
       fx.now(),
     );
     expect(record?.sealedResult).toBeDefined();
-    const opened = new PayloadCipher(fx.storageKey).open(
-      record!.sealedResult!,
-      `toolpact:idempotency-result:${TENANT}:${record!.operationId}`,
-    );
+    const opened = new PayloadCipher(fx.storageKey).open(record!.sealedResult!, `toolpact:idempotency-result:${TENANT}:${record!.operationId}`);
     expect(opened).toContain(canary);
 
     const bytes = databaseBytes();

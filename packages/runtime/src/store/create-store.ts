@@ -22,9 +22,7 @@ export async function createStore(database: string, options: CreateStoreOptions 
   if (isPostgresUrl(database)) return createPostgresStore({ ...options.postgres, url: database });
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(database)?.[1];
   if (scheme !== undefined && scheme.toLowerCase() !== "file") {
-    throw new TypeError(
-      `database "${scheme}://..." is not supported: use a postgres:// or postgresql:// URL, or a SQLite file path`,
-    );
+    throw new TypeError(`database "${scheme}://..." is not supported: use a postgres:// or postgresql:// URL, or a SQLite file path`);
   }
   return createSqliteStore({ ...options.sqlite, path: database });
 }

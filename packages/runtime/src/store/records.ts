@@ -249,7 +249,7 @@ export interface ConfirmationRecord {
 /** What `createConfirmation` did: created, or refused because the (tenant, caller, actor) has too many pending. */
 export type ConfirmationCreateResult =
   | { readonly status: "created" }
-  | { readonly status: "rate-limited"; /** When the oldest pending one expires. */ readonly retryAt: number };
+  | { readonly status: "rate-limited" /** When the oldest pending one expires. */; readonly retryAt: number };
 
 /**
  * What a platform preview looks for before it opens a request: one for the same tenant, caller, actor,

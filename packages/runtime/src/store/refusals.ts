@@ -33,11 +33,9 @@ export function unsettled(operationId: string, state: string | undefined): "leas
     throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${operationId} does not exist in this tenant`, { operationId });
   }
   if (state !== "running") {
-    throw new ToolpactError(
-      "OUTCOME_UNKNOWN",
-      `operation ${operationId} is already ${state}: an operation goes running -> succeeded | failed | unknown once`,
-      { operationId },
-    );
+    throw new ToolpactError("OUTCOME_UNKNOWN", `operation ${operationId} is already ${state}: an operation goes running -> succeeded | failed | unknown once`, {
+      operationId,
+    });
   }
   return "lease-lost";
 }

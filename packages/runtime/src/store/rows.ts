@@ -86,15 +86,7 @@ export function activityValues(event: ActivityRecord): unknown[] {
 
 /** A settle's values for its lease-guarded update: state, error code, settled at, operation, tenant, lease owner, lease epoch. */
 export function settleValues(settle: OperationSettle): unknown[] {
-  return [
-    settle.state,
-    settle.errorCode ?? null,
-    settle.settledAt,
-    settle.operationId,
-    settle.tenantId,
-    settle.leaseOwner,
-    settle.leaseEpoch,
-  ];
+  return [settle.state, settle.errorCode ?? null, settle.settledAt, settle.operationId, settle.tenantId, settle.leaseOwner, settle.leaseEpoch];
 }
 
 /** A new confirmation request's values: its columns from tenant_id to expires_at except status, then the sealed preview. */

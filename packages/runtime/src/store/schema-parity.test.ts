@@ -143,8 +143,25 @@ describe.skipIf(gate.skip !== undefined)("the PostgreSQL schema against the SQLi
   });
 
   it("reports a column missing on one side, and a nullability or type that differs (the comparison can fail)", () => {
-    const one: Schema = new Map([["t", new Map([["a", { nullable: false, type: "text" }], ["b", { nullable: true, type: "integer" }]])]]);
-    const other: Schema = new Map([["t", new Map([["a", { nullable: true, type: "text" }], ["c", { nullable: true, type: "integer" }]])], ["u", new Map()]]);
+    const one: Schema = new Map([
+      [
+        "t",
+        new Map([
+          ["a", { nullable: false, type: "text" }],
+          ["b", { nullable: true, type: "integer" }],
+        ]),
+      ],
+    ]);
+    const other: Schema = new Map([
+      [
+        "t",
+        new Map([
+          ["a", { nullable: true, type: "text" }],
+          ["c", { nullable: true, type: "integer" }],
+        ]),
+      ],
+      ["u", new Map()],
+    ]);
     expect(differences(one, other)).toEqual([
       "t.a: SQLite text NOT NULL, PostgreSQL text NULL",
       "t.b: only in SQLite",

@@ -29,7 +29,5 @@ export async function pinRefusal(fx: RuntimeFixture, call: Promise<unknown>): Pr
 /** ISO times as `<time>` (the masker knows Unix ms only). */
 function withoutTimes(value: unknown): unknown {
   if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, typeof item === "string" && ISO_TIME.test(item) ? "<time>" : item]),
-  );
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, typeof item === "string" && ISO_TIME.test(item) ? "<time>" : item]));
 }

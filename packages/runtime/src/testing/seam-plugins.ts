@@ -5,10 +5,7 @@ import type { PluginSdk } from "../plugin-sdk.js";
 import { TENANT, type RuntimeFixture } from "./fixtures.js";
 
 /** A plugin declaring the given seams, with the permissions they need. */
-export function seamPlugin(
-  id: string,
-  seams: { gates?: GateDeclaration[]; hooks?: HookDeclaration[]; guards?: GuardDeclaration[] },
-): Manifest {
+export function seamPlugin(id: string, seams: { gates?: GateDeclaration[]; hooks?: HookDeclaration[]; guards?: GuardDeclaration[] }): Manifest {
   const permissions: Manifest["permissions"][number][] = [];
   if (seams.gates !== undefined) permissions.push("tools:gate");
   if (seams.hooks !== undefined) permissions.push("tools:observe");

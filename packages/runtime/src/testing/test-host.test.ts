@@ -120,7 +120,9 @@ describe("createTestHost", () => {
     const transport = host.transport({ caller: "com.example.limited" });
     expect((await transport.execute({ providerId: NOTES, tool: "search-records" }, { query: "x" })).result).toEqual({ hits: [] });
     expect((await rejection(transport.preview(CREATE, { title: "a" }))).code).toBe("PERMISSION_DENIED");
-    expect(() => host!.transport({ caller: "com.example.limted" })).toThrow('caller "com.example.limted" is not loaded in this test host; did you mean "com.example.limited"?');
+    expect(() => host!.transport({ caller: "com.example.limted" })).toThrow(
+      'caller "com.example.limted" is not loaded in this test host; did you mean "com.example.limited"?',
+    );
   });
 
   it("loads a plugin folder the way the host does (plugin.json and the module its package.json names)", async () => {
@@ -129,7 +131,12 @@ describe("createTestHost", () => {
     mkdirSync(path.join(plugin, "dist"), { recursive: true });
     writeFileSync(
       path.join(plugin, "plugin.json"),
-      JSON.stringify({ id: "com.example.echo", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }] }),
+      JSON.stringify({
+        id: "com.example.echo",
+        version: "1.0.0",
+        permissions: ["tools:provide"],
+        tools: [{ name: "echo", effect: "read", inputSchema: { type: "object" } }],
+      }),
     );
     writeFileSync(path.join(plugin, "package.json"), JSON.stringify({ type: "module", main: "dist/main.js" }));
     writeFileSync(

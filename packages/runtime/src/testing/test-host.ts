@@ -42,9 +42,7 @@ export const TEST_ACTOR_ISSUER = "toolpact-test-host";
  * JSON) with its `activate`, or a folder loaded the way `toolpact serve` loads it (plugin.json and the
  * module its package.json names). A caller that only calls needs no `activate`.
  */
-export type TestPlugin =
-  | { readonly manifest: string | object; readonly activate?: ActivatePlugin }
-  | { readonly dir: string };
+export type TestPlugin = { readonly manifest: string | object; readonly activate?: ActivatePlugin } | { readonly dir: string };
 
 /** The actor a test host's calls act for. */
 export interface TestActor {
@@ -135,7 +133,11 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
   checkUnique(plugins);
   const tenantId = TEST_TENANT_ID;
   const actorSecret = new Uint8Array(randomBytes(32));
-  const defaultActor = { userId: options.actor?.userId ?? "test-user", verificationLevel: options.actor?.verificationLevel ?? 3, roles: options.actor?.roles ?? [] };
+  const defaultActor = {
+    userId: options.actor?.userId ?? "test-user",
+    verificationLevel: options.actor?.verificationLevel ?? 3,
+    roles: options.actor?.roles ?? [],
+  };
 
   const store = await createSqliteStore({ path: ":memory:" });
   const runtime = await createRuntime({
@@ -193,8 +195,7 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
       .sign(actorSecret);
 
   const keys = new Map<string, Promise<string>>();
-  const pluginKey = async (pluginId: string = TEST_CALLER_ID): Promise<string> =>
-    (await runtime.admin.issuePluginKey(tenantId, pluginId)).key;
+  const pluginKey = async (pluginId: string = TEST_CALLER_ID): Promise<string> => (await runtime.admin.issuePluginKey(tenantId, pluginId)).key;
   const keyOf = (pluginId: string): Promise<string> => {
     let key = keys.get(pluginId);
     if (key === undefined) {
@@ -210,8 +211,10 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
     if (caller !== TEST_CALLER_ID && !plugins.some((plugin) => plugin.manifest.id === caller)) {
       throw new ToolpactError(
         "PROVIDER_NOT_FOUND",
-        `caller "${caller}" is not loaded in this test host${pluginIdHint(caller, plugins.map((plugin) => plugin.manifest.id))}: ` +
-          `add it to createTestHost({ plugins }), or leave "caller" out to call as ${TEST_CALLER_ID}`,
+        `caller "${caller}" is not loaded in this test host${pluginIdHint(
+          caller,
+          plugins.map((plugin) => plugin.manifest.id),
+        )}: ` + `add it to createTestHost({ plugins }), or leave "caller" out to call as ${TEST_CALLER_ID}`,
       );
     }
     let token: Promise<string> | undefined;
@@ -302,7 +305,11 @@ async function readTestPlugin(plugin: TestPlugin, index: number): Promise<ReadyP
     typeof plugin.manifest === "string"
       ? await loadManifest(path.resolve(plugin.manifest))
       : parseManifest(JSON.stringify(plugin.manifest), `plugins[${index}].manifest`);
-  if (!result.ok) throw manifestInvalid(`plugins[${index}]`, result.diagnostics.map((diagnostic) => formatDiagnostic(diagnostic)));
+  if (!result.ok)
+    throw manifestInvalid(
+      `plugins[${index}]`,
+      result.diagnostics.map((diagnostic) => formatDiagnostic(diagnostic)),
+    );
   if (plugin.activate !== undefined && typeof plugin.activate !== "function") {
     throw new ToolpactError("MANIFEST_INVALID", `plugins[${index}].activate is not a function: pass the activate(sdk) your plugin's module exports`);
   }

@@ -42,7 +42,7 @@ export function readJwsHeader(token: unknown): JwsHeader {
   if (typeof token !== "string") throw new JwsError("malformed");
   const first = token.indexOf(".");
   const last = token.lastIndexOf(".");
-  if (first <= 0 || first === last || token.indexOf(".", first + 1) !== last ) throw new JwsError("malformed");
+  if (first <= 0 || first === last || token.indexOf(".", first + 1) !== last) throw new JwsError("malformed");
   const segments = [token.slice(0, first), token.slice(first + 1, last), token.slice(last + 1)];
   // A lone last character encodes no whole byte: not base64url at all.
   if (segments.some((segment) => !BASE64URL.test(segment) || segment.length % 4 === 1)) throw new JwsError("malformed");

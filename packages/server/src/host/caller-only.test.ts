@@ -35,7 +35,10 @@ function writeFolder(name: string, files: Record<string, unknown>): string {
   return folder;
 }
 
-async function admin(procedure: string, input: unknown): Promise<{ status: number; body: { result?: { data?: unknown }; error?: { message: string; data: Record<string, unknown> } } }> {
+async function admin(
+  procedure: string,
+  input: unknown,
+): Promise<{ status: number; body: { result?: { data?: unknown }; error?: { message: string; data: Record<string, unknown> } } }> {
   const response = await fetch(`${host.url}/trpc/admin.${procedure}`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${adminKey}` },
@@ -70,7 +73,7 @@ beforeAll(async () => {
     },
     "package.json": { type: "module", main: "./main.js" },
     "main.js":
-      'export function activate(sdk) {\n' +
+      "export function activate(sdk) {\n" +
       '  sdk.tools.provide("echo", { execute: (input, ctx) => ({ text: input.text, caller: ctx.callerPluginId }) });\n' +
       '  sdk.tools.provide("shout", { execute: () => ({ text: "HI" }) });\n' +
       "}\n",
@@ -147,7 +150,12 @@ describe("a caller whose folder holds only plugin.json", () => {
 describe("a folder that declares tools still needs its module", () => {
   it("is refused at start-up, naming what it declares", async () => {
     const bare = writeFolder("bare-provider", {
-      "plugin.json": { id: "com.example.bare", version: "1.0.0", permissions: ["tools:provide"], tools: [{ name: "x", effect: "read", inputSchema: { type: "object" } }] },
+      "plugin.json": {
+        id: "com.example.bare",
+        version: "1.0.0",
+        permissions: ["tools:provide"],
+        tools: [{ name: "x", effect: "read", inputSchema: { type: "object" } }],
+      },
     });
     writeFileSync(path.join(dir, "toolpact.config.json"), JSON.stringify({ plugins: [bare], actorIssuer: ISSUER, port: 0 }));
     const config = await loadHostConfig({ cwd: dir, env: {} });

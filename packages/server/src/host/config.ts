@@ -24,7 +24,11 @@ export const DEFAULT_DATABASE = "./.toolpact/toolpact.db";
 const secretsSchema = z.strictObject({
   adminKey: z.string().min(1).optional().describe("The admin credential (Authorization: Bearer <admin key>); TOOLPACT_ADMIN_KEY takes precedence."),
   actorSecret: z.string().min(1).optional().describe("Base64 HS256 secret of actor tokens; TOOLPACT_ACTOR_SECRET takes precedence."),
-  signingKeys: z.string().min(1).optional().describe('Confirmation signing keys, "kid1:base64,kid2:base64" (the first signs); TOOLPACT_SIGNING_KEYS takes precedence.'),
+  signingKeys: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Confirmation signing keys, "kid1:base64,kid2:base64" (the first signs); TOOLPACT_SIGNING_KEYS takes precedence.'),
   storageKey: z.string().min(1).optional().describe("Base64 key that seals stored inputs and results; TOOLPACT_STORAGE_KEY takes precedence."),
 });
 
@@ -38,16 +42,53 @@ const databaseOptionsSchema = z.strictObject({
     .optional()
     .describe("Keep every table in this PostgreSQL schema (created if missing); default: the server's search_path."),
   poolSize: z.number().int().min(1).max(1000).optional().describe(`Connections each instance keeps at most (default ${POSTGRES_POOL_DEFAULTS.poolSize}).`),
-  connectionTimeoutMs: z.number().int().min(100).max(60_000).optional().describe(`Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default ${POSTGRES_POOL_DEFAULTS.connectionTimeoutMs}).`),
-  statementTimeoutMs: z.number().int().min(100).max(3_600_000).optional().describe(`How long one statement may run, ms (default ${POSTGRES_POOL_DEFAULTS.statementTimeoutMs}).`),
+  connectionTimeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .optional()
+    .describe(`Opening or waiting for a connection before STORE_UNAVAILABLE, ms (default ${POSTGRES_POOL_DEFAULTS.connectionTimeoutMs}).`),
+  statementTimeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .optional()
+    .describe(`How long one statement may run, ms (default ${POSTGRES_POOL_DEFAULTS.statementTimeoutMs}).`),
 });
 
 const retentionSchema = z.strictObject({
-  activityDays: z.number().positive().max(36_500).optional().describe(`Activity events older than this are deleted (default ${RETENTION_DEFAULTS.activityDays}).`),
-  confirmationHours: z.number().min(0).max(87_600).optional().describe(`Confirmation requests and runs are deleted this long after they expired (default ${RETENTION_DEFAULTS.confirmationHours}).`),
-  outboxDays: z.number().positive().max(36_500).optional().describe(`Outbox rows not acknowledged after this are deleted (default ${RETENTION_DEFAULTS.outboxDays}).`),
-  operationDays: z.number().positive().max(36_500).optional().describe(`Settled operations are deleted this long after they began (default ${RETENTION_DEFAULTS.operationDays}).`),
-  idempotencyHours: z.number().positive().max(87_600).optional().describe(`How long an idempotency key is remembered (default ${RETENTION_DEFAULTS.idempotencyHours}).`),
+  activityDays: z
+    .number()
+    .positive()
+    .max(36_500)
+    .optional()
+    .describe(`Activity events older than this are deleted (default ${RETENTION_DEFAULTS.activityDays}).`),
+  confirmationHours: z
+    .number()
+    .min(0)
+    .max(87_600)
+    .optional()
+    .describe(`Confirmation requests and runs are deleted this long after they expired (default ${RETENTION_DEFAULTS.confirmationHours}).`),
+  outboxDays: z
+    .number()
+    .positive()
+    .max(36_500)
+    .optional()
+    .describe(`Outbox rows not acknowledged after this are deleted (default ${RETENTION_DEFAULTS.outboxDays}).`),
+  operationDays: z
+    .number()
+    .positive()
+    .max(36_500)
+    .optional()
+    .describe(`Settled operations are deleted this long after they began (default ${RETENTION_DEFAULTS.operationDays}).`),
+  idempotencyHours: z
+    .number()
+    .positive()
+    .max(87_600)
+    .optional()
+    .describe(`How long an idempotency key is remembered (default ${RETENTION_DEFAULTS.idempotencyHours}).`),
   pruneIntervalMs: z
     .number()
     .int()
@@ -65,11 +106,18 @@ export const configSchema = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe("Plugin folders, relative to this file: each holds a plugin.json and, unless it only calls tools, a module exporting activate(sdk)."),
-  database: z.string().min(1).optional().describe("A SQLite file path (relative to this file) or a postgres:// URL; default ./.toolpact/toolpact.db. TOOLPACT_DATABASE_URL takes precedence."),
+  database: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("A SQLite file path (relative to this file) or a postgres:// URL; default ./.toolpact/toolpact.db. TOOLPACT_DATABASE_URL takes precedence."),
   databaseOptions: databaseOptionsSchema.default({}).describe("PostgreSQL settings; only when database is a postgres:// URL."),
   host: z.string().min(1).optional().describe("The address to listen on (default 127.0.0.1)."),
   port: z.number().int().min(0).max(65_535).optional().describe("The port to listen on (default 4400; 0 picks a free one)."),
-  publicUrl: z.url({ protocol: /^https?$/ }).optional().describe("The address people's browsers reach this server at: confirmation links use it."),
+  publicUrl: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("The address people's browsers reach this server at: confirmation links use it."),
   actorIssuer: z.string().min(1).optional().describe('The "iss" claim of your identity service\'s actor tokens.'),
   actorJwksUrl: z
     .url({ protocol: /^https?$/ })
@@ -81,8 +129,20 @@ export const configSchema = z.strictObject({
     .describe("Allow plain http to a non-loopback host (actorJwksUrl): keys fetched that way can be swapped on the path. Default false."),
   limits: z
     .strictObject({
-      maxBodyBytes: z.number().int().min(SMALLEST_BODY_LIMIT).max(64 * 1024 * 1024).optional().describe("Largest request body (default 1 MiB)."),
-      maxInputBytes: z.number().int().min(1).max(64 * 1024 * 1024).optional().describe("Largest tool input, as JSON bytes."),
+      maxBodyBytes: z
+        .number()
+        .int()
+        .min(SMALLEST_BODY_LIMIT)
+        .max(64 * 1024 * 1024)
+        .optional()
+        .describe("Largest request body (default 1 MiB)."),
+      maxInputBytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(64 * 1024 * 1024)
+        .optional()
+        .describe("Largest tool input, as JSON bytes."),
       maxInputDepth: z.number().int().min(1).max(1000).optional().describe("Deepest nesting of a tool input."),
       confirmationTtlSeconds: z
         .number()
@@ -111,7 +171,9 @@ export const configSchema = z.strictObject({
         .min(1)
         .max(1_000_000)
         .optional()
-        .describe(`Long polls (confirmations.wait, MCP streams) one caller may hold open at once; more is RATE_LIMITED (default ${DEFAULT_MAX_LONG_POLLS_PER_CALLER}).`),
+        .describe(
+          `Long polls (confirmations.wait, MCP streams) one caller may hold open at once; more is RATE_LIMITED (default ${DEFAULT_MAX_LONG_POLLS_PER_CALLER}).`,
+        ),
       sessionTtlSeconds: z.number().int().min(60).max(3600).optional().describe("How long a confirmation-page session lasts (default 600)."),
       actorTokenMaxLifetimeSeconds: z
         .number()
@@ -125,7 +187,13 @@ export const configSchema = z.strictObject({
       rateLimits: z
         .strictObject({
           previewsPerMinute: z.number().int().min(1).max(1_000_000).optional().describe("Previews per caller and actor per minute."),
-          pendingConfirmations: z.number().int().min(1).max(100_000).optional().describe("Platform confirmation requests pending at once per caller and actor."),
+          pendingConfirmations: z
+            .number()
+            .int()
+            .min(1)
+            .max(100_000)
+            .optional()
+            .describe("Platform confirmation requests pending at once per caller and actor."),
         })
         .optional(),
     })
@@ -260,7 +328,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
   if (!isPostgresUrl(database) && postgresOnly.length > 0) {
     throw new HostError(
       `${shown}: "databaseOptions" holds PostgreSQL settings, but the database is a SQLite file: ` +
-        "remove them, or set \"database\" (or TOOLPACT_DATABASE_URL) to a postgres:// URL",
+        'remove them, or set "database" (or TOOLPACT_DATABASE_URL) to a postgres:// URL',
       postgresOnly.map((key) => `${shown}: databaseOptions.${key}: applies to PostgreSQL only`),
     );
   }

@@ -56,10 +56,8 @@ export async function openStore(
       postgres: { ...config.databaseOptions, ...withoutUndefined({ instanceId: extra.instanceId, logger: extra.logger }) },
     });
   } catch (error) {
-    throw new HostError(
-      `the database (${describeDatabase(config.database, config.databaseOptions)}) could not be opened: ${(error as Error).message}`,
-      [],
-      { cause: error },
-    );
+    throw new HostError(`the database (${describeDatabase(config.database, config.databaseOptions)}) could not be opened: ${(error as Error).message}`, [], {
+      cause: error,
+    });
   }
 }

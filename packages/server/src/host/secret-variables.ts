@@ -31,8 +31,7 @@ export function readSecretVariable(env: NodeJS.ProcessEnv, name: SecretEnvVar): 
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     throw new HostError(
-      `${name}_FILE names ${file}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}: ` +
-        "point it at a readable file holding the secret",
+      `${name}_FILE names ${file}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}: ` + "point it at a readable file holding the secret",
       [],
       { cause: error },
     );

@@ -56,7 +56,9 @@ export function readSecrets(config: HostConfig, options: { readonly env?: NodeJS
   const storageText = pick("TOOLPACT_STORAGE_KEY", config.secrets.storageKey, random);
   if (storageText === undefined) throw missing("TOOLPACT_STORAGE_KEY", "storageKey", "the storage key");
   const usesJwks = config.actorJwksUrl !== undefined;
-  const actorText = usesJwks ? fromEnv.TOOLPACT_ACTOR_SECRET ?? config.secrets.actorSecret : pick("TOOLPACT_ACTOR_SECRET", config.secrets.actorSecret, random);
+  const actorText = usesJwks
+    ? (fromEnv.TOOLPACT_ACTOR_SECRET ?? config.secrets.actorSecret)
+    : pick("TOOLPACT_ACTOR_SECRET", config.secrets.actorSecret, random);
   if (actorText === undefined && !usesJwks) {
     throw missing("TOOLPACT_ACTOR_SECRET", "actorSecret", "the actor token secret (HS256)");
   }

@@ -86,7 +86,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     logger.warn({
       event: "public_url_not_set",
       assumed: publicUrl ?? null,
-      effect: "confirmation links (platform mode) use this address: set \"publicUrl\" to the address people's browsers reach this server at",
+      effect: 'confirmation links (platform mode) use this address: set "publicUrl" to the address people\'s browsers reach this server at',
     });
   }
   const store = await openStore(config, { instanceId, logger });
@@ -156,7 +156,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       const code = (error as { code?: unknown }).code;
       throw new HostError(
         `could not listen on ${config.host}:${config.port}${typeof code === "string" ? ` (${code})` : ""}: ` +
-          "choose another port with --port or \"port\" in the config",
+          'choose another port with --port or "port" in the config',
         [],
         { cause: error },
       );

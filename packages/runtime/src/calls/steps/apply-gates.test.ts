@@ -26,10 +26,7 @@ const events = (kind?: ActivityEvent["kind"]) => tenantEvents(fx, kind);
 
 describe("registration is capability-bound", () => {
   it("refuses an undeclared gate, hook or guard, a second function, and a non-function", async () => {
-    const sdk = await addPlugin(
-      seamPlugin(GATES, { gates: [gate("hours")], hooks: [{ name: "notify", point: "afterTool", appliesTo: ["*"] }] }),
-      false,
-    );
+    const sdk = await addPlugin(seamPlugin(GATES, { gates: [gate("hours")], hooks: [{ name: "notify", point: "afterTool", appliesTo: ["*"] }] }), false);
     expect(() => sdk.gates.provide("other", () => ({ decision: "allow" }))).toThrow(
       expect.objectContaining({ code: "CAPABILITY_UNDECLARED", message: expect.stringContaining('declares "hours"') }),
     );
@@ -53,9 +50,7 @@ describe("registration is capability-bound", () => {
 
   it("activates only declared names, listing every undeclared one", async () => {
     await addPlugin(seamPlugin(GATES, { gates: [gate("hours")] }), false);
-    const error = await rejection(
-      fx.runtime.admin.setActivation(TENANT, GATES, { gates: ["hours", "nope"], hooks: ["ghost"], guards: ["phantom"] }),
-    );
+    const error = await rejection(fx.runtime.admin.setActivation(TENANT, GATES, { gates: ["hours", "nope"], hooks: ["ghost"], guards: ["phantom"] }));
     expect(error.code).toBe("CAPABILITY_UNDECLARED");
     expect(error.message).toContain('gate "nope"');
     expect(error.message).toContain('hook "ghost"');
@@ -109,9 +104,7 @@ describe("gates", () => {
     // guarded-read is in the narrowing but not in the declared appliesTo: narrowing never widens
     await expect(fx.runtime.execute(alice, { providerId: NOTES, tool: "guarded-read" }, { title: "x" })).resolves.toBeDefined();
     const verified = await fx.principal(undefined, { lvl: 3 });
-    expect((await rejection(fx.runtime.execute(verified, { providerId: NOTES, tool: "verified-read" }, { title: "x" }))).code).toBe(
-      "GATE_BLOCKED",
-    );
+    expect((await rejection(fx.runtime.execute(verified, { providerId: NOTES, tool: "verified-read" }, { title: "x" }))).code).toBe("GATE_BLOCKED");
     expect(calls).toBe(2);
 
     await fx.runtime.admin.setPolicy(TENANT, ALLOW_ALL);
@@ -137,16 +130,12 @@ describe("gates", () => {
     expect((await rejection(fx.runtime.preview(alice, search, { query: "x" }))).code).toBe("PERMISSION_DENIED");
     // nor does a provider's authorize refusal reach them
     fx.handlers.authorizeAnswer = false;
-    expect((await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "guarded-read" }, { title: "x" }))).code).toBe(
-      "PERMISSION_DENIED",
-    );
+    expect((await rejection(fx.runtime.execute(alice, { providerId: NOTES, tool: "guarded-read" }, { title: "x" }))).code).toBe("PERMISSION_DENIED");
     expect(calls).toBe(0);
   });
 
   it("blocks when a gate throws, hangs past its timeout, answers nonsense, or has no function", async () => {
-    const sdk = await addPlugin(
-      seamPlugin(GATES, { gates: [gate("throws", [`${NOTES}:search-records`]), gate("hangs", [`${NOTES}:guarded-read`], 50)] }),
-    );
+    const sdk = await addPlugin(seamPlugin(GATES, { gates: [gate("throws", [`${NOTES}:search-records`]), gate("hangs", [`${NOTES}:guarded-read`], 50)] }));
     class GateDatabaseError extends Error {}
     sdk.gates.provide("throws", () => {
       throw new GateDatabaseError("secret internals");
@@ -189,7 +178,11 @@ describe("gates", () => {
     };
     const first = await addPlugin(seamPlugin(GATES, { gates: [gate("first"), gate("second")] }));
     const second = await addPlugin(seamPlugin(MORE_GATES, { gates: [gate("third")] }));
-    for (const [sdk, name] of [[first, "first"], [first, "second"], [second, "third"]] as const) {
+    for (const [sdk, name] of [
+      [first, "first"],
+      [first, "second"],
+      [second, "third"],
+    ] as const) {
       sdk.gates.provide(name, () => {
         order.push(name);
         return answers[name]!;
@@ -234,7 +227,10 @@ describe("gates", () => {
   });
 
   it("gives a gate the caller methods of its plugin for the call's actor", async () => {
-    const manifest = { ...seamPlugin(GATES, { gates: [gate("peek", [`${NOTES}:create-record`])] }), permissions: ["tools:gate", "tools:call"] as Manifest["permissions"] };
+    const manifest = {
+      ...seamPlugin(GATES, { gates: [gate("peek", [`${NOTES}:create-record`])] }),
+      permissions: ["tools:gate", "tools:call"] as Manifest["permissions"],
+    };
     const sdk = await addPlugin(manifest);
     let hits: unknown;
     sdk.gates.provide("peek", async (_call, ctx: SeamContext) => {

@@ -40,11 +40,9 @@ function checkCallerPlugin<T>(call: CallAt<Reads>, next: Next<CallAt<Reads>, T>)
     );
   }
   if (!caller.usesAllows(tool)) {
-    throw new ToolpactError(
-      "PERMISSION_DENIED",
-      `plugin "${caller.id}" may not call ${tool.fullName}: its manifest's "uses" does not include it`,
-      { tool: tool.fullName },
-    );
+    throw new ToolpactError("PERMISSION_DENIED", `plugin "${caller.id}" may not call ${tool.fullName}: its manifest's "uses" does not include it`, {
+      tool: tool.fullName,
+    });
   }
   if (call.runId === undefined) return next(call);
   return checkRun(call.parts.context, { principal, tool, runId: call.runId }).then(() => next(call));

@@ -137,9 +137,7 @@ describe("AfterTool hooks", () => {
     expect(await fx.runtime.admin.claimOutbox(TENANT, { limit: 10, leaseSeconds: 30 })).toEqual([]);
     await fx.runtime.admin.ackOutbox(TENANT, [claimed[0]!.id]);
     fx.advance(31_000);
-    expect((await fx.runtime.admin.claimOutbox(TENANT, { limit: 10, leaseSeconds: 30 })).map((item) => [item.kind, item.attempts])).toEqual([
-      ["audit", 2],
-    ]);
+    expect((await fx.runtime.admin.claimOutbox(TENANT, { limit: 10, leaseSeconds: 30 })).map((item) => [item.kind, item.attempts])).toEqual([["audit", 2]]);
     expect((await rejection(fx.runtime.admin.claimOutbox(TENANT, { limit: 0, leaseSeconds: 30 }))).code).toBe("INPUT_INVALID");
   });
 

@@ -41,9 +41,7 @@ export const ledger: Boundary<ExecuteAnswer, EffectOutcome, Reads, "operation"> 
     operation,
     tenantConfigVersion: call.tenant.version,
     ...(consumes === undefined ? {} : { consumeToken: consumes }),
-    ...(keying === undefined
-      ? {}
-      : { idempotency: { scope: keying.scope, inputDigest: keying.inputDigest, expiresAt: now + context.idempotencyTtlMs } }),
+    ...(keying === undefined ? {} : { idempotency: { scope: keying.scope, inputDigest: keying.inputDigest, expiresAt: now + context.idempotencyTtlMs } }),
   });
   switch (begun.status) {
     case "started":
@@ -74,11 +72,7 @@ async function begin(call: CallAt<never>, write: OperationBegin): Promise<Operat
     logger.warn({ event: "commit_answer_lost", step: "begin", tool, operationId });
     const found = await readBackOperation(store, { tenantId, operationId, tool }, error);
     if (found === undefined) {
-      throw new ToolpactError(
-        "STORE_UNAVAILABLE",
-        `the store lost its answer and ${tool} was not recorded as begun: nothing ran; retry shortly`,
-        { tool },
-      );
+      throw new ToolpactError("STORE_UNAVAILABLE", `the store lost its answer and ${tool} was not recorded as begun: nothing ran; retry shortly`, { tool });
     }
     if (found.state !== "running" || found.leaseOwner !== operation.leaseOwner || found.leaseEpoch !== operation.leaseEpoch) {
       // Begun, and already taken over or settled elsewhere: whatever happened is for tools.operation to tell.

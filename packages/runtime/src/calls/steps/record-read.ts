@@ -57,10 +57,8 @@ async function record(call: CallAt<never>, write: SettledOperationWrite): Promis
     const { tenantId, operationId, tool } = write.operation;
     logger.warn({ event: "commit_answer_lost", step: "record", tool, operationId });
     if ((await readBackOperation(store, { tenantId, operationId, tool }, error)) !== undefined) return { status: "recorded" };
-    throw new ToolpactError(
-      "STORE_UNAVAILABLE",
-      `the store lost its answer and this read of ${tool} was not recorded: its result is withheld; retry shortly`,
-      { tool },
-    );
+    throw new ToolpactError("STORE_UNAVAILABLE", `the store lost its answer and this read of ${tool} was not recorded: its result is withheld; retry shortly`, {
+      tool,
+    });
   }
 }

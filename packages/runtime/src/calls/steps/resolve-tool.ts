@@ -20,7 +20,7 @@ function resolveIn<T>(call: CallAt<never>, tenant: TenantState, next: Next<CallA
   const { ref, trace } = call;
   const providerId = ref?.providerId;
   if (typeof providerId !== "string" || providerId.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(providerId)) {
-    throw new ToolpactError("PROVIDER_NOT_FOUND", "ref.providerId is not a plugin id, e.g. \"com.example.notes\"");
+    throw new ToolpactError("PROVIDER_NOT_FOUND", 'ref.providerId is not a plugin id, e.g. "com.example.notes"');
   }
   trace.namedProvider(providerId);
   const provider = call.parts.registry.get(providerId);
@@ -55,10 +55,7 @@ function resolveIn<T>(call: CallAt<never>, tenant: TenantState, next: Next<CallA
     trace.namedVersion(version);
     tool = Number.isInteger(version) ? versions.byVersion.get(version) : undefined;
     if (tool === undefined) {
-      throw new ToolpactError(
-        "VERSION_UNSUPPORTED",
-        `${providerId}:${name} has no version ${String(version)}; declared: ${versions.versions.join(", ")}`,
-      );
+      throw new ToolpactError("VERSION_UNSUPPORTED", `${providerId}:${name} has no version ${String(version)}; declared: ${versions.versions.join(", ")}`);
     }
   }
   trace.resolved(tool);

@@ -18,9 +18,9 @@ export const verifyConfirmation: Step<"tool" | "input" | "decision", "consumes">
     );
   }
   const now = call.parts.context.clock();
-  return call.parts.tokens.verify(token, bindingOf(call), tool.fullName).then((verified) =>
-    next(call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt })),
-  );
+  return call.parts.tokens
+    .verify(token, bindingOf(call), tool.fullName)
+    .then((verified) => next(call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt })));
 };
 
 /** Who asked for confirmation, when not the tool's own declaration: the policy rule, or the gate. */

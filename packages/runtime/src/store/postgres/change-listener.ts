@@ -61,7 +61,10 @@ export class PostgresChangeListener {
   async #connect(): Promise<void> {
     if (this.#closed) return;
     const settings = this.#settings;
-    const client = new Client({ ...clientConfig(settings, settings.connectionTimeoutMs * 2), application_name: `${settings.applicationName}/listen`.slice(0, 63) });
+    const client = new Client({
+      ...clientConfig(settings, settings.connectionTimeoutMs * 2),
+      application_name: `${settings.applicationName}/listen`.slice(0, 63),
+    });
     client.on("error", () => this.#lost(client));
     client.on("end", () => this.#lost(client));
     client.on("notification", (message) => this.#heard(message.channel, message.payload));
@@ -134,7 +137,13 @@ async function endWithin(client: Client, ms: number): Promise<void> {
   const late = new Promise<"late">((resolve) => {
     timer = setTimeout(() => resolve("late"), ms);
   });
-  const ended = await Promise.race([client.end().then(() => "ended" as const, () => "ended" as const), late]);
+  const ended = await Promise.race([
+    client.end().then(
+      () => "ended" as const,
+      () => "ended" as const,
+    ),
+    late,
+  ]);
   clearTimeout(timer);
   if (ended === "late") (client as Client & { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }

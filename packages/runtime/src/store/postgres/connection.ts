@@ -207,10 +207,7 @@ export class PostgresConnection {
     try {
       await client.connect();
       const mine = [pid, settings.applicationName];
-      await client.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1::int AND application_name = $2::text",
-        mine,
-      );
+      await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1::int AND application_name = $2::text", mine);
       while (performance.now() < deadline) {
         const left = await client.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1::int AND application_name = $2::text", mine);
         if (left.rowCount === 0) return true;

@@ -19,8 +19,7 @@ const NETWORK_CODES = new Set([
   "EAI_AGAIN",
 ]);
 /** Errors `pg` and `pg-pool` raise themselves when a connection fails, times out or dies. */
-const DRIVER_MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed/i;
+const DRIVER_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Client was closed/i;
 
 /** True when `error` says the database was not reached or the connection died (not an answer from the server). */
 export function isConnectionError(error: unknown): boolean {

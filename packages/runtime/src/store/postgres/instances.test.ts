@@ -22,9 +22,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       const { schema, stores } = await instances(3);
       const t = tenant();
       const ops = Array.from({ length: 60 }, () => operation(t));
-      const results = await Promise.all(
-        ops.map((op, i) => stores[i % 3]!.beginOperation({ operation: op, consumeToken: token("jti-shared") })),
-      );
+      const results = await Promise.all(ops.map((op, i) => stores[i % 3]!.beginOperation({ operation: op, consumeToken: token("jti-shared") })));
       expect(statuses(results)).toEqual({ started: 1, "token-used": 59 });
       const winner = ops[results.findIndex((result) => result.status === "started")]!;
       for (const result of results) {
@@ -38,9 +36,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       const { schema, stores } = await instances(3);
       const t = tenant();
       const ops = Array.from({ length: 60 }, () => operation(t));
-      const results = await Promise.all(
-        ops.map((op, i) => stores[i % 3]!.beginOperation({ operation: op, idempotency: idempotency(t, "shared") })),
-      );
+      const results = await Promise.all(ops.map((op, i) => stores[i % 3]!.beginOperation({ operation: op, idempotency: idempotency(t, "shared") })));
       expect(statuses(results)).toEqual({ started: 1, "idempotency-exists": 59 });
       const winner = ops[results.findIndex((result) => result.status === "started")]!;
       for (const result of results) {

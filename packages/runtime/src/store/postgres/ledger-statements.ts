@@ -181,9 +181,7 @@ function recordStatement(checkConfig: boolean, extras: boolean): Statement {
 }
 
 /** The four statements that record a read, by `checkConfig * 2 + extras`. */
-export const RECORD_STATEMENTS: readonly Statement[] = Array.from({ length: 4 }, (_, index) =>
-  recordStatement((index & 2) !== 0, (index & 1) !== 0),
-);
+export const RECORD_STATEMENTS: readonly Statement[] = Array.from({ length: 4 }, (_, index) => recordStatement((index & 2) !== 0, (index & 1) !== 0));
 
 /** A confirmation transition: applies only while pending, and live or expired as asked; with its event or not. */
 function transitionStatement(when: "live" | "expired", withActivity: boolean): Statement {
@@ -241,9 +239,7 @@ export function outboxJson(item: OutboxRecord): Record<string, unknown> {
     tool: item.tool,
     hook: item.hook,
     kind: item.kind,
-    sealed_payload: Buffer.from(item.sealedPayload.buffer, item.sealedPayload.byteOffset, item.sealedPayload.byteLength).toString(
-      "base64",
-    ),
+    sealed_payload: Buffer.from(item.sealedPayload.buffer, item.sealedPayload.byteOffset, item.sealedPayload.byteLength).toString("base64"),
     created_at: item.createdAt,
   };
 }

@@ -39,8 +39,7 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
   if (token !== undefined) values.push(token.tokenId, token.consumedAt, token.expiresAt);
   if (idempotency !== undefined) values.push(...scopeValues(idempotency.scope), idempotency.inputDigest, idempotency.expiresAt);
   if (tenantConfigVersion !== undefined) values.push(tenantConfigVersion);
-  const shape =
-    (tenantConfigVersion !== undefined ? 4 : 0) + (idempotency !== undefined ? 2 : 0) + (token !== undefined ? 1 : 0);
+  const shape = (tenantConfigVersion !== undefined ? 4 : 0) + (idempotency !== undefined ? 2 : 0) + (token !== undefined ? 1 : 0);
   const query = BEGIN_STATEMENTS[shape]!;
 
   // A refusal is answered with the row that caused it; if that row vanished meanwhile (pruned, or an

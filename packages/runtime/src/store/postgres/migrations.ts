@@ -281,24 +281,14 @@ export async function applyPostgresMigrations(
   try {
     // Migrations may take longer than a hot-path statement; the lock wait is bounded by the client's own timeouts.
     await client.query("SET LOCAL statement_timeout = 0");
-    await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))", [
-      MIGRATION_LOCK_CLASS,
-      `toolpact.migrate:${schema ?? ""}`,
-    ]);
+    await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))", [MIGRATION_LOCK_CLASS, `toolpact.migrate:${schema ?? ""}`]);
     if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS toolpact_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)",
-    );
-    const row = (await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM toolpact_migrations"))
-      .rows[0];
+    await client.query("CREATE TABLE IF NOT EXISTS toolpact_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
+    const row = (await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM toolpact_migrations")).rows[0];
     const pending = pendingMigrations(migrations, row?.version ?? 0);
     for (const step of pending) {
       await client.query(step.sql);
-      await client.query("INSERT INTO toolpact_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
-        step.version,
-        step.name,
-        Date.now(),
-      ]);
+      await client.query("INSERT INTO toolpact_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [step.version, step.name, Date.now()]);
     }
     await client.query("COMMIT");
     return pending.length;

@@ -76,7 +76,9 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       expect(logged.length).toBeGreaterThanOrEqual(calls.length);
       for (const entry of logged) {
         expect(entry).toMatchObject({ event: "store_unavailable", store: "postgres", reason: "unreachable" });
-        expect(entry.detail).toMatch(/^PostgreSQL at postgres:\/\/\S+@127\.0\.0\.1:\d+\/\S* could not .*: the database is unreachable \((ECONNRESET|ECONNREFUSED|EPIPE|Connection terminated[^)]*)\)/);
+        expect(entry.detail).toMatch(
+          /^PostgreSQL at postgres:\/\/\S+@127\.0\.0\.1:\d+\/\S* could not .*: the database is unreachable \((ECONNRESET|ECONNREFUSED|EPIPE|Connection terminated[^)]*)\)/,
+        );
       }
       expect(JSON.stringify(logged)).not.toContain(PASSWORD);
       const pingStart = performance.now();

@@ -30,9 +30,7 @@ describe("createStore", () => {
     await expect(createPostgresStore({ url: "http://user:secret@127.0.0.1/x" })).rejects.toThrow(
       'the PostgreSQL store needs a postgres:// or postgresql:// URL; got "http://user@127.0.0.1/x"',
     );
-    await expect(createPostgresStore({ url: "postgres://127.0.0.1/x", poolSize: 0 })).rejects.toThrow(
-      "poolSize must be a positive integer; got 0",
-    );
+    await expect(createPostgresStore({ url: "postgres://127.0.0.1/x", poolSize: 0 })).rejects.toThrow("poolSize must be a positive integer; got 0");
   });
 });
 
@@ -65,10 +63,9 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
     it("migratePostgres creates the schema and every table in it, and the store writes only there", async () => {
       const schema = freshSchema();
       expect(await migratePostgres(url, schema)).toBe(POSTGRES_MIGRATIONS.length);
-      const tables = await admin.query<{ table_name: string }>(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
-        [schema],
-      );
+      const tables = await admin.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name", [
+        schema,
+      ]);
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         "activity",
         "confirmation_requests",

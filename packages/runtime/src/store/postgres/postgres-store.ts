@@ -157,12 +157,7 @@ class PostgresStore implements Store {
   }
 
   async setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    await this.#db.query("could not set a tenant's recovery policy", S.setRecoveryPolicy, [
-      tenantId,
-      policyJson,
-      activity.at,
-      ...activityValues(activity),
-    ]);
+    await this.#db.query("could not set a tenant's recovery policy", S.setRecoveryPolicy, [tenantId, policyJson, activity.at, ...activityValues(activity)]);
     this.#tenantChanged(tenantId);
   }
 
@@ -279,13 +274,7 @@ class PostgresStore implements Store {
   }
 
   async transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
-    const values: unknown[] = [
-      transition.to,
-      transition.at,
-      transition.tokenExpiresAt ?? null,
-      transition.tenantId,
-      transition.requestId,
-    ];
+    const values: unknown[] = [transition.to, transition.at, transition.tokenExpiresAt ?? null, transition.tenantId, transition.requestId];
     if (transition.activity !== undefined) values.push(...activityValues(transition.activity));
     const query = TRANSITION_STATEMENTS[`${transition.when}:${transition.activity !== undefined}`];
     const [row] = await this.#db.rows("could not decide a confirmation request", query, values);
@@ -377,8 +366,5 @@ const PENDING_LOCK_CLASS = 0x6366;
 
 /** A 32-bit key for the (tenant, caller, actor) owner; a collision only makes two owners wait for each other. */
 function ownerLockKey(owner: { tenantId: string; callerPluginId: string; actorUserId: string }): number {
-  return createHash("sha256")
-    .update(`${owner.tenantId}\u0000${owner.callerPluginId}\u0000${owner.actorUserId}`)
-    .digest()
-    .readInt32BE(0);
+  return createHash("sha256").update(`${owner.tenantId}\u0000${owner.callerPluginId}\u0000${owner.actorUserId}`).digest().readInt32BE(0);
 }

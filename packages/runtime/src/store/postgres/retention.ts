@@ -20,9 +20,7 @@ export async function prunePostgres(db: PostgresConnection, request: PruneReques
   const expiredBefore = request.confirmationsExpiredBefore;
   const confirmations = expiredBefore === undefined ? 0 : await drain(S.pruneConfirmations, expiredBefore);
   const runs = expiredBefore === undefined ? 0 : await drain(S.pruneRuns, expiredBefore);
-  const outboxItems =
-    request.outboxBefore === undefined ? 0 : await db.pruneChunk(S.pruneOutbox, [request.outboxBefore]);
-  const operations =
-    request.operationsBefore === undefined ? 0 : await drain(S.pruneOperations, uuidv7Floor(request.operationsBefore + 1));
+  const outboxItems = request.outboxBefore === undefined ? 0 : await db.pruneChunk(S.pruneOutbox, [request.outboxBefore]);
+  const operations = request.operationsBefore === undefined ? 0 : await drain(S.pruneOperations, uuidv7Floor(request.operationsBefore + 1));
   return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations };
 }

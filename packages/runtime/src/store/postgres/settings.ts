@@ -64,9 +64,7 @@ export function resolveSettings(options: PostgresStoreOptions): PostgresSettings
     throw new TypeError(`the PostgreSQL store needs a postgres:// or postgresql:// URL; got "${redact(options.url)}"`);
   }
   if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
-    throw new TypeError(
-      `schema "${options.schema}" is not a plain lowercase identifier: use letters a-z, digits and _ (at most 63)`,
-    );
+    throw new TypeError(`schema "${options.schema}" is not a plain lowercase identifier: use letters a-z, digits and _ (at most 63)`);
   }
   const positive = (name: string, value: number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;

@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../../ids.js";
 import { postgresTestGate } from "../../testing/index.js";
 import { usePostgresHarness, idempotency, tenant } from "../../testing/postgres-harness.js";
-import { NOW, sampleActivity as activity, sampleConfirmation as confirmation, sampleOperation as operation, sampleSettle } from "../../testing/sample-records.js";
+import {
+  NOW,
+  sampleActivity as activity,
+  sampleConfirmation as confirmation,
+  sampleOperation as operation,
+  sampleSettle,
+} from "../../testing/sample-records.js";
 import type { OperationRecord, OperationSettle, OutboxRecord } from "../store.js";
 
 const gate = await postgresTestGate("PostgreSQL store tests");
@@ -108,8 +114,18 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
 
       const again = await stores[1]!.claimOutbox(t, { limit: 5, now: NOW + 5000, claimUntil: NOW + 10_000 });
       expect(again.map((item) => [item.id, item.attempts])).toEqual(outbox.slice(0, 5).map((item) => [item.id, 2]));
-      expect(await stores[2]!.ackOutbox(tenant(), again.map((item) => item.id))).toBe(0);
-      expect(await stores[2]!.ackOutbox(t, again.map((item) => item.id))).toBe(5);
+      expect(
+        await stores[2]!.ackOutbox(
+          tenant(),
+          again.map((item) => item.id),
+        ),
+      ).toBe(0);
+      expect(
+        await stores[2]!.ackOutbox(
+          t,
+          again.map((item) => item.id),
+        ),
+      ).toBe(5);
       const rest = await stores[2]!.claimOutbox(t, { limit: 100, now: NOW + 20_000, claimUntil: NOW + 30_000 });
       expect(rest.map((item) => item.id)).toEqual(outbox.slice(5).map((item) => item.id));
     });
@@ -125,9 +141,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       for (const result of results) if (result.status === "rate-limited") expect(result.retryAt).toBe(oldest);
       // Another actor has its own allowance; an expired pending request no longer counts.
       expect(await stores[0]!.createConfirmation(confirmation(t, { actorUserId: "user-2" }), 5)).toEqual({ status: "created" });
-      expect(
-        await stores[0]!.createConfirmation(confirmation(t, { createdAt: NOW + 400_000, expiresAt: NOW + 700_000 }), 5),
-      ).toEqual({ status: "created" });
+      expect(await stores[0]!.createConfirmation(confirmation(t, { createdAt: NOW + 400_000, expiresAt: NOW + 700_000 }), 5)).toEqual({ status: "created" });
     });
 
     it("a pending confirmation is decided once when instances race, with one activity event", async () => {

@@ -18,8 +18,27 @@ export function placeholders(start: number, types: readonly string[]): string {
 
 /** The PostgreSQL types of ACTIVITY_COLUMNS. */
 export const ACTIVITY_TYPES = [
-  "text", "text", "int8", "text", "text", "text", "text", "text", "int4", "text", "text", "text",
-  "text", "text", "text", "text", "text", "float8", "text", "text", "text",
+  "text",
+  "text",
+  "int8",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "int4",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "float8",
+  "text",
+  "text",
+  "text",
 ] as const;
 /** The activity columns as `jsonb_to_recordset` reads them, for events that come in a list. */
 export const ACTIVITY_RECORD =
@@ -32,8 +51,7 @@ export const OPERATION_COLUMNS =
   "operation_id, tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state, error_code, created_at, " +
   "lease_owner, lease_epoch, lease_expires_at, sealed_input";
 /** The head of the insert of a consumed token id. */
-export const TOKEN_INSERT =
-  "INSERT INTO consumed_tokens (tenant_id, token_id, operation_id, caller_plugin_id, actor_user_id, consumed_at, expires_at)";
+export const TOKEN_INSERT = "INSERT INTO consumed_tokens (tenant_id, token_id, operation_id, caller_plugin_id, actor_user_id, consumed_at, expires_at)";
 /** The columns an idempotency key is unique over. */
 export const IDEMPOTENCY_SCOPE = "tenant_id, caller_plugin_id, actor_user_id, tool, key_hash";
 
@@ -54,10 +72,7 @@ function setTenantColumn(name: string, column: "policy" | "recovery_policy"): St
 
 /** Deletes at most $2 rows of `table` whose `expires_at` is at or before $1 (one chunk of a prune). */
 function pruneExpired(name: string, table: string): Statement {
-  return statement(
-    name,
-    `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${table} WHERE expires_at <= $1::int8 LIMIT $2::int))`,
-  );
+  return statement(name, `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${table} WHERE expires_at <= $1::int8 LIMIT $2::int))`);
 }
 
 /** Every other statement, by name. */
@@ -130,10 +145,7 @@ export const S = {
        RETURNING 1)
      SELECT (SELECT count(*) FROM revoked)::int AS revoked, (SELECT count(*) FROM bumped)::int AS bumped`,
   ),
-  operationState: statement(
-    "operation_state",
-    "SELECT state FROM operations WHERE operation_id = $1::text AND tenant_id = $2::text",
-  ),
+  operationState: statement("operation_state", "SELECT state FROM operations WHERE operation_id = $1::text AND tenant_id = $2::text"),
   renewLeases: statement(
     "renew_leases",
     `UPDATE operations o SET lease_expires_at = $1::int8
@@ -141,10 +153,7 @@ export const S = {
      WHERE o.operation_id = r.operation_id AND o.tenant_id = r.tenant_id AND o.lease_epoch = r.lease_epoch
        AND o.lease_owner = $5::text AND o.state = 'running'`,
   ),
-  getOperation: statement(
-    "get_operation",
-    "SELECT * FROM operations WHERE operation_id = $1::text AND tenant_id = $2::text",
-  ),
+  getOperation: statement("get_operation", "SELECT * FROM operations WHERE operation_id = $1::text AND tenant_id = $2::text"),
   expiredLeases: statement(
     "expired_leases",
     "SELECT * FROM operations WHERE state = 'running' AND lease_expires_at <= $1::int8 ORDER BY lease_expires_at LIMIT $2::int",
@@ -164,10 +173,7 @@ export const S = {
      VALUES ($1::text, $2::text, $3::text, $4::text, $5::text[], $6::int8, $7::int8, NULL)`,
   ),
   getRun: statement("get_run", "SELECT * FROM runs WHERE tenant_id = $1::text AND run_id = $2::text"),
-  closeRun: statement(
-    "close_run",
-    "UPDATE runs SET closed_at = $1::int8 WHERE tenant_id = $2::text AND run_id = $3::text AND closed_at IS NULL",
-  ),
+  closeRun: statement("close_run", "UPDATE runs SET closed_at = $1::int8 WHERE tenant_id = $2::text AND run_id = $3::text AND closed_at IS NULL"),
   /**
    * Inserts a pending request unless its (tenant, caller, actor) has $16 live ones; answers the count and
    * the oldest expiry. Runs after the owner's advisory lock, so its count sees every earlier insert.
@@ -188,10 +194,7 @@ export const S = {
        RETURNING 1)
      SELECT n, oldest, (SELECT count(*) FROM created)::int AS created FROM pending`,
   ),
-  getConfirmation: statement(
-    "get_confirmation",
-    "SELECT * FROM confirmation_requests WHERE tenant_id = $1::text AND request_id = $2::text",
-  ),
+  getConfirmation: statement("get_confirmation", "SELECT * FROM confirmation_requests WHERE tenant_id = $1::text AND request_id = $2::text"),
   findOpenConfirmation: statement(
     "find_open_confirmation",
     openConfirmationSql(
@@ -226,22 +229,10 @@ export const S = {
     "find_idempotency_any",
     `SELECT * FROM idempotency_keys WHERE (${IDEMPOTENCY_SCOPE}) = (${placeholders(1, ["text", "text", "text", "text", "text"])})`,
   ),
-  findToken: statement(
-    "find_token",
-    "SELECT * FROM consumed_tokens WHERE tenant_id = $1::text AND token_id = $2::text",
-  ),
-  insertActivity: statement(
-    "insert_activity",
-    `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (${placeholders(1, ACTIVITY_TYPES)})`,
-  ),
-  listActivity: statement(
-    "list_activity",
-    "SELECT * FROM activity WHERE tenant_id = $1::text ORDER BY id DESC LIMIT $2::int",
-  ),
-  listActivityBefore: statement(
-    "list_activity_before",
-    "SELECT * FROM activity WHERE tenant_id = $1::text AND id < $2::text ORDER BY id DESC LIMIT $3::int",
-  ),
+  findToken: statement("find_token", "SELECT * FROM consumed_tokens WHERE tenant_id = $1::text AND token_id = $2::text"),
+  insertActivity: statement("insert_activity", `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (${placeholders(1, ACTIVITY_TYPES)})`),
+  listActivity: statement("list_activity", "SELECT * FROM activity WHERE tenant_id = $1::text ORDER BY id DESC LIMIT $2::int"),
+  listActivityBefore: statement("list_activity_before", "SELECT * FROM activity WHERE tenant_id = $1::text AND id < $2::text ORDER BY id DESC LIMIT $3::int"),
   listCallerActivity: statement(
     "list_caller_activity",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND actor_user_id = $2::text AND caller_plugin_id = $3::text ORDER BY id DESC LIMIT $4::int",

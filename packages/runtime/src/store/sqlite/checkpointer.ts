@@ -69,7 +69,14 @@ export function startCheckpointer(db: Database.Database, settings: CheckpointSet
         if (exited || worker.threadId < 0) return resolve();
         // Keep the process alive until the worker has closed its connection; if it does not answer, end it.
         worker.ref();
-        const fallback = setTimeout(() => void worker.terminate().then(() => resolve(), () => resolve()), 2000);
+        const fallback = setTimeout(
+          () =>
+            void worker.terminate().then(
+              () => resolve(),
+              () => resolve(),
+            ),
+          2000,
+        );
         worker.once("exit", () => {
           clearTimeout(fallback);
           resolve();

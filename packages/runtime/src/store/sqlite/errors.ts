@@ -4,9 +4,14 @@ import { ToolpactError } from "@toolpact/contract";
 export function storeUnavailable(what: string, cause: unknown): ToolpactError {
   const code = (cause as { code?: unknown } | undefined)?.code;
   const detail = typeof code === "string" ? ` (${code})` : "";
-  return new ToolpactError("STORE_UNAVAILABLE", `${what}${detail}: check the database file, its disk and its permissions`, {}, {
-    cause,
-  });
+  return new ToolpactError(
+    "STORE_UNAVAILABLE",
+    `${what}${detail}: check the database file, its disk and its permissions`,
+    {},
+    {
+      cause,
+    },
+  );
 }
 
 /** What a failed write or read rejects with: a ToolpactError or TypeError (a caller's bug) as it is, anything else STORE_UNAVAILABLE. */
@@ -29,8 +34,7 @@ const BUILD_THE_BINDING =
 export function nativeBindingProblem(error: unknown): ToolpactError | undefined {
   const message = error instanceof Error ? error.message : "";
   const code = (error as { code?: unknown } | undefined)?.code;
-  const missing =
-    /Could not locate the bindings file/.test(message) || (code === "MODULE_NOT_FOUND" && /better_sqlite3\.node/.test(message));
+  const missing = /Could not locate the bindings file/.test(message) || (code === "MODULE_NOT_FOUND" && /better_sqlite3\.node/.test(message));
   const mismatched = /NODE_MODULE_VERSION/.test(message);
   if (!missing && !mismatched) return undefined;
   const what = missing

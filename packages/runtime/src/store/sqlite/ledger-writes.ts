@@ -50,13 +50,7 @@ export function beginOperation(s: SqliteStatements, begin: OperationBegin): Oper
     );
   }
   if (begin.idempotency !== undefined) {
-    s.insertIdempotency.run(
-      ...scopeValues(begin.idempotency.scope),
-      begin.idempotency.inputDigest,
-      op.operationId,
-      op.createdAt,
-      begin.idempotency.expiresAt,
-    );
+    s.insertIdempotency.run(...scopeValues(begin.idempotency.scope), begin.idempotency.inputDigest, op.operationId, op.createdAt, begin.idempotency.expiresAt);
   }
   insertOperation(s, op);
   return { status: "started" };
@@ -117,23 +111,9 @@ export function settleOperation(s: SqliteStatements, settle: OperationSettle): O
     const sealed = buffer(idempotency.sealedResult);
     const guardSet = idempotency.guardSet ?? null;
     if (idempotency.scope !== undefined) {
-      s.settleIdempotency.run(
-        settle.state,
-        settle.errorCode ?? null,
-        sealed,
-        guardSet,
-        ...scopeValues(idempotency.scope),
-        settle.operationId,
-      );
+      s.settleIdempotency.run(settle.state, settle.errorCode ?? null, sealed, guardSet, ...scopeValues(idempotency.scope), settle.operationId);
     } else {
-      s.settleIdempotencyByOperation.run(
-        settle.state,
-        settle.errorCode ?? null,
-        sealed,
-        guardSet,
-        settle.tenantId,
-        settle.operationId,
-      );
+      s.settleIdempotencyByOperation.run(settle.state, settle.errorCode ?? null, sealed, guardSet, settle.tenantId, settle.operationId);
     }
   }
   return "settled";

@@ -227,9 +227,7 @@ DROP INDEX activity_by_actor;
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */
 export function migrate(db: Database.Database, migrations: readonly SqliteMigration[]): number {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
-  );
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
   const apply = db.transaction(() => {
     const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get() as { version: number | null };
     const pending = pendingMigrations(migrations, row.version ?? 0);

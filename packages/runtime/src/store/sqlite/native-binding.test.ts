@@ -51,7 +51,7 @@ describe("a missing native SQLite binding", () => {
     expect(problem?.message).toMatch(FIX);
   });
 
-  it("is what opening the store says, instead of \"could not open the SQLite database\"", async () => {
+  it('is what opening the store says, instead of "could not open the SQLite database"', async () => {
     const path = join(tempDir(), "toolpact.db");
     const error = await createSqliteStore({ path, nativeBinding: join(tempDir(), "nowhere", "better_sqlite3.node") }).then(
       () => undefined,

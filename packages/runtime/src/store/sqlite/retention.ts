@@ -7,9 +7,7 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   const consumedTokens = db
     .prepare("DELETE FROM consumed_tokens WHERE expires_at <= ?")
     .run(request.consumedTokensExpiredBefore ?? request.now - CONSUMED_TOKEN_GRACE_MS).changes;
-  const idempotencyRecords = db
-    .prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?")
-    .run(request.now).changes;
+  const idempotencyRecords = db.prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(request.now).changes;
   // Activity ids are UUIDv7, so "older than" is a range of the primary key within each tenant.
   const floor = uuidv7Floor(request.activityBefore + 1);
   const tenants = db.prepare("SELECT DISTINCT tenant_id FROM activity").pluck().all() as string[];
@@ -31,9 +29,7 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   let operations = 0;
   if (request.operationsBefore !== undefined) {
     // Operation ids are UUIDv7 too: a range of the primary key; a running operation stays whatever its age.
-    operations = db
-      .prepare("DELETE FROM operations WHERE operation_id < ? AND state <> 'running'")
-      .run(uuidv7Floor(request.operationsBefore + 1)).changes;
+    operations = db.prepare("DELETE FROM operations WHERE operation_id < ? AND state <> 'running'").run(uuidv7Floor(request.operationsBefore + 1)).changes;
   }
   return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations };
 }

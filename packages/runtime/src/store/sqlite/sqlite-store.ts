@@ -254,15 +254,7 @@ class SqliteStore implements Store {
 
   insertRun(run: RunRecord): Promise<void> {
     return this.#queue.write(() => {
-      this.#s.insertRun.run(
-        run.tenantId,
-        run.runId,
-        run.callerPluginId,
-        run.actorUserId,
-        JSON.stringify(run.allow),
-        run.createdAt,
-        run.expiresAt,
-      );
+      this.#s.insertRun.run(run.tenantId, run.runId, run.callerPluginId, run.actorUserId, JSON.stringify(run.allow), run.createdAt, run.expiresAt);
     });
   }
 
@@ -304,9 +296,7 @@ class SqliteStore implements Store {
   }
 
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
-    return this.#queue.read(() =>
-      (this.#s.expiredConfirmations.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(confirmationFromRow),
-    );
+    return this.#queue.read(() => (this.#s.expiredConfirmations.all(now, Math.max(1, Math.floor(limit))) as Row[]).map(confirmationFromRow));
   }
 
   claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
@@ -359,9 +349,7 @@ class SqliteStore implements Store {
         ) as Row[];
       } else {
         rows = (
-          query.beforeId === undefined
-            ? this.#s.listActivity.all(tenantId, limit)
-            : this.#s.listActivityBefore.all(tenantId, query.beforeId, limit)
+          query.beforeId === undefined ? this.#s.listActivity.all(tenantId, limit) : this.#s.listActivityBefore.all(tenantId, query.beforeId, limit)
         ) as Row[];
       }
       return rows.map(activityFromRow);

@@ -70,9 +70,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     tenantVersion: pluck("SELECT config_version FROM tenants WHERE tenant_id = ?"),
     tenantRow: prepare("SELECT config_version, policy, recovery_policy FROM tenants WHERE tenant_id = ?"),
     tenantIds: pluck("SELECT tenant_id FROM tenants ORDER BY tenant_id LIMIT ?"),
-    tenantInstalls: prepare(
-      "SELECT plugin_id, enabled, installed_at FROM plugin_installs WHERE tenant_id = ? ORDER BY plugin_id",
-    ),
+    tenantInstalls: prepare("SELECT plugin_id, enabled, installed_at FROM plugin_installs WHERE tenant_id = ? ORDER BY plugin_id"),
     bumpTenant: prepare(
       `INSERT INTO tenants (tenant_id, config_version, policy, updated_at) VALUES (?, 1, NULL, ?)
        ON CONFLICT (tenant_id) DO UPDATE SET config_version = config_version + 1, updated_at = excluded.updated_at`,
@@ -82,19 +80,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       `INSERT INTO plugin_installs (tenant_id, plugin_id, enabled, installed_at, updated_at) VALUES (?, ?, 1, ?, ?)
        ON CONFLICT (tenant_id, plugin_id) DO NOTHING`,
     ),
-    setEnabled: prepare(
-      "UPDATE plugin_installs SET enabled = ?, updated_at = ? WHERE tenant_id = ? AND plugin_id = ?",
-    ),
-    insertKey: prepare(
-      "INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)",
-    ),
+    setEnabled: prepare("UPDATE plugin_installs SET enabled = ?, updated_at = ? WHERE tenant_id = ? AND plugin_id = ?"),
+    insertKey: prepare("INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)"),
     findKey: prepare(
       `SELECT k.key_id, k.tenant_id, k.plugin_id, k.key_hash, k.created_at, k.revoked_at, t.config_version AS tenant_config_version
        FROM plugin_keys k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id WHERE k.key_id = ?`,
     ),
-    revokeKey: prepare(
-      "UPDATE plugin_keys SET revoked_at = ? WHERE key_id = ? AND tenant_id = ? AND revoked_at IS NULL",
-    ),
+    revokeKey: prepare("UPDATE plugin_keys SET revoked_at = ? WHERE key_id = ? AND tenant_id = ? AND revoked_at IS NULL"),
     insertOperation: prepare(
       `INSERT INTO operations (operation_id, tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state,
          error_code, created_at, settled_at, lease_owner, lease_epoch, lease_expires_at, sealed_input)
@@ -128,12 +120,12 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertActivity: prepare(
-      `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (${ACTIVITY_COLUMNS.split(",").map(() => "?").join(", ")})`,
+      `INSERT INTO activity (${ACTIVITY_COLUMNS}) VALUES (${ACTIVITY_COLUMNS.split(",")
+        .map(() => "?")
+        .join(", ")})`,
     ),
     listActivity: prepare("SELECT * FROM activity WHERE tenant_id = ? ORDER BY id DESC LIMIT ?"),
-    listActivityBefore: prepare(
-      "SELECT * FROM activity WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-    ),
+    listActivityBefore: prepare("SELECT * FROM activity WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?"),
     listCallerActivity: prepare(
       "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? ORDER BY id DESC LIMIT ?",
     ),
@@ -141,18 +133,14 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
       "SELECT * FROM activity INDEXED BY activity_by_caller WHERE tenant_id = ? AND actor_user_id = ? AND caller_plugin_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
     ),
     ping: pluck("SELECT 1"),
-    tenantActivations: prepare(
-      "SELECT plugin_id, gates, hooks, guards FROM plugin_activations WHERE tenant_id = ? ORDER BY plugin_id",
-    ),
+    tenantActivations: prepare("SELECT plugin_id, gates, hooks, guards FROM plugin_activations WHERE tenant_id = ? ORDER BY plugin_id"),
     upsertActivation: prepare(
       `INSERT INTO plugin_activations (tenant_id, plugin_id, gates, hooks, guards, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, plugin_id) DO UPDATE SET gates = excluded.gates, hooks = excluded.hooks,
          guards = excluded.guards, updated_at = excluded.updated_at`,
     ),
     setTenantRecovery: prepare("UPDATE tenants SET recovery_policy = ? WHERE tenant_id = ?"),
-    expiredLeases: prepare(
-      "SELECT * FROM operations WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?",
-    ),
+    expiredLeases: prepare("SELECT * FROM operations WHERE state = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
     takeLease: prepare(
       `UPDATE operations SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = ?,
          recovery_attempts = recovery_attempts + 1
@@ -178,22 +166,21 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     getConfirmation: prepare("SELECT * FROM confirmation_requests WHERE tenant_id = ? AND request_id = ?"),
     transitionLive: prepare(`${transition} AND expires_at > ?`),
     transitionExpired: prepare(`${transition} AND expires_at <= ?`),
-    expiredConfirmations: prepare(
-      "SELECT * FROM confirmation_requests WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
-    ),
+    expiredConfirmations: prepare("SELECT * FROM confirmation_requests WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?"),
     insertOutbox: prepare(
       `INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, NULL)`,
     ),
-    claimableOutbox: prepare(
-      "SELECT * FROM outbox WHERE tenant_id = ? AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?",
-    ),
-    claimOutboxRow: prepare(
-      "UPDATE outbox SET attempts = attempts + 1, claimed_until = ? WHERE tenant_id = ? AND id = ?",
-    ),
+    claimableOutbox: prepare("SELECT * FROM outbox WHERE tenant_id = ? AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY id LIMIT ?"),
+    claimOutboxRow: prepare("UPDATE outbox SET attempts = attempts + 1, claimed_until = ? WHERE tenant_id = ? AND id = ?"),
     ackOutbox: prepare("DELETE FROM outbox WHERE tenant_id = ? AND id = ?"),
     // run_id may be null on both sides: IS matches null with null. `now` is bound twice (positional).
-    findOpenConfirmation: prepare(openConfirmationSql((column) => (column === "run_id" ? "run_id IS ?" : `${column} = ?`), () => "?")),
+    findOpenConfirmation: prepare(
+      openConfirmationSql(
+        (column) => (column === "run_id" ? "run_id IS ?" : `${column} = ?`),
+        () => "?",
+      ),
+    ),
     dataVersion: pluck("PRAGMA data_version"),
   };
 }

@@ -107,7 +107,6 @@ export function describeConfiguration(kit: StoreContractKit): void {
     });
   });
 
-
   describe("activations and the recovery policy", () => {
     it("keeps one activation per plugin, replaces it, bumps the version and records the change", async () => {
       const { store } = await open();
@@ -145,7 +144,6 @@ export function describeConfiguration(kit: StoreContractKit): void {
       expect((await store.loadTenantConfig(tenant()))?.recoveryPolicy).toBeUndefined();
     });
   });
-
 
   describe("runs", () => {
     it("keeps a run bound to its tenant, closes it once", async () => {

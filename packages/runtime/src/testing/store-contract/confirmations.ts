@@ -41,9 +41,7 @@ export function describeConfirmations(kit: StoreContractKit): void {
       const { store } = fixture;
       const peer = (await openPeer(fixture)) ?? store;
       const t = tenant();
-      const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? store : peer).createConfirmation(request(t), 3)),
-      );
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? store : peer).createConfirmation(request(t), 3)));
       expect(results.filter((r) => r.status === "created")).toHaveLength(3);
       expect(results.filter((r) => r.status === "rate-limited")).toHaveLength(9);
     });
@@ -65,18 +63,14 @@ export function describeConfirmations(kit: StoreContractKit): void {
           tokenExpiresAt: at + 300_000,
           activity: activity(t, { kind: "confirmation", phase: "approve", outcome: "approved" }),
         });
-      expect(
-        await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "expired", at: NOW + 10, when: "expired" }),
-      ).toBeUndefined();
+      expect(await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "expired", at: NOW + 10, when: "expired" })).toBeUndefined();
       const results = await Promise.all([approve(store, NOW + 10), approve(peer, NOW + 11)]);
       const approved = results.filter((r) => r !== undefined);
       expect(approved).toHaveLength(1);
       expect(approved[0]).toMatchObject({ status: "approved", decidedAt: expect.any(Number), tokenExpiresAt: expect.any(Number) });
       expect(approved[0]?.sealedPreview).toBeUndefined();
       expect((await store.listActivity(t, { limit: 10 })).filter((e) => e.kind === "confirmation")).toHaveLength(1);
-      expect(
-        await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "denied", at: NOW + 12, when: "live" }),
-      ).toBeUndefined();
+      expect(await store.transitionConfirmation({ tenantId: t, requestId: made.requestId, to: "denied", at: NOW + 12, when: "live" })).toBeUndefined();
 
       const late = request(t, { expiresAt: NOW + 100 });
       await store.createConfirmation(late, 5);

@@ -85,9 +85,7 @@ export function describeOperations(kit: StoreContractKit): void {
       await expect(store.beginOperation({ operation: operation(t, { state: "succeeded" }) })).rejects.toBeTruthy();
       const op = operation(t);
       await store.beginOperation({ operation: op });
-      await expect(
-        store.settleOperation({ ...settleOf(op), state: "running" as unknown as "succeeded" }),
-      ).rejects.toBeTruthy();
+      await expect(store.settleOperation({ ...settleOf(op), state: "running" as unknown as "succeeded" })).rejects.toBeTruthy();
       expect((await store.getOperation(t, op.operationId))?.state).toBe("running");
     });
 
@@ -137,9 +135,7 @@ export function describeOperations(kit: StoreContractKit): void {
     it("lets exactly one of many concurrent begins consume a token id", async () => {
       const { store } = await open();
       const t = tenant();
-      const results = await Promise.all(
-        Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), consumeToken: consume("jti-race") })),
-      );
+      const results = await Promise.all(Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), consumeToken: consume("jti-race") })));
       expect(results.filter((r) => r.status === "started")).toHaveLength(1);
       expect(results.filter((r) => r.status === "token-used")).toHaveLength(24);
     });
@@ -155,7 +151,6 @@ export function describeOperations(kit: StoreContractKit): void {
       expect(second).toMatchObject({ status: "token-used", consumed: { operationId: first.operationId } });
     });
   });
-
 
   describe("settlement with hooks' output", () => {
     function outboxRow(op: OperationRecord, kind: string, overrides: Partial<OutboxRecord> = {}): OutboxRecord {
@@ -179,9 +174,7 @@ export function describeOperations(kit: StoreContractKit): void {
       const op = operation(t);
       await store.beginOperation({ operation: op });
       const lostEvent = activity(t, { kind: "hook", outcome: "failed", seam: "com.example.hooks:notify" });
-      const lost = await store.settleOperation(
-        settleOf(op, { leaseEpoch: 9, extraActivity: [lostEvent], outbox: [outboxRow(op, "lost")] }),
-      );
+      const lost = await store.settleOperation(settleOf(op, { leaseEpoch: 9, extraActivity: [lostEvent], outbox: [outboxRow(op, "lost")] }));
       expect(lost).toBe("lease-lost");
       expect(await store.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1000 })).toEqual([]);
       expect(await store.listActivity(t, { limit: 10 })).toEqual([]);
@@ -249,7 +242,6 @@ export function describeOperations(kit: StoreContractKit): void {
     });
   });
 
-
   describe("lease takeover", () => {
     it("lists running operations whose lease expired, and lets exactly one taker move each to a new epoch", async () => {
       const fixture = await open();
@@ -268,10 +260,7 @@ export function describeOperations(kit: StoreContractKit): void {
       expect(listed[0]).toMatchObject({ leaseEpoch: 1, recoveryAttempts: 0 });
 
       const takeover = { tenantId: t, operationId: stale.operationId, leaseEpoch: 1, now: expiredAt, expiresAt: NOW + 60_000 };
-      const [a, b] = await Promise.all([
-        store.takeLease({ ...takeover, owner: "instance-b" }),
-        peer.takeLease({ ...takeover, owner: "instance-c" }),
-      ]);
+      const [a, b] = await Promise.all([store.takeLease({ ...takeover, owner: "instance-b" }), peer.takeLease({ ...takeover, owner: "instance-c" })]);
       const winners = [a, b].filter((taken) => taken !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ leaseEpoch: 2, recoveryAttempts: 1, leaseExpiresAt: NOW + 60_000, state: "running" });
@@ -279,9 +268,7 @@ export function describeOperations(kit: StoreContractKit): void {
       // the old owner can no longer renew or settle; the new one can
       expect(await store.renewLeases("instance-a", [{ tenantId: t, operationId: stale.operationId, leaseEpoch: 1 }], NOW + 90_000)).toBe(0);
       expect(await store.settleOperation(settleOf(stale))).toBe("lease-lost");
-      expect(
-        await store.settleOperation(settleOf(stale, { leaseOwner: winners[0]!.leaseOwner, leaseEpoch: 2, state: "unknown" })),
-      ).toBe("settled");
+      expect(await store.settleOperation(settleOf(stale, { leaseOwner: winners[0]!.leaseOwner, leaseEpoch: 2, state: "unknown" }))).toBe("settled");
       // a lease that has not expired is not taken
       expect(await store.takeLease({ ...takeover, operationId: live.operationId, owner: "instance-b" })).toBeUndefined();
       expect((await store.getOperation(t, live.operationId))?.leaseEpoch).toBe(1);

@@ -79,9 +79,7 @@ export function describeRecords(kit: StoreContractKit): void {
     it("lets exactly one of many concurrent begins take a key", async () => {
       const { store } = await open();
       const t = tenant();
-      const results = await Promise.all(
-        Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), ...withKey(t, "race") })),
-      );
+      const results = await Promise.all(Array.from({ length: 25 }, () => store.beginOperation({ operation: operation(t), ...withKey(t, "race") })));
       expect(results.filter((r) => r.status === "started")).toHaveLength(1);
       expect(results.filter((r) => r.status === "idempotency-exists")).toHaveLength(24);
     });
@@ -112,7 +110,11 @@ export function describeRecords(kit: StoreContractKit): void {
       const t = tenant();
       const events: ActivityRecord[] = [];
       for (let i = 0; i < 7; i++) {
-        const event = activity(t, { at: NOW + i, actorUserId: i % 2 === 0 ? "alice" : "bob", callerPluginId: i % 3 === 0 ? "com.example.other" : "com.example.caller" });
+        const event = activity(t, {
+          at: NOW + i,
+          actorUserId: i % 2 === 0 ? "alice" : "bob",
+          callerPluginId: i % 3 === 0 ? "com.example.other" : "com.example.caller",
+        });
         events.push(event);
         await store.appendActivity(event);
       }

@@ -81,7 +81,9 @@ export function describeSettledRecords(kit: StoreContractKit): void {
       expect(await store.listActivity(t, { limit: 100 })).toHaveLength(30);
       // one bad write among them fails alone
       const bad = [settled(t), settled(t, { state: "running" }), settled(t)];
-      const answers = await Promise.allSettled(bad.map((op) => store.recordSettledOperation({ operation: op, activity: activity(t, { operationId: op.operationId }) })));
+      const answers = await Promise.allSettled(
+        bad.map((op) => store.recordSettledOperation({ operation: op, activity: activity(t, { operationId: op.operationId }) })),
+      );
       expect(answers.map((answer) => answer.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     });
 
