@@ -22,11 +22,6 @@ export const TOOL_NAME_MAX_LENGTH = 64;
  */
 export const TOOL_PATTERN = new RegExp(String.raw`^(\*|${PLUGIN_ID}(\.\*)?(:(\*|${LOCAL_NAME}(@${VERSION})?))?)$`);
 
-/** TOOL_PATTERN with its parts named, for matchesToolPattern: the same language. */
-const TOOL_PATTERN_PARTS = new RegExp(
-  String.raw`^(?:(?<any>\*)|(?<plugin>${PLUGIN_ID})(?<prefix>\.\*)?(?::(?:\*|(?<tool>${LOCAL_NAME})(?:@(?<version>${VERSION}))?))?)$`,
-);
-
 /** A gate, hook or guard named with its plugin, `<pluginId>:<name>`, as policies key them. */
 export const SEAM_KEY_PATTERN = new RegExp(`^${PLUGIN_ID}:${LOCAL_NAME}$`);
 
@@ -98,14 +93,23 @@ const FULL_NAME = new RegExp(`^([^:]+):([^@]+)@(${VERSION})$`);
 /**
  * Does a tool pattern match a tool? Patterns: `*`, `com.example.notes:*`,
  * `com.example.notes:create-record`, `com.example.notes:create-record@2`, `com.example.*`.
- * A string that is not a tool pattern (TOOL_PATTERN) matches nothing.
+ * A trailing `*` in either part matches by prefix (`com.example.notes:search-*`).
  */
 export function matchesToolPattern(pattern: string, pluginId: string, tool: string, version: number): boolean {
-  const parts = TOOL_PATTERN_PARTS.exec(pattern)?.groups;
-  if (!parts) return false;
-  if (parts["any"] !== undefined) return true;
-  const plugin = parts["plugin"]!;
-  if (parts["prefix"] !== undefined ? !pluginId.startsWith(`${plugin}.`) : pluginId !== plugin) return false;
-  if (parts["tool"] !== undefined && parts["tool"] !== tool) return false;
-  return parts["version"] === undefined || Number(parts["version"]) === version;
+  if (pattern === "*") return true;
+  const at = pattern.lastIndexOf("@");
+  const hasVersion = at > pattern.indexOf(":") && pattern.indexOf(":") >= 0;
+  const base = hasVersion ? pattern.slice(0, at) : pattern;
+  if (hasVersion && Number(pattern.slice(at + 1)) !== version) return false;
+  const colon = base.indexOf(":");
+  const pluginPart = colon < 0 ? base : base.slice(0, colon);
+  const toolPart = colon < 0 ? "*" : base.slice(colon + 1);
+  return globMatch(pluginPart, pluginId) && globMatch(toolPart, tool);
+}
+
+/** `*` alone matches anything; a trailing `*` matches by prefix; anything else matches itself. */
+function globMatch(pattern: string, value: string): boolean {
+  if (pattern === "*") return true;
+  if (pattern.endsWith("*")) return value.startsWith(pattern.slice(0, -1));
+  return pattern === value;
 }
