@@ -3,6 +3,8 @@
 // DEEP_IN_FLIGHT at a time until it is told to stop (a line on stdin) or its own deadline passes.
 // Prints "ready" once every long-poll has been answered or is being held, and the answers it got by
 // HTTP status (and the Retry-After values of its 429s) as one JSON line when it stops.
+import { setMaxListeners } from "node:events";
+
 const [url, headersJson, waitUrl] = process.argv.slice(2);
 const headers = JSON.parse(headersJson);
 const WAITS = 3000;
@@ -19,6 +21,8 @@ const record = (response) => {
 };
 
 const controller = new AbortController();
+// One signal ends every long-poll at once: 3,000 listeners on it are the point, not a leak.
+setMaxListeners(WAITS + 16, controller.signal);
 let answered = 0;
 const waits = Array.from({ length: WAITS }, () =>
   fetch(waitUrl, { headers, signal: controller.signal })
