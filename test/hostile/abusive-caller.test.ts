@@ -23,8 +23,9 @@ import { mutate, ok } from "../integration/support/wire.js";
 requireBuiltCli();
 const pgSkip = await postgresSkipReason("the abusive-caller load test on PostgreSQL");
 
-/** Calls the well-behaved caller makes per phase. */
-const CALLS = 150;
+/** Calls the well-behaved caller makes per phase, and how many times each phase runs. */
+const CALLS = 120;
+const ROUNDS = 3;
 /** Below this, a p99 on this machine is noise. */
 const FLOOR_MS = 15;
 
@@ -84,7 +85,9 @@ async function abuse(url: string, headers: Record<string, string>): Promise<Abus
     await mutate(url, "tools.preview", { ref: { providerId: PROVIDER, tool: "charge" }, input: { title: "abuse" } }, headers),
   );
   const waitUrl = `${url}/trpc/confirmations.wait?input=${encodeURIComponent(JSON.stringify({ requestId: preview.confirmation.requestId, timeoutMs: 20_000 }))}`;
-  const child = spawn(process.execPath, [ABUSER, url, JSON.stringify(headers), waitUrl], { stdio: ["pipe", "pipe", "inherit"] });
+  // At the lowest priority: on this 2-core machine the abuser stands in for a caller on another machine, so
+  // the cores it needs to make its traffic must not count against the server it attacks.
+  const child = spawn("nice", ["-n", "19", process.execPath, ABUSER, url, JSON.stringify(headers), waitUrl], { stdio: ["pipe", "pipe", "inherit"] });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
@@ -121,18 +124,29 @@ async function runScenario(server: ServeProcess, secrets: DeploymentSecrets): Pr
   const bad = await setUpTenant(server.url, secrets, "tenant-bad", { policy: allowSync });
 
   await wellBehaved(server.url, good, "warm-up");
-  const unloaded = p99(await wellBehaved(server.url, good, "unloaded"));
-
-  const abuser = await abuse(server.url, bad);
-  let loaded: number;
-  let health: number;
-  let answers: Awaited<ReturnType<Abuse["stop"]>>;
-  try {
-    loaded = p99(await wellBehaved(server.url, good, "loaded"));
-    health = await healthzMs(server.url);
-  } finally {
-    answers = await abuser.stop();
+  // Unloaded and loaded phases take turns, so that the machine's own drift (other work on its two cores)
+  // lands on both sides of the comparison; each side's p99 is over all of its rounds' calls.
+  const quiet: number[] = [];
+  const abused: number[] = [];
+  const healths: number[] = [];
+  const answers = { statuses: {} as Record<string, number>, retryAfter: [] as string[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    quiet.push(...(await wellBehaved(server.url, good, `unloaded-${round}`)));
+    const abuser = await abuse(server.url, bad);
+    try {
+      abused.push(...(await wellBehaved(server.url, good, `loaded-${round}`)));
+      healths.push(await healthzMs(server.url));
+    } finally {
+      const got = await abuser.stop();
+      for (const [status, count] of Object.entries(got.statuses)) answers.statuses[status] = (answers.statuses[status] ?? 0) + count;
+      answers.retryAfter.push(...got.retryAfter);
+    }
+    // The abuser's aftermath (its connections closing) belongs to neither side.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
+  const unloaded = p99(quiet);
+  const loaded = p99(abused);
+  const health = Math.max(...healths);
 
   const summary = `unloaded p99 ${unloaded.toFixed(1)} ms, loaded p99 ${loaded.toFixed(1)} ms, /healthz ${health.toFixed(1)} ms, abuser's answers ${JSON.stringify(answers)}`;
   console.log(summary);

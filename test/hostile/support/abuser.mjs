@@ -8,7 +8,7 @@ import { setMaxListeners } from "node:events";
 const [url, headersJson, waitUrl] = process.argv.slice(2);
 const headers = JSON.parse(headersJson);
 const WAITS = 3000;
-const DEEP_IN_FLIGHT = 8;
+const DEEP_IN_FLIGHT = Number(process.env.ABUSE_DEEP_IN_FLIGHT ?? 8);
 const DEEP_NESTING = 400_000;
 const DEADLINE = Date.now() + 60_000;
 
