@@ -3,8 +3,6 @@
 // DEEP_IN_FLIGHT at a time until it is told to stop (a line on stdin) or its own deadline passes.
 // Prints "ready" once every long-poll has been answered or is being held, and the answers it got by
 // HTTP status (and the Retry-After values of its 429s) as one JSON line when it stops.
-import { setMaxListeners } from "node:events";
-
 const [url, headersJson, waitUrl] = process.argv.slice(2);
 const headers = JSON.parse(headersJson);
 const WAITS = 3000;
@@ -20,11 +18,10 @@ const record = (response) => {
   if (response.status === 429 && header !== null) retryAfter.add(header);
 };
 
-const controller = new AbortController();
-// One signal ends every long-poll at once: 3,000 listeners on it are the point, not a leak.
-setMaxListeners(WAITS + 16, controller.signal);
+// A controller per long-poll: undici resets the listener bound of a signal it is given, so one shared signal warns.
+const controllers = Array.from({ length: WAITS }, () => new AbortController());
 let answered = 0;
-const waits = Array.from({ length: WAITS }, () =>
+const waits = controllers.map((controller) =>
   fetch(waitUrl, { headers, signal: controller.signal })
     .then(async (response) => {
       record(response);
@@ -63,7 +60,7 @@ const readyTimer = setInterval(() => {
 
 await Promise.all(deepLoops);
 clearInterval(readyTimer);
-controller.abort();
+for (const controller of controllers) controller.abort();
 await Promise.all(waits);
 process.stdout.write(`${JSON.stringify({ statuses, retryAfter: [...retryAfter] })}\n`);
 process.exit(0);
