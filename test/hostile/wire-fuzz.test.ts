@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { edgeStrings, junkValues } from "../integration/support/fuzz-values.js";
 import { ASSISTANT_ID } from "../integration/support/plugins.js";
 import { callerHeadersOf, configureWorld, makeSecrets, startStack, type Stack } from "../integration/support/stack.js";
 
@@ -34,24 +35,8 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const edgeString = fc.oneof(
-  fc.string({ unit: "grapheme", maxLength: 30 }),
-  fc.string({ unit: "binary", maxLength: 30 }),
-  fc.constantFrom("\u0000", "\uD800", "\u202Eabc", "\uFEFF", "..%2f..%2f", "%00", "__proto__", "x".repeat(5000), "2026-07-28", "2025-11-25", "1999-01-01"),
-);
-
-const junk: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small" },
-    edgeString,
-    fc.double(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(edgeString, fc.constantFrom("__proto__", "constructor", "_meta", "arguments", "name")), tie("value"), { maxKeys: 4 }),
-  ),
-})).value;
+const edgeString = edgeStrings({ maxLength: 30, extra: ["..%2f..%2f", "__proto__", "x".repeat(5000), "2026-07-28", "2025-11-25", "1999-01-01"] });
+const junk = junkValues(edgeString, { keys: ["__proto__", "constructor", "_meta", "arguments", "name"], width: 4 });
 
 const method = fc.oneof(
   fc.constantFrom(

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { edgeStrings, junkValues } from "./support/fuzz-values.js";
 import { ASSISTANT_ID, PROVIDER_ID } from "./support/plugins.js";
 import { callerHeadersOf, configureWorld, makeSecrets, startStack, type Stack } from "./support/stack.js";
 import { mutate, ok } from "./support/wire.js";
@@ -34,25 +35,12 @@ afterAll(async () => {
 
 /** Strings a parser or a store may trip on: NUL, lone surrogates, bidi overrides, BOM, huge ones. */
 const edgeString = fc.oneof(
-  fc.string({ unit: "grapheme", maxLength: 40 }),
-  fc.string({ unit: "binary", maxLength: 40 }),
-  fc.constantFrom("\u0000", "\uD800", "\uDC00x", "\u202Eabc", "\uFEFF", "\u2028\u2029", "a\r\nb", "%00", "..\\..", "x".repeat(300), "é".repeat(5000)),
+  edgeStrings({ maxLength: 40, extra: ["\uDC00x", "\u2028\u2029", "a\r\nb", "..\\..", "x".repeat(300), "é".repeat(5000)] }),
   fc.integer({ min: 1_000, max: 2_000_000 }).map((n) => "z".repeat(n)),
 );
 
 /** Any JSON-ish value, with prototype keys and edge strings mixed in. */
-const junkValue: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    edgeString,
-    fc.double(),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie("value"), { maxLength: 5 }),
-    fc.dictionary(fc.oneof(edgeString, fc.constantFrom("__proto__", "constructor", "prototype", "toString", "")), tie("value"), { maxKeys: 5 }),
-  ),
-})).value;
+const junkValue = junkValues(edgeString, { keys: ["__proto__", "constructor", "prototype", "toString", ""], width: 5 });
 
 /** A request body as text: structured junk, deep nesting, or text that is not JSON at all. */
 const body: fc.Arbitrary<string> = fc.oneof(
