@@ -17,128 +17,17 @@ import {
   type Path,
 } from "./manifest-document.js";
 import { FORMATS } from "./schema/formats.js";
+import {
+  SIMPLE_TYPES,
+  SCHEMA_KEYWORDS,
+  SCHEMA_MAP_KEYWORDS,
+  SCHEMA_ARRAY_KEYWORDS,
+  CODEGEN_UNSUPPORTED,
+  KNOWN_KEYWORDS,
+  ANNOTATION_KEYWORDS,
+  CODE_INJECTING_KEYWORDS,
+} from "./schema-vocabulary.js";
 import { metaSchemaEngine, prepareSchema, schemaDialect, schemaRefusals, type SchemaDialect } from "./validation.js";
-
-// ---------------------------------------------------------------------------------------------------------
-// JSON Schema vocabulary, as far as the loader needs to walk and judge tool schemas.
-
-const SIMPLE_TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"] as const;
-/** Keywords whose value is one subschema. */
-const SCHEMA_KEYWORDS = new Set([
-  "not",
-  "if",
-  "then",
-  "else",
-  "additionalProperties",
-  "additionalItems",
-  "contains",
-  "propertyNames",
-  "unevaluatedProperties",
-  "unevaluatedItems",
-  "contentSchema",
-]);
-/** Keywords whose value maps names to subschemas. */
-const SCHEMA_MAP_KEYWORDS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
-/** Keywords whose value is an array of subschemas. */
-const SCHEMA_ARRAY_KEYWORDS = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
-/** Validated, but beyond what codegen can turn into a TypeScript type. */
-const CODEGEN_UNSUPPORTED = new Set([
-  "if",
-  "prefixItems",
-  "unevaluatedProperties",
-  "unevaluatedItems",
-  "dependentSchemas",
-  "dependentRequired",
-  "dependencies",
-  "patternProperties",
-  "propertyNames",
-  "contains",
-  "not",
-  "$dynamicRef",
-  "$dynamicAnchor",
-  "$recursiveRef",
-  "$recursiveAnchor",
-]);
-/** Keywords of 2020-12 and draft-07 (validation, applicators, annotations). Others are ignored by validators. */
-const KNOWN_KEYWORDS = new Set([
-  "$schema",
-  "$id",
-  "$ref",
-  "$defs",
-  "definitions",
-  "$anchor",
-  "$dynamicRef",
-  "$dynamicAnchor",
-  "$recursiveRef",
-  "$recursiveAnchor",
-  "$vocabulary",
-  "$comment",
-  "type",
-  "enum",
-  "const",
-  "multipleOf",
-  "maximum",
-  "exclusiveMaximum",
-  "minimum",
-  "exclusiveMinimum",
-  "maxLength",
-  "minLength",
-  "pattern",
-  "maxItems",
-  "minItems",
-  "uniqueItems",
-  "maxContains",
-  "minContains",
-  "maxProperties",
-  "minProperties",
-  "required",
-  "dependentRequired",
-  "dependencies",
-  "properties",
-  "patternProperties",
-  "additionalProperties",
-  "propertyNames",
-  "items",
-  "prefixItems",
-  "additionalItems",
-  "contains",
-  "unevaluatedItems",
-  "unevaluatedProperties",
-  "allOf",
-  "anyOf",
-  "oneOf",
-  "not",
-  "if",
-  "then",
-  "else",
-  "dependentSchemas",
-  "format",
-  "contentEncoding",
-  "contentMediaType",
-  "contentSchema",
-  "title",
-  "description",
-  "default",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "examples",
-]);
-/** Keywords that only annotate: a typo of one loses no check, so it is a warning, not an error. */
-const ANNOTATION_KEYWORDS = new Set([
-  "title",
-  "description",
-  "default",
-  "examples",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "$comment",
-  "contentEncoding",
-  "contentMediaType",
-]);
-/** json-schema-to-typescript pastes these into generated code verbatim: a manifest must not carry code. */
-const CODE_INJECTING_KEYWORDS = new Set(["tsType", "tsEnumNames"]);
 
 // ---------------------------------------------------------------------------------------------------------
 // Tool schemas: meta-schema, root type, `$ref`, `$id`, patterns, codegen warnings.
