@@ -50,18 +50,43 @@ export function createHostCheck(publicUrl: string | URL | undefined): (host: str
   };
 }
 
-/** Answers 401 for a failed step 1, with `WWW-Authenticate` (RFC 6750); other failures are 503. */
-export function refuseUnauthenticated(error: unknown, presented: boolean): Response {
+/** The `WWW-Authenticate` challenges of an OAuth resource server (RFC 6750, RFC 9728), when toolpact is one. */
+export interface OAuthChallenges {
+  /** A 401's: where the metadata is, the scopes, and the reason a presented token failed. */
+  unauthenticated(reason: string | undefined): string;
+  /** A 403's for a call that needs `scope` (step-up). */
+  insufficientScope(scope: string): string;
+}
+
+/**
+ * Answers 401 for a failed step 1, with `WWW-Authenticate` (RFC 6750; with `resource_metadata` when
+ * `oauth` is given); 403 for a caller that authenticated but may not call here (an unmapped OAuth
+ * client); other failures are 503.
+ */
+export function refuseUnauthenticated(error: unknown, presented: boolean, oauth?: OAuthChallenges): Response {
+  if (isToolpactError(error) && error.code === "PERMISSION_DENIED") return refuse(403, `PERMISSION_DENIED: ${error.message}`);
   if (!isToolpactError(error) || error.code !== "UNAUTHENTICATED") {
     const reason = isToolpactError(error) ? `${error.code}: ${error.message}` : "the caller could not be authenticated";
     return refuse(503, `${reason}; retry later`);
   }
   const description = error.message.replace(/[^\x20-\x7e]|["\\]/g, "'").slice(0, 300);
-  const challenge = presented ? `Bearer realm="toolpact", error="invalid_token", error_description="${description}"` : `Bearer realm="toolpact"`;
-  return refuse(
-    401,
-    `UNAUTHENTICATED: ${error.message}. MCP clients authenticate like any toolpact caller: ` +
-      "Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>",
-    { "www-authenticate": challenge },
-  );
+  const challenge =
+    oauth !== undefined
+      ? oauth.unauthenticated(presented ? error.message : undefined)
+      : presented
+        ? `Bearer realm="toolpact", error="invalid_token", error_description="${description}"`
+        : `Bearer realm="toolpact"`;
+  const how =
+    oauth !== undefined
+      ? "MCP clients authenticate with an OAuth access token for this server (its authorization server is named in the metadata " +
+        "WWW-Authenticate points to), or like any toolpact caller: Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>"
+      : "MCP clients authenticate like any toolpact caller: Authorization: Bearer <plugin key> and X-Toolpact-Actor: <actor token>";
+  return refuse(401, `UNAUTHENTICATED: ${error.message}. ${how}`, { "www-authenticate": challenge });
+}
+
+/** Answers 403 `insufficient_scope` for a tool call the access token's scopes do not grant: nothing ran (MCP step-up). */
+export function refuseInsufficientScope(oauth: OAuthChallenges, scope: string, tool: string): Response {
+  return refuse(403, `PERMISSION_DENIED: the access token does not grant ${tool}: ask the authorization server for the scope "${scope}" and retry`, {
+    "www-authenticate": oauth.insufficientScope(scope),
+  });
 }

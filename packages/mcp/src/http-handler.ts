@@ -9,10 +9,11 @@ import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { DEFAULT_MAX_BODY_DEPTH, readBoundedRequest, whenAnswerOver, type BodyLimits } from "@toolpact/contract";
-import type { Principal, Runtime, Logger } from "@toolpact/runtime";
-import { createHostCheck, refuse, refuseUnauthenticated, TRANSPORT_ERROR } from "./http-guards.js";
+import { missingToolScope, type Principal, type Runtime, type Logger } from "@toolpact/runtime";
+import { createHostCheck, refuse, refuseInsufficientScope, refuseUnauthenticated, TRANSPORT_ERROR, type OAuthChallenges } from "./http-guards.js";
 import { createSessionRegistry } from "./http-sessions.js";
 import { createRuntimeBackend } from "./tool-backend.js";
+import { createToolDirectory } from "./tool-names.js";
 import { createToolServer, type CallScope, type HandlerExtra } from "./tool-server.js";
 
 /** Options of `createMcpHttpHandler`; every omitted one has a default. */
@@ -42,6 +43,11 @@ export interface McpHttpOptions {
   readonly waitRoundMs?: number;
   /** Tools per `tools/list` page; default 100. */
   readonly pageSize?: number;
+  /**
+   * When toolpact is an OAuth resource server: the challenges of its 401s, and of the 403 that answers a
+   * `tools/call` the access token's scopes do not grant (step-up, before anything runs).
+   */
+  readonly oauthChallenges?: OAuthChallenges;
   /** Ends every session when it aborts (the server is shutting down). */
   readonly shutdown?: AbortSignal;
   readonly logger: Logger;
@@ -115,7 +121,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       // Whatever the request says of itself, a call through /mcp is recorded as MCP.
       principal = Object.freeze({ ...(await options.authenticate(request)), via: "mcp" as const });
     } catch (error) {
-      return refuseUnauthenticated(error, request.headers.has("authorization") || request.headers.has("x-toolpact-actor"));
+      return refuseUnauthenticated(error, request.headers.has("authorization") || request.headers.has("x-toolpact-actor"), options.oauthChallenges);
     }
     // Aborts when the client hangs up (the request's signal) or the server shuts down.
     const hangup = AbortSignal.any([request.signal, stopping.signal]);
@@ -135,6 +141,8 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       if (method !== "POST") return session.transport.handleRequest(request, { authInfo });
       const body = await readJsonBody(request, bodyLimits);
       if (!body.ok) return body.response;
+      const stepUp = await scopeRefusal(principal, body.body);
+      if (stepUp !== undefined) return stepUp;
       return answered(session.transport.handleRequest(request, { parsedBody: body.body, authInfo }), request);
     }
     if (method !== "POST") {
@@ -142,6 +150,8 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     }
     const body = await readJsonBody(request, bodyLimits);
     if (!body.ok) return body.response;
+    const stepUp = await scopeRefusal(principal, body.body);
+    if (stepUp !== undefined) return stepUp;
     if (sessionsOn && isInitializeRequest(body.body)) {
       // Only a client that can be asked during a call (URL elicitation) ever receives anything before
       // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.
@@ -158,6 +168,32 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       void transport.close();
       void server.close();
     });
+  };
+
+  /**
+   * The 403 `insufficient_scope` for a `tools/call` of a tool the principal's access token has no scope
+   * for (MCP authorization, step-up): answered over HTTP, before the call reaches the runtime.
+   * The runtime refuses such a call too; this makes it the status a client re-authorizes on.
+   */
+  const scopeRefusal = async (principal: Principal, body: unknown): Promise<Response | undefined> => {
+    const challenges = options.oauthChallenges;
+    if (challenges === undefined || principal.scopes === undefined) return undefined;
+    const names = (Array.isArray(body) ? body : [body]).flatMap((message) => {
+      const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };
+      return method === "tools/call" && typeof params?.name === "string" ? [params.name] : [];
+    });
+    if (names.length === 0) return undefined;
+    const { scopes: _scopes, ...unscoped } = principal;
+    // A caller the runtime refuses outright (disabled, ...) is refused by the call itself, with its own code.
+    const listing = await runtime.listTools(unscoped).catch(() => undefined);
+    if (listing === undefined) return undefined;
+    const directory = createToolDirectory(listing);
+    for (const name of names) {
+      const tool = directory.resolve(name);
+      const scope = tool === undefined ? undefined : missingToolScope(principal, tool.effect);
+      if (scope !== undefined) return refuseInsufficientScope(challenges, scope, name);
+    }
+    return undefined;
   };
 
   /** Counts a POST's answer as pending until it is over (closing waits for these), then runs `after`. */
@@ -216,7 +252,7 @@ interface RequestContext {
 }
 
 function authInfoOf(context: RequestContext): AuthInfo {
-  return { token: "toolpact-caller", clientId: context.principal.callerPluginId, scopes: [], extra: { toolpact: context } };
+  return { token: "toolpact-caller", clientId: context.principal.callerPluginId, scopes: [...(context.principal.scopes ?? [])], extra: { toolpact: context } };
 }
 
 function requestContextOf(authInfo: AuthInfo | undefined): RequestContext {

@@ -91,6 +91,8 @@ export interface ToolpactErrorData {
   readonly errorClass?: string;
   readonly retryAfterMs?: number;
   readonly requestId?: string;
+  /** The OAuth scope the call needs and the access token lacks (`tools:write`, ...): ask for it (step-up). */
+  readonly requiredScope?: string;
 }
 
 /** Every toolpact error code, in table order. */
@@ -161,12 +163,11 @@ export class ToolpactError extends Error {
     if (typeof capture === "function") {
       const trace: { stack?: unknown } = {};
       capture(trace, new.target);
-      const error = this;
       Object.defineProperty(this, "stack", {
         configurable: true,
         enumerable: false,
-        get: () => printedStack(error, trace.stack),
-        set: (value: unknown) => Object.defineProperty(error, "stack", { value, writable: true, configurable: true, enumerable: false }),
+        get: () => printedStack(this, trace.stack),
+        set: (value: unknown) => Object.defineProperty(this, "stack", { value, writable: true, configurable: true, enumerable: false }),
       });
     }
   }

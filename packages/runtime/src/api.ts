@@ -36,6 +36,16 @@ export interface Principal {
    * call checks it is still live under the tenant config the call is decided under.
    */
   readonly keyId?: string;
+  /**
+   * What established this principal: a plugin key and an actor token, an OAuth 2.1 access token
+   * (docs/oauth.md), or a plugin in the host's process. Recorded on activity; default `in-process`.
+   */
+  readonly authenticatedBy?: "plugin-key" | "oauth" | "in-process";
+  /**
+   * The OAuth scopes the access token granted (`tools:read`, `tools:write`, `tools:external`): when
+   * present, only tools whose effect's scope is among them are listed or called. Absent: no scope limit.
+   */
+  readonly scopes?: readonly string[];
 }
 
 /** Credentials as they arrived at the edge: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */

@@ -109,3 +109,4 @@ export type {
   OutboxClaim,
   OutboxItem,
 } from "./api.js";
+export { TOOL_SCOPES, missingToolScope, toolScopeOf } from "./tool-scopes.js";

@@ -2,10 +2,11 @@ import { ToolpactError, pluginClientName } from "@toolpact/contract";
 import type { Principal, ToolListing } from "./api.js";
 import type { PluginRegistry } from "./registry.js";
 import type { TenantConfigCache } from "./tenant-config.js";
+import { missingToolScope } from "./tool-scopes.js";
 
 /**
  * `tools.list`: what this caller may call for this actor (installed and enabled providers, handlers
- * registered, within the caller's `uses`, allowed by policy), with schemas and whether each needs confirmation.
+ * registered, within the caller's `uses` and an OAuth token's scopes, allowed by policy), with schemas and whether each needs confirmation.
  */
 export async function listTools(
   parts: { readonly registry: PluginRegistry; readonly tenants: TenantConfigCache },
@@ -25,6 +26,7 @@ export async function listTools(
     const alias = pluginClientName(provider.manifest);
     for (const tool of provider.toolList) {
       if (tool.handler === undefined || !caller.usesAllows(tool)) continue;
+      if (missingToolScope(principal, tool.declaration.effect) !== undefined) continue;
       const decision = tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
       if (decision.kind === "deny") continue;
       const { declaration } = tool;

@@ -22,6 +22,10 @@ import { createCallerAdmission } from "./caller-admission.js";
 import { bearerToken, createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
+import { createCallerAuthentication } from "./oauth/caller-authentication.js";
+import type { OAuthConfig } from "./oauth/oauth-config.js";
+import { createOAuthResponses } from "./oauth/oauth-responses.js";
+import { createResourceServer, isPluginKey, oauthAdmissionKey, PROTECTED_RESOURCE_PATH } from "./oauth/resource-server.js";
 import { createPresenceSessions } from "./presence-session.js";
 import { readCallBody } from "./request-body.js";
 import { appRouter, type ServerContext } from "./router.js";
@@ -66,6 +70,11 @@ export interface ToolpactRoutesOptions {
   readonly confirmationOrigin?: string;
   /** Said on the confirmation page's "Sign-in needed" page: where people find the link that signs them in. */
   readonly confirmationSignInHint?: string;
+  /**
+   * Accept OAuth 2.1 access tokens besides plugin keys and actor tokens (`oauth` of toolpact.config.json,
+   * parsed; docs/oauth.md): Protected Resource Metadata is served, and 401s point clients at it.
+   */
+  readonly oauth?: OAuthConfig;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
@@ -137,10 +146,21 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     shutdown: shutdownSignal,
     ...(options.confirmationSignInHint === undefined ? {} : { signInHint: options.confirmationSignInHint }),
   });
+  const resourceServer = options.oauth === undefined ? undefined : createResourceServer(options.oauth, options.publicUrl);
+  const authenticateCaller = createCallerAuthentication(runtime, resourceServer, logger);
+  const oauthResponses = resourceServer === undefined ? undefined : createOAuthResponses(resourceServer);
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,
-    authenticate: (request) => runtime.authenticate(credentialsOf(request.headers)),
+    authenticate: (request) => authenticateCaller(request.headers),
+    ...(resourceServer === undefined
+      ? {}
+      : {
+          oauthChallenges: {
+            unauthenticated: (reason) => resourceServer.challenge(true, reason),
+            insufficientScope: (scope) => resourceServer.insufficientScope(true, scope),
+          },
+        }),
     maxBodyBytes,
     maxBodyDepth: bodyLimits.maxDepth,
     ...(publicUrl === undefined ? {} : { publicUrl }),
@@ -163,7 +183,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     return {
       runtime,
       // Step 1 failures are counted and logged by the runtime (runtime.metrics.authFailures).
-      authenticate: () => (principal ??= runtime.authenticate(credentials)),
+      authenticate: () => (principal ??= authenticateCaller(request.headers)),
       authorizeAdmin: () => {
         if (isAdminKey(credentials.pluginKey)) return true;
         adminAuthFailures += 1;
@@ -203,6 +223,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
       allowBatching: false,
       createContext: () => contextOf(request),
       onError,
+      ...(oauthResponses === undefined ? {} : { responseMeta: ({ errors }) => oauthResponses.trpcMeta(errors, request.headers.has("authorization")) }),
     });
   };
 
@@ -252,6 +273,8 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
       }
       case "confirm":
         return confirmationPage(request, path, search);
+      case "oauth-metadata":
+        return oauthResponses!.metadata(method);
       case "healthz":
         return plain(method, 200, "ok");
       case "readyz":
@@ -260,7 +283,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   };
 
   const serve = (request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined => {
-    const to = routeOf(path);
+    const to = routeOf(path, resourceServer !== undefined);
     if (to === undefined) return undefined;
     inFlight += 1;
     const wasClosing = closing;
@@ -282,11 +305,11 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     return answered;
   };
 
-  /** Counts the request against its caller's bound (by plugin key; none presented, none counted): its release, or the refusal's message. */
+  /** Counts the request against its caller's bound (by plugin key, or an OAuth caller's issuer, client and subject; none presented, none counted): its release, or the refusal's message. */
   const admitCaller = (request: Request, longPoll: boolean): (() => void) | string => {
-    const key = bearerToken(request.headers.get("authorization") ?? undefined);
-    if (key === undefined) return () => {};
-    const admission = admit(key, longPoll);
+    const token = bearerToken(request.headers.get("authorization") ?? undefined);
+    if (token === undefined) return () => {};
+    const admission = admit(resourceServer === undefined || isPluginKey(token) ? token : oauthAdmissionKey(token), longPoll);
     return admission.ok ? admission.release : admission.message;
   };
 
@@ -306,7 +329,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
 
   return {
     serve,
-    owns: (path) => routeOf(path) !== undefined,
+    owns: (path) => routeOf(path, resourceServer !== undefined) !== undefined,
     drain,
     get adminAuthFailures() {
       return adminAuthFailures;
@@ -314,14 +337,15 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   };
 }
 
-type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz";
+type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz" | "oauth-metadata";
 
-function routeOf(path: string): Route | undefined {
+function routeOf(path: string, oauth: boolean): Route | undefined {
   if (path.startsWith(TRPC_PREFIX)) return "trpc";
   if (path === MCP_PATH) return "mcp";
   if (path.startsWith(CONFIRM_PREFIX)) return "confirm";
   if (path === "/healthz") return "healthz";
   if (path === "/readyz") return "readyz";
+  if (oauth && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) return "oauth-metadata";
   return undefined;
 }
 

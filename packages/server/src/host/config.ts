@@ -13,6 +13,7 @@ import {
 } from "@toolpact/contract";
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
+import { type OAuthConfig, oauthConfigSchema } from "../oauth/oauth-config.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
 
@@ -200,6 +201,7 @@ export const configSchema = z.strictObject({
     .default({})
     .describe("Request, input, confirmation and timing limits."),
   retention: retentionSchema.default({}).describe("How long kept rows live, and how often the pruning job runs."),
+  oauth: oauthConfigSchema,
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -271,6 +273,8 @@ export interface HostConfig {
   readonly retention: HostRetention;
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
+  /** OAuth 2.1 access tokens accepted (docs/oauth.md); undefined when not configured. */
+  readonly oauth?: OAuthConfig;
 }
 
 /** Where `loadHostConfig` looks and what the command line overrides. */
@@ -346,6 +350,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     },
     retention: withoutUndefined(config.retention),
     secrets: withoutUndefined(config.secrets),
+    ...(config.oauth === undefined ? {} : { oauth: config.oauth }),
   };
 }
 

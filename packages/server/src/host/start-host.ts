@@ -89,6 +89,11 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       effect: 'confirmation links (platform mode) use this address: set "publicUrl" to the address people\'s browsers reach this server at',
     });
   }
+  if (config.oauth !== undefined && config.oauth.resource === undefined && publicUrl === undefined) {
+    throw new HostError(
+      `"oauth" needs this server's resource identifier: set "oauth.resource" or "publicUrl" in ${CONFIG_FILE} to the https URL clients reach it at`,
+    );
+  }
   const store = await openStore(config, { instanceId, logger });
   const runtime = await createRuntime({
     store,
@@ -146,6 +151,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         publicUrl,
         maxRequestsPerCaller: config.limits.maxRequestsPerCaller,
         maxLongPollsPerCaller: config.limits.maxLongPollsPerCaller,
+        oauth: config.oauth,
       }),
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),

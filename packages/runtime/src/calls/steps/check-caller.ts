@@ -1,5 +1,6 @@
 import { ToolpactError } from "@toolpact/contract";
 import { checkRun } from "../../runs.js";
+import { missingToolScope } from "../../tool-scopes.js";
 import type { CallAt } from "../call.js";
 import type { Next, Step } from "../chain.js";
 
@@ -9,7 +10,8 @@ type Reads = "tenant" | "tool";
  * check-caller: the caller's plugin key is still live under the tenant config the call is decided under
  * (authentication may have answered from its cache; an execute's commit checks that version again); the
  * calling plugin is loaded, installed and enabled for the tenant, holds `tools:call`, and its manifest's
- * `uses` (when present) includes the tool; a call in a run must be allowed by that run.
+ * `uses` (when present) includes the tool; an OAuth caller's token holds the scope of the tool's effect
+ * (`tools:<effect>`); a call in a run must be allowed by that run.
  */
 export const checkCaller: Step<Reads> = function checkCaller(call, next) {
   // An execute's commit (the ledger's begin, or a read's one record) checks the config version again; a preview's nothing.
@@ -43,6 +45,14 @@ function checkCallerPlugin<T>(call: CallAt<Reads>, next: Next<CallAt<Reads>, T>)
     throw new ToolpactError("PERMISSION_DENIED", `plugin "${caller.id}" may not call ${tool.fullName}: its manifest's "uses" does not include it`, {
       tool: tool.fullName,
     });
+  }
+  const scope = missingToolScope(principal, tool.declaration.effect);
+  if (scope !== undefined) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      `the access token does not grant ${tool.fullName}, a ${tool.declaration.effect} tool: ask the authorization server for the scope "${scope}"`,
+      { tool: tool.fullName, requiredScope: scope },
+    );
   }
   if (call.runId === undefined) return next(call);
   return checkRun(call.parts.context, { principal, tool, runId: call.runId }).then(() => next(call));
