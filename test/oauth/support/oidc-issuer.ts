@@ -57,9 +57,10 @@ async function makeKey(alg: "ES256" | "RS256"): Promise<KeyPair> {
 
 /**
  * Starts an issuer whose tokens are for `resources` (the first is toolpact's): each gets the tool
- * scopes and JWT access tokens signed with ES256.
+ * scopes and JWT access tokens signed with ES256, or (`opaque`) opaque tokens its introspection
+ * endpoint (RFC 7662) answers for.
  */
-export async function startIssuer(resources: readonly string[]): Promise<TestIssuer> {
+export async function startIssuer(resources: readonly string[], options: { readonly opaque?: boolean } = {}): Promise<TestIssuer> {
   let current: { provider: Provider; key: KeyPair } | undefined;
   const server: Server = createServer((req, res) => {
     if (current === undefined) {
@@ -98,13 +99,16 @@ export async function startIssuer(resources: readonly string[]): Promise<TestIss
       features: {
         devInteractions: { enabled: true },
         clientCredentials: { enabled: true },
+        introspection: { enabled: options.opaque === true },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => resources[0],
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx: unknown, indicator: string) => {
             if (!resources.includes(indicator)) throw new Error(`unknown resource ${indicator}`);
-            return { scope: TOOL_SCOPES, audience: indicator, accessTokenFormat: "jwt", accessTokenTTL: 600, jwt: { sign: { alg: "ES256", kid: key.kid } } };
+            const format =
+              options.opaque === true ? { accessTokenFormat: "opaque" } : { accessTokenFormat: "jwt", jwt: { sign: { alg: "ES256", kid: key.kid } } };
+            return { scope: TOOL_SCOPES, audience: indicator, accessTokenTTL: 600, ...format };
           },
         },
       },
