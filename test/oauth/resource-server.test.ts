@@ -309,8 +309,9 @@ describe("OAuth 2.1 resource server", () => {
         });
         expect(response.status).toBe(403);
         expect(response.headers.get("www-authenticate")).toContain('error="insufficient_scope", scope="tools:write"');
-        const body = (await response.json()) as { error: { data: { toolpactCode: string; requiredScope?: string } } };
-        expect(JSON.stringify(body)).toContain("tools:write");
+        const body = (await response.json()) as { error: { data: { toolpactCode: string; toolpactData: { requiredScope?: string } } } };
+        expect(body.error.data.toolpactCode).toBe("PERMISSION_DENIED");
+        expect(body.error.data.toolpactData.requiredScope).toBe("tools:write");
       }
       // write does not imply read
       const writeOnly = await token({ scope: "tools:write" });
