@@ -19,13 +19,13 @@ import type { Principal, Runtime } from "@toolpact/runtime";
 import { confirmationOriginOf } from "./confirmation-origin.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
 import { createCallerAdmission } from "./caller-admission.js";
-import { bearerToken, createAdminKeyCheck, credentialsOf } from "./credentials.js";
+import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { createCallerAuthentication } from "./oauth/caller-authentication.js";
 import type { OAuthConfig } from "./oauth/oauth-config.js";
 import { createOAuthResponses } from "./oauth/oauth-responses.js";
-import { createResourceServer, isPluginKey, oauthAdmissionKey, PROTECTED_RESOURCE_PATH } from "./oauth/resource-server.js";
+import { createResourceServer, PROTECTED_RESOURCE_PATH } from "./oauth/resource-server.js";
 import { createPresenceSessions } from "./presence-session.js";
 import { readCallBody } from "./request-body.js";
 import { appRouter, type ServerContext } from "./router.js";
@@ -105,6 +105,8 @@ export { DEFAULT_MAX_BODY_BYTES };
 export const DEFAULT_SESSION_TTL_SECONDS = 600;
 const TRPC_PREFIX = "/trpc/";
 const MCP_PATH = "/mcp";
+/** The procedures the admin key reaches (router.ts, `adminProcedure`). */
+const ADMIN_PROCEDURES = /^(admin|outbox)\./;
 /** Where each route lives, for a 404 that says so. */
 export const ROUTES_HINT = "the API is at /trpc, MCP at /mcp, the confirmation page at /confirm/, health at /healthz and /readyz";
 
@@ -147,12 +149,12 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     ...(options.confirmationSignInHint === undefined ? {} : { signInHint: options.confirmationSignInHint }),
   });
   const resourceServer = options.oauth === undefined ? undefined : createResourceServer(options.oauth, options.publicUrl);
-  const authenticateCaller = createCallerAuthentication(runtime, resourceServer, logger);
+  const callers = createCallerAuthentication(runtime, resourceServer, logger);
   const oauthResponses = resourceServer === undefined ? undefined : createOAuthResponses(resourceServer);
   const mcp = createMcpHttpHandler({
     ...options.mcp,
     runtime,
-    authenticate: (request) => authenticateCaller(request.headers),
+    authenticate: (request) => callers.authenticate(request.headers),
     ...(resourceServer === undefined
       ? {}
       : {
@@ -183,7 +185,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     return {
       runtime,
       // Step 1 failures are counted and logged by the runtime (runtime.metrics.authFailures).
-      authenticate: () => (principal ??= authenticateCaller(request.headers)),
+      authenticate: () => (principal ??= callers.authenticate(request.headers)),
       authorizeAdmin: () => {
         if (isAdminKey(credentials.pluginKey)) return true;
         adminAuthFailures += 1;
@@ -262,14 +264,14 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
         if (input != null && isNestedDeeperThan(input, bodyLimits.maxDepth)) {
           return refuseInput("BAD_REQUEST", tooDeep(bodyLimits.maxDepth).message, procedures);
         }
-        const admission = admitCaller(request, procedures === "confirmations.wait");
-        if (typeof admission === "string") return refuseRateLimited(admission, procedures);
-        return serveCall(request, procedures, search, admission);
+        return afterAdmission(
+          admitCaller(request, procedures === "confirmations.wait", ADMIN_PROCEDURES.test(procedures)),
+          (message) => refuseRateLimited(message, procedures),
+          (release) => serveCall(request, procedures, search, release),
+        );
       }
       case "mcp": {
-        const admission = admitCaller(request, method === "GET");
-        if (typeof admission === "string") return refuseMcpRateLimited(admission);
-        return whenAnswerOver(mcp(request), request.signal, admission);
+        return afterAdmission(admitCaller(request, method === "GET"), refuseMcpRateLimited, (release) => whenAnswerOver(mcp(request), request.signal, release));
       }
       case "confirm":
         return confirmationPage(request, path, search);
@@ -306,11 +308,14 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   };
 
   /** Counts the request against its caller's bound (by plugin key, or an OAuth caller's issuer, client and subject; none presented, none counted): its release, or the refusal's message. */
-  const admitCaller = (request: Request, longPoll: boolean): (() => void) | string => {
-    const token = bearerToken(request.headers.get("authorization") ?? undefined);
-    if (token === undefined) return () => {};
-    const admission = admit(resourceServer === undefined || isPluginKey(token) ? token : oauthAdmissionKey(token), longPoll);
-    return admission.ok ? admission.release : admission.message;
+  const admitCaller = (request: Request, longPoll: boolean, admin = false): Admitted | Promise<Admitted> => {
+    const key = callers.callerKey(request.headers, admin);
+    if (key === undefined) return () => {};
+    const admitKey = (callerKey: string): Admitted => {
+      const admission = admit(callerKey, longPoll);
+      return admission.ok ? admission.release : admission.message;
+    };
+    return typeof key === "string" ? admitKey(key) : key.then(admitKey);
   };
 
   const drain = (): Promise<void> => {
@@ -335,6 +340,19 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
       return adminAuthFailures;
     },
   };
+}
+
+/** A request's admission: its release, or the refusal's message. */
+type Admitted = (() => void) | string;
+
+/** Goes on with `admitted` once the request is admitted (at once for a plugin key; after its token verified for OAuth), else `refused`. */
+function afterAdmission(
+  admission: Admitted | Promise<Admitted>,
+  refused: (message: string) => Response,
+  admitted: (release: () => void) => Promise<Response> | Response,
+): Promise<Response> | Response {
+  if (admission instanceof Promise) return admission.then((settled) => afterAdmission(settled, refused, admitted));
+  return typeof admission === "string" ? refused(admission) : admitted(admission);
 }
 
 type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz" | "oauth-metadata";

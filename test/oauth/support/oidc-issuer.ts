@@ -33,6 +33,8 @@ export interface TestIssuer {
   readonly issuer: string;
   /** The access tokens' signing key (ES256) now in use. */
   readonly key: KeyPair;
+  /** The path of every request the issuer received, in order. */
+  readonly requests: readonly string[];
   /** The claim values extra to every access token (default `{ tid: "t1" }`). */
   extraClaims: Record<string, unknown>;
   /** A client credentials token of `client` for `resource` with `scope`. */
@@ -58,11 +60,16 @@ async function makeKey(alg: "ES256" | "RS256"): Promise<KeyPair> {
 /**
  * Starts an issuer whose tokens are for `resources` (the first is toolpact's): each gets the tool
  * scopes and JWT access tokens signed with ES256, or (`opaque`) opaque tokens its introspection
- * endpoint (RFC 7662) answers for.
+ * endpoint (RFC 7662) answers for; `introspection` offers that endpoint beside JWTs.
  */
-export async function startIssuer(resources: readonly string[], options: { readonly opaque?: boolean } = {}): Promise<TestIssuer> {
+export async function startIssuer(
+  resources: readonly string[],
+  options: { readonly opaque?: boolean; readonly introspection?: boolean } = {},
+): Promise<TestIssuer> {
   let current: { provider: Provider; key: KeyPair } | undefined;
+  const requests: string[] = [];
   const server: Server = createServer((req, res) => {
+    requests.push(req.url ?? "");
     if (current === undefined) {
       res.statusCode = 503;
       res.end();
@@ -99,7 +106,7 @@ export async function startIssuer(resources: readonly string[], options: { reado
       features: {
         devInteractions: { enabled: true },
         clientCredentials: { enabled: true },
-        introspection: { enabled: options.opaque === true },
+        introspection: { enabled: options.opaque === true || options.introspection === true },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => resources[0],
@@ -125,6 +132,7 @@ export async function startIssuer(resources: readonly string[], options: { reado
 
   return {
     issuer,
+    requests,
     get key() {
       return current!.key;
     },

@@ -2,8 +2,6 @@
  * toolpact as an OAuth 2.1 resource server (docs/oauth.md): its Protected Resource Metadata (RFC 9728),
  * the `WWW-Authenticate` challenges that point clients at it, and the principal of an access token.
  */
-import { createHash } from "node:crypto";
-import { decodeJwt } from "jose";
 import type { CallerTransport, Principal } from "@toolpact/runtime";
 import { TOOL_SCOPES } from "@toolpact/runtime";
 import { createAccessTokenVerifier } from "./access-tokens.js";
@@ -25,8 +23,15 @@ export interface ResourceServer {
   challenge(forMcp: boolean, invalidTokenReason?: string): string;
   /** The `WWW-Authenticate` value of a 403 for a call that needs `scope` (step-up). */
   insufficientScope(forMcp: boolean, scope: string): string;
-  /** The principal of an access token. @throws UNAUTHENTICATED, PERMISSION_DENIED (unmapped client), STORE_UNAVAILABLE (issuer unreachable) */
-  authenticate(token: string, via: CallerTransport): Promise<Principal>;
+  /** The caller an access token establishes. @throws UNAUTHENTICATED, PERMISSION_DENIED (unmapped client), STORE_UNAVAILABLE (issuer unreachable) */
+  authenticate(token: string, via: CallerTransport): Promise<OAuthCaller>;
+}
+
+/** What a verified access token establishes. */
+export interface OAuthCaller {
+  readonly principal: Principal;
+  /** What its requests are counted under (caller-admission.ts): its issuer, client and subject. */
+  readonly callerKey: string;
 }
 
 /**
@@ -61,27 +66,20 @@ export function createResourceServer(config: OAuthConfig, publicUrl: string | un
     challenge: (forMcp, reason) =>
       challenge(forMcp, reason === undefined ? { scope: scopes } : { scope: scopes, error: "invalid_token", error_description: reason }),
     insufficientScope: (forMcp, scope) => challenge(forMcp, { error: "insufficient_scope", scope, error_description: `this call needs the scope ${scope}` }),
-    authenticate: async (token, via) => principalOf(await verify(token), config.clients, via),
+    authenticate: async (token, via) => {
+      const verified = await verify(token);
+      const principal = principalOf(verified, config.clients, via);
+      return {
+        principal,
+        callerKey: `oauth\n${verified.issuer.issuer}\n${clientOf(verified.claims)}\n${String(verified.claims.sub ?? principal.actor.userId)}`,
+      };
+    },
   };
 }
 
 /** True for a bearer token that is a toolpact plugin key (or admin key shape), not an OAuth access token. */
 export function isPluginKey(token: string): boolean {
   return token.startsWith("tpk_");
-}
-
-/**
- * The key an OAuth caller's requests are counted under (caller-admission.ts): its issuer, client and
- * subject, read from the token before it is verified (a forged token is refused at once, so it can hold
- * nothing for long); a token that is not a JWT counts under its own hash.
- */
-export function oauthAdmissionKey(token: string): string {
-  try {
-    const claims = decodeJwt(token);
-    return `oauth\n${String(claims.iss)}\n${String(clientOf(claims))}\n${String(claims.sub)}`;
-  } catch {
-    return `oauth-token\n${createHash("sha256").update(token).digest("base64url")}`;
-  }
 }
 
 /** A header parameter value: printable ASCII without quotes or backslashes, at most 300 characters. */
