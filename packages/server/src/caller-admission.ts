@@ -1,6 +1,7 @@
 /**
  * How many requests each caller may hold at once: requests in flight and long polls (`confirmations.wait`,
- * MCP streams) counted apart, per presented plugin key, before any body is read or the database is asked.
+ * MCP streams) counted apart, per presented plugin key (an OAuth caller: per issuer, client and subject of
+ * its verified access token), before any body is read or the database is asked.
  * One caller past its bound gets RATE_LIMITED while every other caller keeps its share of the pool.
  */
 
