@@ -5,7 +5,6 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { oauthConfigSchema } from "../../packages/server/src/index.js";
 import { ASSISTANT_ID } from "../integration/support/plugins.js";
 import { startMcpWorld, type McpWorld } from "../mcp/support/mcp-world.js";
 import { BOT_CLIENT, STRANGER_CLIENT, startIssuer, TOOL_SCOPES, type TestIssuer } from "./support/oidc-issuer.js";
@@ -28,10 +27,10 @@ describe("per-caller bounds of OAuth callers", () => {
     issuer = await startIssuer(resources, { introspection: true });
     world = await startMcpWorld({
       bounds: { maxRequestsPerCaller: 1 },
-      oauth: oauthConfigSchema.parse({
+      oauth: {
         issuers: [{ issuer: issuer.issuer, tenant: "t1", introspection: { clientId: BOT_CLIENT.id, clientSecret: BOT_CLIENT.secret } }],
         clients: { [BOT_CLIENT.id]: ASSISTANT_ID, [STRANGER_CLIENT.id]: ASSISTANT_ID },
-      }),
+      },
     });
     resources.push(world.stack.url);
   });

@@ -15,7 +15,6 @@ import {
 } from "@modelcontextprotocol/client";
 import { exportSPKI, importJWK, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { oauthConfigSchema } from "../../packages/server/src/index.js";
 import { ASSISTANT_ID, PROVIDER_ID } from "../integration/support/plugins.js";
 import { mutate, ok, query } from "../integration/support/wire.js";
 import { startMcpWorld, type McpWorld } from "../mcp/support/mcp-world.js";
@@ -106,10 +105,10 @@ describe("OAuth 2.1 resource server", () => {
     issuer = await startIssuer(resources);
     stranger = await startIssuer(resources);
     world = await startMcpWorld({
-      oauth: oauthConfigSchema.parse({
+      oauth: {
         issuers: [{ issuer: issuer.issuer, tenant: "t1", tenantClaim: "tid", jwksCooldownSeconds: 0 }],
         clients: { [APP_CLIENT]: ASSISTANT_ID, [BOT_CLIENT.id]: ASSISTANT_ID },
-      }),
+      },
     });
     resource = world.stack.url;
     resources.push(resource);

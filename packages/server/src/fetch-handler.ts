@@ -23,7 +23,7 @@ import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
 import { describeInternalError, toPublicError } from "./errors.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { createCallerAuthentication } from "./oauth/caller-authentication.js";
-import type { OAuthConfig } from "./oauth/oauth-config.js";
+import { type OAuthConfigInput, parseOAuthConfig } from "./oauth/oauth-config.js";
 import { createOAuthResponses } from "./oauth/oauth-responses.js";
 import { createResourceServer, PROTECTED_RESOURCE_PATH } from "./oauth/resource-server.js";
 import { createPresenceSessions } from "./presence-session.js";
@@ -71,10 +71,10 @@ export interface ToolpactRoutesOptions {
   /** Said on the confirmation page's "Sign-in needed" page: where people find the link that signs them in. */
   readonly confirmationSignInHint?: string;
   /**
-   * Accept OAuth 2.1 access tokens besides plugin keys and actor tokens (`oauth` of toolpact.config.json,
-   * parsed; docs/oauth.md): Protected Resource Metadata is served, and 401s point clients at it.
+   * Accept OAuth 2.1 access tokens besides plugin keys and actor tokens (`oauth` of toolpact.config.json;
+   * docs/oauth.md): Protected Resource Metadata is served, and 401s point clients at it.
    */
-  readonly oauth?: OAuthConfig;
+  readonly oauth?: OAuthConfigInput;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
@@ -148,7 +148,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     shutdown: shutdownSignal,
     ...(options.confirmationSignInHint === undefined ? {} : { signInHint: options.confirmationSignInHint }),
   });
-  const resourceServer = options.oauth === undefined ? undefined : createResourceServer(options.oauth, options.publicUrl);
+  const resourceServer = options.oauth === undefined ? undefined : createResourceServer(parseOAuthConfig(options.oauth), options.publicUrl);
   const callers = createCallerAuthentication(runtime, resourceServer, logger);
   const oauthResponses = resourceServer === undefined ? undefined : createOAuthResponses(resourceServer);
   const mcp = createMcpHttpHandler({

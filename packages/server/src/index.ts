@@ -37,4 +37,4 @@ export { readSecrets, SECRET_ENV_VARS, type ResolvedSecrets } from "./host/secre
 export { reexecWithoutSecrets, receiveHandedOverSecrets, secretsInEnvironment, type Reexecution } from "./host/secret-handover.js";
 export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
 export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost, type ConfirmationRequested } from "./host/start-host.js";
-export { oauthConfigSchema, type OAuthConfig, type OAuthIssuerConfig } from "./oauth/oauth-config.js";
+export { oauthConfigSchema, parseOAuthConfig, type OAuthConfig, type OAuthConfigInput, type OAuthIssuerConfig } from "./oauth/oauth-config.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { oauthConfigSchema } from "./oauth-config.js";
+import { oauthConfigSchema, parseOAuthConfig } from "./oauth-config.js";
 
 describe("oauth config", () => {
   it("fills in the defaults: userClaim sub, a 30 s JWKS cooldown and clock tolerance, verification level 1", () => {
@@ -25,5 +25,11 @@ describe("oauth config", () => {
     ]) {
       expect(oauthConfigSchema.safeParse(bad).success).toBe(false);
     }
+  });
+
+  it("names every problem of an oauth option given in code", () => {
+    expect(() => parseOAuthConfig({ issuers: [{ issuer: "not a url", tenant: "t1" }], clients: { app: "" } })).toThrow(
+      /^the "oauth" option is invalid: oauth\.issuers\.0\.issuer: .*; oauth\.clients\.app: /,
+    );
   });
 });

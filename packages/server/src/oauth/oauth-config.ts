@@ -59,7 +59,21 @@ export const oauthConfigSchema = z
   .optional()
   .describe("Accept OAuth 2.1 access tokens (remote MCP clients and HTTP callers): see docs/oauth.md.");
 
+/** `oauth` as written (in toolpact.config.json, or given to a mounted handler): defaults may be left out. */
+export type OAuthConfigInput = NonNullable<z.input<typeof oauthConfigSchema>>;
+
 /** `oauth` as parsed, defaults filled in; undefined when not configured. */
 export type OAuthConfig = NonNullable<z.output<typeof oauthConfigSchema>>;
 /** One accepted authorization server. */
 export type OAuthIssuerConfig = OAuthConfig["issuers"][number];
+
+/**
+ * `oauth` checked and with its defaults filled in, for a server or handler given it in code.
+ * @throws TypeError naming every problem.
+ */
+export function parseOAuthConfig(input: OAuthConfigInput): OAuthConfig {
+  const parsed = oauthConfigSchema.safeParse(input);
+  if (parsed.success && parsed.data !== undefined) return parsed.data;
+  const problems = parsed.success ? ["(root): missing"] : parsed.error.issues.map((issue) => `${["oauth", ...issue.path].join(".")}: ${issue.message}`);
+  throw new TypeError(`the "oauth" option is invalid: ${problems.join("; ")}`);
+}
