@@ -80,6 +80,8 @@ export interface StackOptions {
   readonly mcp?: ToolpactServerOptions["mcp"];
   /** The server's per-caller and body bounds (default: the server's defaults). */
   readonly bounds?: Pick<ToolpactServerOptions, "maxRequestsPerCaller" | "maxLongPollsPerCaller" | "maxBodyDepth" | "maxBodyBytes">;
+  /** The confirmation page's sign-in at an OpenID provider (test/oidc). */
+  readonly confirmationLogin?: ToolpactServerOptions["confirmationLogin"];
   /** More runtime options (rate limits, lease timing, ...). */
   readonly runtimeOptions?: Partial<Omit<RuntimeOptions, "store" | "signingKeys" | "storageKey" | "actorTokens" | "logger">>;
 }
@@ -133,6 +135,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     logger,
     drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
+    ...(options.confirmationLogin === undefined ? {} : { confirmationLogin: options.confirmationLogin }),
     ...options.bounds,
   });
   const url = await server.listen();
