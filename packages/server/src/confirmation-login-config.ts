@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { withoutUndefined } from "@toolpact/contract";
 import { z } from "zod";
-import type { ConfirmationLoginOptions } from "./confirmation-login.js";
+import { requireSafeTransport, type ConfirmationLoginOptions } from "./confirmation-login.js";
 
 /** Where the provider sends the browser back, below the page's `/confirm/` path, unless configured. */
 export const DEFAULT_LOGIN_REDIRECT_PATH = "login/callback";
@@ -60,10 +60,11 @@ export type LoginConfig = z.output<typeof loginConfigSchema>;
 /**
  * The relying party's options from the config: the client secret read from `clientSecretFile` (relative
  * to the config file's directory, trailing newline dropped), `insecure` as the config says.
- * @throws Error naming the file when it cannot be read or is empty.
+ * @throws Error naming the file when it cannot be read or is empty; TypeError for an issuer over plain http to another machine.
  */
 export async function loginOptionsOf(login: LoginConfig, where: { readonly baseDir: string; readonly insecure: boolean }): Promise<ConfirmationLoginOptions> {
   const { clientSecretFile, ...rest } = login;
+  requireSafeTransport(new URL(login.issuer), "issuer", where.insecure);
   const options: ConfirmationLoginOptions = { ...withoutUndefined(rest), insecure: where.insecure };
   if (clientSecretFile === undefined) return options;
   const file = path.resolve(where.baseDir, clientSecretFile);

@@ -327,8 +327,11 @@ async function readJson(response: Response, what: string): Promise<Record<string
   }
 }
 
-/** https anywhere, or http to this machine, unless `insecure`. */
-function requireSafeTransport(url: URL, what: string, insecure: boolean | undefined): void {
+/**
+ * https anywhere, or http to this machine, unless `insecure`.
+ * @throws TypeError naming the URL and what to do.
+ */
+export function requireSafeTransport(url: URL, what: string, insecure: boolean | undefined): void {
   if (url.protocol === "https:" || insecure === true) return;
   const host = url.hostname;
   if (url.protocol === "http:" && (host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host))) return;
