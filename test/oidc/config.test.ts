@@ -116,7 +116,7 @@ describe("a host started with confirmationLogin", () => {
       const host = await startHost({ config: await loadHostConfig({ cwd: dir, env: {} }), env: env() });
       try {
         if (!presenceTokens) {
-          provider.start("http://127.0.0.1:1/confirm/login/callback");
+          provider.start([{ clientId: CLIENT_ID, redirectUri: "http://127.0.0.1:1/confirm/login/callback" }]);
           const started = await fetch(`${host.url}/confirm/login?request=abc`, { redirect: "manual" });
           expect(started.status).toBe(303);
           const authorize = new URL(started.headers.get("location") ?? "");

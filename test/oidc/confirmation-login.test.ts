@@ -20,6 +20,8 @@ import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } f
 import { mintActorToken, mintPresenceToken } from "../integration/support/tokens.js";
 import { CLIENT_ID, listenProvider, type TestProvider } from "./support/provider.js";
 
+const HS256_CLIENT_ID = "toolpact-confirm-hs256";
+
 const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
 
 /** A GET with exactly these headers (fetch would add its own Sec-Fetch-Mode). */
@@ -45,6 +47,8 @@ if (SKIP) {
     let dir: string;
     let provider: TestProvider;
     let stack: Stack;
+    /** A second page, registered as a client whose ID tokens the provider signs with HS256. */
+    let hsStack: Stack;
     let keys: WorldKeys;
     let browser: BrowserContext;
     const secrets = makeSecrets();
@@ -64,7 +68,16 @@ if (SKIP) {
           tenantClaim: "tid",
         },
       });
-      provider.start(`${stack.url}/confirm/login/callback`);
+      hsStack = await startStack({
+        dbFile: path.join(dir, "toolpact-hs.db"),
+        secrets,
+        publicUrl: "self",
+        confirmationLogin: { issuer: provider.issuer, clientId: HS256_CLIENT_ID, clientSecret: provider.clientSecret, tenant: "t1" },
+      });
+      provider.start([
+        { clientId: CLIENT_ID, redirectUri: `${stack.url}/confirm/login/callback` },
+        { clientId: HS256_CLIENT_ID, redirectUri: `${hsStack.url}/confirm/login/callback`, idTokenAlg: "HS256" },
+      ]);
       keys = await configureWorld(stack);
       await stack.admin("setPolicy", { tenantId: "t1", policy: PLATFORM_POLICY });
       browser = await launchChromium();
@@ -73,6 +86,7 @@ if (SKIP) {
     afterAll(async () => {
       await browser?.close();
       await stack?.close();
+      await hsStack?.close();
       await provider?.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
@@ -94,6 +108,11 @@ if (SKIP) {
       const signedOut = await page.goto(confirmUrl);
       expect(signedOut?.status()).toBe(401);
       await page.click("#sign-in");
+      await signInOnProviderPages(page, login);
+    }
+
+    /** On the provider's own pages: its login form (any login name, as the development login allows), then its consent. */
+    async function signInOnProviderPages(page: Page, login: string): Promise<void> {
       await page.waitForURL((url) => url.href.startsWith(`${provider.issuer}/interaction/`));
       await page.fill('input[name="login"]', login);
       await page.fill('input[name="password"]', "any password: the development login checks none");
@@ -228,6 +247,17 @@ if (SKIP) {
       await page.waitForSelector("#message");
       expect(await page.textContent("#message")).toContain("carries another nonce");
       expect(await toolpactCookies(confirmUrl)).toEqual([]);
+      await page.close();
+    });
+
+    it("refuses an ID token signed with HS256 (the client secret), whatever its signature says: only asymmetric algorithms", async () => {
+      const page = await freshPage();
+      await page.goto(`${hsStack.url}/confirm/login`);
+      await signInOnProviderPages(page, "user-1");
+      await page.waitForURL((url) => url.pathname === "/confirm/login/callback");
+      await page.waitForSelector("#message");
+      expect(await page.textContent("#message")).toContain("the sign-in's ID token did not verify (its signature algorithm is not allowed)");
+      expect(await toolpactCookies(hsStack.url)).toEqual([]);
       await page.close();
     });
 

@@ -10,13 +10,21 @@ import Provider from "oidc-provider";
 /** The client the confirmation page is registered as. */
 export const CLIENT_ID = "toolpact-confirm";
 
+/** A client registered at the provider: where it sends the browser back, and how it signs the client's ID tokens. */
+export interface ClientRegistration {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  /** Default RS256 (the provider's key); HS256 signs with the client secret. */
+  readonly idTokenAlg?: "RS256" | "HS256";
+}
+
 /** A running provider. */
 export interface TestProvider {
   /** The issuer, `http://127.0.0.1:<port>`. */
   readonly issuer: string;
   readonly clientSecret: string;
-  /** Registers the page's redirect URI (known once toolpact listens) and starts answering. */
-  start(redirectUri: string): void;
+  /** Registers the clients (their redirect URIs are known once toolpact listens), all with `clientSecret`, and starts answering. */
+  start(clients: readonly ClientRegistration[]): void;
   close(): Promise<void>;
 }
 
@@ -40,18 +48,17 @@ export async function listenProvider(tenantOf: (accountId: string) => string): P
   return {
     issuer,
     clientSecret,
-    start(redirectUri) {
+    start(clients) {
       const provider = new Provider(issuer, {
-        clients: [
-          {
-            client_id: CLIENT_ID,
-            client_secret: clientSecret,
-            redirect_uris: [redirectUri],
-            grant_types: ["authorization_code"],
-            response_types: ["code"],
-            token_endpoint_auth_method: "client_secret_basic",
-          },
-        ],
+        clients: clients.map((client) => ({
+          client_id: client.clientId,
+          client_secret: clientSecret,
+          redirect_uris: [client.redirectUri],
+          grant_types: ["authorization_code"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "client_secret_basic",
+          id_token_signed_response_alg: client.idTokenAlg ?? "RS256",
+        })),
         jwks: { keys: [{ ...signingKey, kid: "test-rs256", use: "sig", alg: "RS256" }] },
         cookies: { keys: [randomBytes(32).toString("base64url")] },
         pkce: { required: () => true },
@@ -64,6 +71,8 @@ export async function listenProvider(tenantOf: (accountId: string) => string): P
           claims: () => ({ sub: accountId, tid: tenantOf(accountId) }),
         }),
         features: { devInteractions: { enabled: true } },
+        // HS256 too, for a client that asks for it: the page must refuse such ID tokens.
+        enabledJWA: { idTokenSigningAlgValues: ["RS256", "HS256"] },
       });
       handler = provider.callback();
     },
