@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { HostError, loadHostConfig, startHost } from "../../packages/server/src/index.js";
+import { createPresenceSessions } from "../../packages/server/src/presence-session.js";
+import { HostError, derivePresenceSessionSecret, loadHostConfig, startHost } from "../../packages/server/src/index.js";
 import { CLIENT_ID, listenProvider, type TestProvider } from "./support/provider.js";
 
 let dir: string;
@@ -99,12 +100,25 @@ describe("a host started with confirmationLogin", () => {
     await provider?.close();
   });
 
+  const signingKey = randomBytes(32);
   const env = () => ({
     TOOLPACT_ADMIN_KEY: randomBytes(32).toString("base64url"),
     TOOLPACT_ACTOR_SECRET: randomBytes(32).toString("base64"),
-    TOOLPACT_SIGNING_KEYS: `k1:${randomBytes(32).toString("base64")}`,
+    TOOLPACT_SIGNING_KEYS: `k1:${signingKey.toString("base64")}`,
     TOOLPACT_STORAGE_KEY: randomBytes(32).toString("base64"),
   });
+
+  /** A valid page session made from a presence token, signed as the host signs them (its secret derives from the first signing key). */
+  const presenceSessionCookie = (): string => {
+    const sessions = createPresenceSessions({
+      secret: derivePresenceSessionSecret(new Uint8Array(signingKey)),
+      ttlSeconds: 600,
+      secure: false,
+      path: "/confirm",
+      clock: Date.now,
+    });
+    return sessions.issue({ tenantId: "t1", userId: "user-1", notAfter: Date.now() + 60_000 }).setCookie.split(";")[0]!;
+  };
 
   it("sends the page's sign-in to the provider with PKCE, and refuses presence tokens unless presenceTokens is set", async () => {
     writeFileSync(path.join(dir, "client-secret"), provider.clientSecret);
@@ -139,6 +153,15 @@ describe("a host started with confirmationLogin", () => {
         const text = await session.text();
         if (presenceTokens) expect(text).not.toContain("not with presence tokens");
         else expect(text).toContain("not with presence tokens");
+        // A session a presence token made earlier (same secret) counts only while presenceTokens is on.
+        const page = await fetch(`${host.url}/confirm/0190d1a2-0000-7000-8000-000000000000`, { headers: { cookie: presenceSessionCookie() } });
+        if (presenceTokens) {
+          expect(page.status).toBe(403);
+          expect(await page.text()).toContain("is waiting for you");
+        } else {
+          expect(page.status).toBe(401);
+          expect(await page.text()).toContain('id="sign-in"');
+        }
       } finally {
         await host.close();
       }
