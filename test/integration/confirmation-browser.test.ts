@@ -10,27 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext } from "playwright-core";
 import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ToolDescriptor } from "@toolpact/client";
 import { CHROMIUM, launchChromium } from "./support/deps.js";
-import { ASSISTANT_ID, PROVIDER_ID, manifest } from "./support/plugins.js";
+import { CREATE_NOTE, PLATFORM_POLICY } from "./support/platform-mode.js";
+import { ASSISTANT_ID, manifest } from "./support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "./support/stack.js";
 import { mintActorToken, mintPresenceToken } from "./support/tokens.js";
 
 const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
-
-const PLATFORM_POLICY = {
-  rules: [
-    { tools: "com.test.*", effects: ["read"], decision: "allow" },
-    { tools: "com.test.*", effects: ["write", "external"], decision: "confirm", mode: "platform" },
-  ],
-} as const;
-
-const descriptor: ToolDescriptor<"com.test.notes:create-note@1"> = {
-  providerId: PROVIDER_ID,
-  name: "create-note",
-  version: 1,
-  fullName: "com.test.notes:create-note@1",
-  effect: "write",
-  requiresConfirmation: true,
-};
 
 interface NoteInput {
   title: string;
@@ -98,7 +83,7 @@ if (SKIP) {
     async function client() {
       const actorToken = await mintActorToken(secrets.actorSecret, { expiresIn: 3600 });
       const transport = createHttpTransport({ url: stack.url, pluginKey: keys.t1[ASSISTANT_ID]!.key, actorToken });
-      return createConfirmedToolMethod<typeof descriptor.fullName, NoteInput, NoteOutput>(transport, descriptor);
+      return createConfirmedToolMethod<typeof CREATE_NOTE.fullName, NoteInput, NoteOutput>(transport, CREATE_NOTE);
     }
 
     /**

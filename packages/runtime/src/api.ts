@@ -176,10 +176,22 @@ export interface WaitConfirmationOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A person signed in to the confirmation page with a verified presence token. */
+/** How the person on the confirmation page proved who they are. */
+export interface ConfirmationAttestation {
+  /** `presence-token`: a presence token the platform minted; `oidc`: a sign-in at the platform's OpenID provider. */
+  readonly method: "presence-token" | "oidc";
+  /** Who signed in: the presence token's user, or the ID token's `sub`. */
+  readonly subject: string;
+  /** The OpenID provider's issuer (`oidc` only). */
+  readonly issuer?: string;
+}
+
+/** A person signed in to the confirmation page (with a verified presence token, or at the platform's OpenID provider). */
 export interface ConfirmationPerson {
   readonly tenantId: string;
   readonly userId: string;
+  /** How the sign-in was proved; the runtime records it with the decision. */
+  readonly attestation?: ConfirmationAttestation;
 }
 
 /** What a verified presence token establishes; `expiresAt` in Unix milliseconds. */

@@ -99,6 +99,7 @@ export type {
   RunHandle,
   WaitConfirmationOptions,
   ConfirmationPerson,
+  ConfirmationAttestation,
   PresenceIdentity,
   ConfirmationRequestState,
   ConfirmationRequestView,

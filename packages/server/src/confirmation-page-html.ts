@@ -146,6 +146,22 @@ export function renderSignInStep(link: { readonly token: string; readonly next?:
   );
 }
 
+/**
+ * Sign-in at the platform's OpenID provider: a link (not a form: the page's CSP allows form posts to
+ * itself only) to `/confirm/login`, which sends the browser on to the provider. `started` says another
+ * site sent the browser here: the sign-in then starts only from this page's own link.
+ */
+export function renderLoginLink(link: { readonly href: string; readonly started: boolean }): string {
+  const heading = link.started ? "Sign in to confirm" : "Sign-in needed";
+  const message = link.started
+    ? "A link brought you here to sign in to the confirmation page. Continue only if you just asked your app to do something that needs your confirmation."
+    : "This page shows a request for your confirmation, and it needs to know who you are. Sign in with your account to see it.";
+  return layout(
+    heading,
+    `<h1>${heading}</h1><p id="message">${escapeHtml(message)}</p>` + `<p><a id="sign-in" href="${escapeHtml(link.href)}">Sign in</a></p>`,
+  );
+}
+
 /** A page with a heading and an explanation (errors, sign-in results). */
 export function renderMessagePage(heading: string, message: string): string {
   return layout(heading, `<h1>${escapeHtml(heading)}</h1><p class="error" id="message">${escapeHtml(message)}</p>`);

@@ -8,7 +8,8 @@ import {
   requireConfirmationOrigin,
   type ConfirmationOrigin,
 } from "./confirmation-origin.js";
-import { renderConfirmationPage, renderContinuePage, renderMessagePage, renderSignInStep } from "./confirmation-page-html.js";
+import type { ConfirmationLogin } from "./confirmation-login.js";
+import { renderConfirmationPage, renderContinuePage, renderLoginLink, renderMessagePage, renderSignInStep } from "./confirmation-page-html.js";
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { personDeciding, type PresenceSession, type PresenceSessions } from "./presence-session.js";
@@ -40,12 +41,27 @@ const MAX_FORM_BYTES = 16 * 1024;
 
 /**
  * The confirmation page's sessions, the host its own pages are served at (`publicUrl`'s, behind a proxy),
- * and whether it has an origin of its own to decide on.
+ * whether it has an origin of its own to decide on, and its sign-in at the platform's OpenID provider (if any).
  */
 export interface PresencePage {
   readonly sessions: PresenceSessions;
   readonly publicHost: string | undefined;
   readonly origin: ConfirmationOrigin;
+  readonly login?: ConfirmationLogin;
+}
+
+/**
+ * The session a `Cookie` header carries, if it is valid and made the way this page signs people in now:
+ * with a sign-in configured, a session from a presence token counts only while `presenceTokens` is on.
+ */
+export function sessionOf(page: PresencePage, cookieHeader: string | undefined): PresenceSession | undefined {
+  const session = page.sessions.read(cookieHeader);
+  if (session?.attestation.method === "presence-token" && !acceptsPresenceTokens(page)) return undefined;
+  return session;
+}
+
+function acceptsPresenceTokens(page: PresencePage): boolean {
+  return page.login === undefined || page.login.acceptsPresenceTokens;
 }
 
 /**
@@ -56,23 +72,12 @@ export interface PresencePage {
  */
 export function requirePresence(page: PresencePage, headers: IncomingHttpHeaders, csrfToken: string | undefined): PresenceSession {
   const { sessions } = page;
-  if (headers.authorization !== undefined) {
-    throw new ToolpactError(
-      "PERMISSION_DENIED",
-      "approve and deny are for the person on the confirmation page, not for plugins: this request carries an Authorization header (a plugin key); send it from the page's session without one",
-    );
-  }
-  if (headers["x-toolpact-actor"] !== undefined) {
-    throw new ToolpactError(
-      "PERMISSION_DENIED",
-      "approve and deny are for the person on the confirmation page, not for plugins: this request carries an actor token (X-Toolpact-Actor); send it from the page's session without one",
-    );
-  }
+  refusePluginCredentials(headers, "approve and deny are for the person on the confirmation page, not for plugins");
   if (isForeignSite(headers, page.publicHost)) {
     throw new ToolpactError("PERMISSION_DENIED", "approve and deny are accepted only from the confirmation page itself, not from another site");
   }
   requireConfirmationOrigin(page.origin, headers);
-  const session = sessions.read(headers.cookie);
+  const session = sessionOf(page, headers.cookie);
   if (session === undefined) {
     throw new ToolpactError(
       "UNAUTHENTICATED",
@@ -86,6 +91,25 @@ export function requirePresence(page: PresencePage, headers: IncomingHttpHeaders
     );
   }
   return session;
+}
+
+/**
+ * Refuses a request to the page that carries a plugin's credential: the page acts for people only.
+ * @throws ToolpactError PERMISSION_DENIED, `what` first.
+ */
+function refusePluginCredentials(headers: IncomingHttpHeaders, what: string): void {
+  if (headers.authorization !== undefined) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      `${what}: this request carries an Authorization header (a plugin key); send it from the page's session without one`,
+    );
+  }
+  if (headers["x-toolpact-actor"] !== undefined) {
+    throw new ToolpactError(
+      "PERMISSION_DENIED",
+      `${what}: this request carries an actor token (X-Toolpact-Actor); send it from the page's session without one`,
+    );
+  }
 }
 
 /** Options of `createConfirmationPage`. */
@@ -103,17 +127,32 @@ export interface ConfirmationPageOptions extends PresencePage {
  * `GET|POST /confirm/session` (presence token -> session cookie, then on to the request `?next=` names;
  *   another site may only navigate a browser here, never post or embed, and such a navigation gets a
  *   Continue button whose same-origin post signs in: no site can sign a browser in by itself),
+ * `GET /confirm/login?request=<id>` and `GET /confirm/<redirectPath>` (sign-in at the platform's OpenID
+ *   provider, when `login` is given: the same rule, another site may only navigate here, and the way back
+ *   must carry the state of a sign-in this browser started),
  * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
  * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
  */
 export function createConfirmationPage(options: ConfirmationPageOptions): (request: Request, path: string, search: string) => Promise<Response> {
-  const { runtime, sessions, logger, shutdown } = options;
+  const { runtime, sessions, logger, shutdown, login } = options;
 
-  const fail = (error: unknown, head = false): Response => {
+  const fail = (error: unknown, head = false, cookies: readonly string[] = []): Response => {
     const pub = toPublicError(error);
     if (pub.internal) logger.error({ event: "confirmation_page_failed_unexpectedly", ...describeInternalError(error) });
     const status = httpStatusOf(pub.trpcCode);
-    return sendPage({ status, html: renderMessagePage(headingOf(status), pub.message) }, head);
+    return sendPage({ status, html: renderMessagePage(headingOf(status), pub.message) }, head, cookies);
+  };
+
+  /** Another site may send a browser to a sign-in only by navigating it there; never by a post, a fetch or a frame. */
+  const refuseForeignNonNavigation = (req: PageRequest): boolean => {
+    const foreign = isForeignSite(req.headers, options.publicHost);
+    if (foreign && !isTopLevelNavigation(req.method, req.headers)) {
+      throw new ToolpactError(
+        "PERMISSION_DENIED",
+        "another site posted or embedded this sign-in: the confirmation page signs you in only when your browser opens its link itself; open the confirmation link from your app",
+      );
+    }
+    return foreign;
   };
 
   const startSession = async (req: PageRequest, search: URLSearchParams): Promise<Response> => {
@@ -124,19 +163,15 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
       token = form.get("token") ?? token;
       next = form.get("next") ?? next;
     }
-    if (req.headers.authorization !== undefined || req.headers["x-toolpact-actor"] !== undefined) {
+    refusePluginCredentials(req.headers, "the confirmation page signs in people, not plugins");
+    if (!acceptsPresenceTokens(options)) {
       throw new ToolpactError(
         "PERMISSION_DENIED",
-        "the confirmation page signs in people, not plugins: this request carries a plugin key or an actor token; open the link in a browser",
+        `this confirmation page signs people in at ${login?.issuer ?? "the platform's sign-in provider"}, not with presence tokens: ` +
+          "open the confirmation link from your app and sign in with your account",
       );
     }
-    const foreign = isForeignSite(req.headers, options.publicHost);
-    if (foreign && !isTopLevelNavigation(req.method, req.headers)) {
-      throw new ToolpactError(
-        "PERMISSION_DENIED",
-        "another site posted or embedded this sign-in: the confirmation page signs you in only when your browser opens its link itself; open the confirmation link from your app",
-      );
-    }
+    const foreign = refuseForeignNonNavigation(req);
     if (req.method === "POST" && options.origin.kind === "dedicated") requireConfirmationOrigin(options.origin, req.headers);
     if (token === undefined || token.length === 0) {
       throw new ToolpactError(
@@ -154,7 +189,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     }
     const person = await runtime.verifyPresenceToken(token);
     const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, ...bound(person.requestId) });
-    const cookie = { "set-cookie": setCookie };
+    const cookie = [setCookie];
     const requestId = person.requestId ?? (next === undefined ? undefined : requestIdOfNext(next));
     if (requestId !== undefined) {
       // Not a redirect: the identity service's page on another site started this navigation, and a
@@ -175,9 +210,54 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     );
   };
 
+  /** `GET /confirm/login?request=<id>`: on to the provider, with a fresh login cookie (from another site's link, after a click here). */
+  const beginLogin = async (req: PageRequest, search: URLSearchParams, signIn: ConfirmationLogin): Promise<Response> => {
+    refusePluginCredentials(req.headers, "the confirmation page signs in people, not plugins");
+    const requestId = search.get("request") ?? undefined;
+    if (requestId !== undefined && !REQUEST_ID.test(requestId)) {
+      throw new ToolpactError("INPUT_INVALID", "request is not a confirmation request id: open the confirmation link from your app", {
+        issues: [{ path: "/request", message: "not a request id" }],
+      });
+    }
+    if (refuseForeignNonNavigation(req)) {
+      return sendPage({ status: 200, html: renderLoginLink({ href: loginHref(requestId), started: true }) });
+    }
+    const { location, setCookie } = await signIn.begin(requestId);
+    return new Response(null, { status: 303, headers: pageHeaders({ location }, [setCookie]) });
+  };
+
+  /** `GET /confirm/<redirectPath>`: the provider's way back; a session for the signed-in person, and on to the request. */
+  const completeLogin = async (req: PageRequest, search: URLSearchParams, signIn: ConfirmationLogin): Promise<Response> => {
+    try {
+      refusePluginCredentials(req.headers, "the confirmation page signs in people, not plugins");
+      refuseForeignNonNavigation(req);
+      const person = await signIn.complete(search, req.headers.cookie);
+      const attestation = { method: "oidc", subject: person.subject, issuer: person.issuer } as const;
+      const { setCookie } = sessions.issue({ tenantId: person.tenantId, userId: person.userId, notAfter: person.expiresAt, attestation });
+      const cookies = [setCookie, signIn.clearCookie];
+      logger.info({ event: "confirmation_page_signed_in", method: "oidc", issuer: person.issuer });
+      if (person.next !== undefined) {
+        // As after a presence token: the provider's site started this navigation, so this page's own
+        // (same-site) refresh is what carries the SameSite=Strict session cookie on to the request.
+        const up = "../".repeat(signIn.redirectPath.split("/").length - 1);
+        return sendPage({ status: 200, html: renderContinuePage(`${up}${encodeURIComponent(person.next)}`) }, false, cookies);
+      }
+      const html = renderMessagePage(
+        "Signed in for confirmations",
+        `You are signed in as ${person.userId}. Open the confirmation link from your app again to see the request.`,
+      );
+      return sendPage({ status: 200, html }, false, cookies);
+    } catch (error) {
+      return fail(error, false, [signIn.clearCookie]);
+    }
+  };
+
   const showRequest = async (req: PageRequest, requestId: string): Promise<Response> => {
     const head = req.method === "HEAD";
-    const session = sessions.read(req.headers.cookie);
+    const session = sessionOf(options, req.headers.cookie);
+    if (session === undefined && login !== undefined) {
+      return sendPage({ status: 401, html: renderLoginLink({ href: loginHref(requestId), started: false }) }, head);
+    }
     if (session === undefined) {
       const html = renderMessagePage(
         "Sign-in needed",
@@ -221,6 +301,14 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
       return sendPage({ status: 404, html: renderMessagePage("Not found", notServedHereMessage(options.origin)) }, head);
     }
     try {
+      if (login !== undefined && rest.length === 1 && rest[0] === "login") {
+        if (req.method !== "GET") return methodNotAllowed("GET");
+        return await beginLogin(req, new URLSearchParams(search), login);
+      }
+      if (login !== undefined && rest.join("/") === login.redirectPath) {
+        if (req.method !== "GET") return methodNotAllowed("GET");
+        return await completeLogin(req, new URLSearchParams(search), login);
+      }
       if (rest.length === 1 && rest[0] === "session") {
         if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed("GET, POST");
         return await startSession(req, new URLSearchParams(search));
@@ -289,10 +377,21 @@ interface Page {
   readonly html: string;
 }
 
-/** A page with the confirmation page's headers (for HEAD, the headers alone). */
-function sendPage(page: Page, head = false, extra: Record<string, string> = {}): Response {
-  const headers = { ...CONFIRMATION_PAGE_HEADERS, ...extra, "content-type": "text/html; charset=utf-8" };
-  return new Response(head ? null : page.html, { status: page.status, headers });
+/** A page with the confirmation page's headers (for HEAD, the headers alone), setting `cookies`. */
+function sendPage(page: Page, head = false, cookies: readonly string[] = []): Response {
+  return new Response(head ? null : page.html, { status: page.status, headers: pageHeaders({ "content-type": "text/html; charset=utf-8" }, cookies) });
+}
+
+/** The confirmation page's headers, with `extra` and one `Set-Cookie` per cookie. */
+function pageHeaders(extra: Record<string, string>, cookies: readonly string[]): Headers {
+  const headers = new Headers({ ...CONFIRMATION_PAGE_HEADERS, ...extra });
+  for (const cookie of cookies) headers.append("set-cookie", cookie);
+  return headers;
+}
+
+/** The sign-in link relative to `/confirm/<id>` and `/confirm/login`: `login`, with the request to come back to. */
+function loginHref(requestId: string | undefined): string {
+  return requestId === undefined ? "login" : `login?request=${encodeURIComponent(requestId)}`;
 }
 
 function methodNotAllowed(allow: string): Response {

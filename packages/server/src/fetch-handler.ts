@@ -16,7 +16,9 @@ import {
 } from "@toolpact/contract";
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
-import { confirmationOriginOf } from "./confirmation-origin.js";
+import { DEFAULT_LOGIN_REDIRECT_PATH } from "./confirmation-login-config.js";
+import { createConfirmationLogin, type ConfirmationLogin, type ConfirmationLoginOptions } from "./confirmation-login.js";
+import { confirmationOriginOf, type ConfirmationOrigin } from "./confirmation-origin.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
 import { createCallerAdmission } from "./caller-admission.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
@@ -75,6 +77,12 @@ export interface ToolpactRoutesOptions {
    * docs/oauth.md): Protected Resource Metadata is served, and 401s point clients at it.
    */
   readonly oauth?: OAuthConfigInput;
+  /**
+   * Sign people in on the confirmation page at the platform's OpenID provider (authorization code +
+   * PKCE); presence tokens are then refused unless `presenceTokens` is true. Needs `publicUrl` (or
+   * `confirmationOrigin`): the provider sends the browser back to `<that>/confirm/<redirectPath>`.
+   */
+  readonly confirmationLogin?: ConfirmationLoginOptions;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
 }
@@ -131,16 +139,20 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   const isAdminKey = createAdminKeyCheck(options.adminKey);
   const publicUrl = options.publicUrl === undefined ? undefined : new URL(options.publicUrl);
   const pageOrigin = confirmationOriginOf(options.confirmationOrigin, mounted);
+  const sessionSecret = options.sessionSecret ?? new Uint8Array(randomBytes(32));
+  const secure = (pageOrigin.kind === "dedicated" ? pageOrigin.origin.protocol : publicUrl?.protocol) === "https:";
+  const pagePath = `${publicUrl === undefined ? mountPath : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`;
   const sessions = createPresenceSessions({
-    secret: options.sessionSecret ?? new Uint8Array(randomBytes(32)),
+    secret: sessionSecret,
     ttlSeconds: options.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS,
-    secure: (pageOrigin.kind === "dedicated" ? pageOrigin.origin.protocol : publicUrl?.protocol) === "https:",
-    path: `${publicUrl === undefined ? mountPath : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
+    secure,
+    path: pagePath,
     clock: Date.now,
   });
+  const login = loginOf(options.confirmationLogin, { pageOrigin, publicUrl, pagePath, secure, secret: sessionSecret });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
-  const presencePage = { sessions, publicHost: publicUrl?.host, origin: pageOrigin };
+  const presencePage = { sessions, publicHost: publicUrl?.host, origin: pageOrigin, ...(login === undefined ? {} : { login }) };
   const confirmationPage = createConfirmationPage({
     ...presencePage,
     runtime,
@@ -344,6 +356,27 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
 
 /** A request's admission: its release, or the refusal's message. */
 type Admitted = (() => void) | string;
+/** The confirmation page's relying party, when a sign-in is configured; the provider sends browsers back to the page's own origin. */
+function loginOf(
+  options: ConfirmationLoginOptions | undefined,
+  page: { pageOrigin: ConfirmationOrigin; publicUrl: URL | undefined; pagePath: string; secure: boolean; secret: Uint8Array },
+): ConfirmationLogin | undefined {
+  if (options === undefined) return undefined;
+  const origin = page.pageOrigin.kind === "dedicated" ? page.pageOrigin.origin.origin : page.publicUrl?.origin;
+  if (origin === undefined) {
+    throw new TypeError(
+      "confirmationLogin needs publicUrl (or confirmationOrigin): the sign-in provider sends the browser back to <publicUrl>/confirm/<redirectPath>",
+    );
+  }
+  const redirectPath = options.redirectPath ?? DEFAULT_LOGIN_REDIRECT_PATH;
+  return createConfirmationLogin(options, {
+    redirectUri: `${origin}${page.pagePath}/${redirectPath}`,
+    cookiePath: page.pagePath,
+    secure: page.secure,
+    secret: page.secret,
+    clock: Date.now,
+  });
+}
 
 /** Goes on with `admitted` once the request is admitted (at once for a plugin key; after its token verified for OAuth), else `refused`. */
 function afterAdmission(

@@ -17,6 +17,7 @@ export {
 } from "./mount.js";
 export type { ToolpactRoutesOptions } from "./fetch-handler.js";
 export { CONFIRMATION_PAGE_HEADERS, CSRF_HEADER } from "./confirmation-page.js";
+export { ID_TOKEN_ALGORITHMS, type ConfirmationLoginOptions } from "./confirmation-login.js";
 export { derivePresenceSessionSecret, type PresenceSession } from "./presence-session.js";
 export { serveStdio, readKeysFile, CALLER_KEY_ENV_VARS, type CallerKeySource, type StdioBridge } from "@toolpact/mcp";
 export { createInProcessTransport, type InProcessTransportOptions } from "./in-process-transport.js";

@@ -67,16 +67,31 @@ describe("presence sessions", () => {
     const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER, requestId: "req-a" });
     expect(codec.read(cookieOf(setCookie))).toEqual(session);
     expect(session.requestId).toBe("req-a");
-    expect(personDeciding(session, "req-a")).toEqual({ tenantId: "t1", userId: "u1" });
+    const byToken = { method: "presence-token", subject: "u1" };
+    expect(personDeciding(session, "req-a")).toEqual({ tenantId: "t1", userId: "u1", attestation: byToken });
     expect(() => personDeciding(session, "req-b")).toThrow(/this sign-in is for confirmation request "req-a" only/);
     // Unbound sessions decide any request of their person; unbinding a bound cookie breaks its signature.
     const unbound = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).session;
-    expect(personDeciding(unbound, "req-b")).toEqual({ tenantId: "t1", userId: "u1" });
+    expect(personDeciding(unbound, "req-b")).toEqual({ tenantId: "t1", userId: "u1", attestation: byToken });
     const [name, value] = cookieOf(setCookie).split("=") as [string, string];
     const [payload, mac] = value.split(".") as [string, string];
     const fields = JSON.parse(Buffer.from(payload, "base64url").toString()) as unknown[];
-    const widened = Buffer.from(JSON.stringify([...fields.slice(0, 4), null])).toString("base64url");
+    const widened = Buffer.from(JSON.stringify([...fields.slice(0, 4), null, ...fields.slice(5)])).toString("base64url");
     expect(codec.read(`${name}=${widened}.${mac}`)).toBeUndefined();
+  });
+
+  it("carry how the person signed in, signed: a presence-token session cannot pass for a sign-in at the OpenID provider", () => {
+    const codec = sessions();
+    const attestation = { method: "oidc", subject: "sub-1", issuer: "https://id.example" } as const;
+    const { session, setCookie } = codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER, attestation });
+    expect(codec.read(cookieOf(setCookie))?.attestation).toEqual(attestation);
+    expect(personDeciding(session, "req-a").attestation).toEqual(attestation);
+    const byToken = cookieOf(codec.issue({ tenantId: "t1", userId: "u1", notAfter: Number.MAX_SAFE_INTEGER }).setCookie);
+    const [name, value] = byToken.split("=") as [string, string];
+    const [payload, mac] = value.split(".") as [string, string];
+    const fields = JSON.parse(Buffer.from(payload, "base64url").toString()) as unknown[];
+    const promoted = Buffer.from(JSON.stringify([...fields.slice(0, 5), "oidc", "u1", "https://id.example"])).toString("base64url");
+    expect(codec.read(`${name}=${promoted}.${mac}`)).toBeUndefined();
   });
 
   it("refuse a header carrying the cookie twice (a tossed cookie next to the real one)", () => {

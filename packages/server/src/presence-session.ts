@@ -1,8 +1,8 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { ToolpactError } from "@toolpact/contract";
-import type { ConfirmationPerson } from "@toolpact/runtime";
+import type { ConfirmationAttestation, ConfirmationPerson } from "@toolpact/runtime";
 
-/** The person a confirmation-page session speaks for, as a verified presence token named them. */
+/** The person a confirmation-page session speaks for, as a verified presence token or a sign-in at the OpenID provider named them. */
 export interface PresenceSession {
   readonly tenantId: string;
   readonly userId: string;
@@ -12,6 +12,8 @@ export interface PresenceSession {
   readonly expiresAt: number;
   /** The one confirmation request this session may see and decide, when its presence token named one (`cfr`). */
   readonly requestId?: string;
+  /** How the person proved who they are. */
+  readonly attestation: ConfirmationAttestation;
 }
 
 /**
@@ -27,7 +29,7 @@ export function personDeciding(session: PresenceSession, requestId: string): Con
         "open the link your app gave for this one",
     );
   }
-  return { tenantId: session.tenantId, userId: session.userId };
+  return { tenantId: session.tenantId, userId: session.userId, attestation: session.attestation };
 }
 
 /** Options of `createPresenceSessions`. */
@@ -57,7 +59,14 @@ export interface PresenceSessions {
    * A new session for a verified person, lasting the configured TTL but never past `notAfter` (the
    * presence token's expiry, Unix ms), and bound to `requestId` when given; `setCookie` is the `Set-Cookie` header value.
    */
-  issue(person: { readonly tenantId: string; readonly userId: string; readonly notAfter: number; readonly requestId?: string }): {
+  issue(person: {
+    readonly tenantId: string;
+    readonly userId: string;
+    readonly notAfter: number;
+    readonly requestId?: string;
+    /** Default: a presence token naming the user. */
+    readonly attestation?: ConfirmationAttestation;
+  }): {
     session: PresenceSession;
     setCookie: string;
   };
@@ -106,9 +115,11 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
         sessionId: randomBytes(18).toString("base64url"),
         expiresAt: Math.min(now + options.ttlSeconds * 1000, person.notAfter),
         ...(person.requestId === undefined ? {} : { requestId: person.requestId }),
+        attestation: person.attestation ?? { method: "presence-token", subject: person.userId },
       };
+      const { method, subject, issuer } = session.attestation;
       const payload = Buffer.from(
-        JSON.stringify([session.tenantId, session.userId, session.sessionId, session.expiresAt, session.requestId ?? null]),
+        JSON.stringify([session.tenantId, session.userId, session.sessionId, session.expiresAt, session.requestId ?? null, method, subject, issuer ?? null]),
         "utf8",
       ).toString("base64url");
       const value = `${payload}.${mac(cookieKey, payload).toString("base64url")}`;
@@ -129,12 +140,15 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
       } catch {
         return undefined;
       }
-      if (!Array.isArray(fields) || fields.length !== 5) return undefined;
-      const [tenantId, userId, sessionId, expiresAt, requestId] = fields as unknown[];
+      if (!Array.isArray(fields) || fields.length !== 8) return undefined;
+      const [tenantId, userId, sessionId, expiresAt, requestId, method, subject, issuer] = fields as unknown[];
       if (typeof tenantId !== "string" || typeof userId !== "string" || typeof sessionId !== "string") return undefined;
       if (typeof expiresAt !== "number" || !(expiresAt > clock())) return undefined;
       if (requestId !== null && typeof requestId !== "string") return undefined;
-      return { tenantId, userId, sessionId, expiresAt, ...(requestId === null ? {} : { requestId }) };
+      if ((method !== "presence-token" && method !== "oidc") || typeof subject !== "string" || (issuer !== null && typeof issuer !== "string"))
+        return undefined;
+      const attestation: ConfirmationAttestation = { method, subject, ...(issuer === null ? {} : { issuer }) };
+      return { tenantId, userId, sessionId, expiresAt, ...(requestId === null ? {} : { requestId }), attestation };
     },
     csrfTokenOf: (session) => mac(csrfKey, session.sessionId).toString("base64url"),
     csrfMatches(session, presented) {
@@ -146,7 +160,7 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
 }
 
 /** The value of cookie `name` in a `Cookie` header; undefined when absent or present more than once. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   let found: string | undefined;
   for (const part of header.split(";")) {

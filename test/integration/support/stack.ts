@@ -82,6 +82,8 @@ export interface StackOptions {
   readonly bounds?: Pick<ToolpactServerOptions, "maxRequestsPerCaller" | "maxLongPollsPerCaller" | "maxBodyDepth" | "maxBodyBytes">;
   /** OAuth access tokens accepted besides plugin keys (the server's `oauth`, parsed; docs/oauth.md). */
   readonly oauth?: ToolpactServerOptions["oauth"];
+  /** The confirmation page's sign-in at an OpenID provider (test/oidc). */
+  readonly confirmationLogin?: ToolpactServerOptions["confirmationLogin"];
   /** More runtime options (rate limits, lease timing, ...). */
   readonly runtimeOptions?: Partial<Omit<RuntimeOptions, "store" | "signingKeys" | "storageKey" | "actorTokens" | "logger">>;
 }
@@ -136,6 +138,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     drainTimeoutMs: options.drainTimeoutMs ?? 5_000,
     ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+    ...(options.confirmationLogin === undefined ? {} : { confirmationLogin: options.confirmationLogin }),
     ...options.bounds,
   });
   const url = await server.listen();

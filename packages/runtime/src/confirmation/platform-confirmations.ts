@@ -268,6 +268,17 @@ export class PlatformConfirmations {
       const current = (await this.#context.store.getConfirmation(record.tenantId, record.requestId)) ?? record;
       throw this.#notPending(current.status === "pending" ? { ...current, status: "expired" } : current);
     }
+    const { attestation } = person;
+    if (attestation !== undefined) {
+      // How the decision was attested; the activity event has no field for it yet.
+      this.#context.logger.info({
+        event: "confirmation_attested",
+        requestId: record.requestId,
+        decision: changed.status,
+        method: attestation.method,
+        ...(attestation.issuer === undefined ? {} : { issuer: attestation.issuer }),
+      });
+    }
     return { requestId: record.requestId, status: approve ? "approved" : "denied" };
   }
 

@@ -12,6 +12,8 @@ import {
   withoutUndefined,
 } from "@toolpact/contract";
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
+import type { ConfirmationLoginOptions } from "../confirmation-login.js";
+import { loginConfigSchema, loginOptionsOf } from "../confirmation-login-config.js";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { type OAuthConfig, oauthConfigSchema } from "../oauth/oauth-config.js";
 import { HostError } from "./host-error.js";
@@ -202,6 +204,9 @@ export const configSchema = z.strictObject({
     .describe("Request, input, confirmation and timing limits."),
   retention: retentionSchema.default({}).describe("How long kept rows live, and how often the pruning job runs."),
   oauth: oauthConfigSchema,
+  confirmationLogin: loginConfigSchema
+    .optional()
+    .describe("Sign people in on the confirmation page at the platform's OpenID provider (authorization code + PKCE)."),
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -275,6 +280,8 @@ export interface HostConfig {
   readonly secrets: z.output<typeof secretsSchema>;
   /** OAuth 2.1 access tokens accepted (docs/oauth.md); undefined when not configured. */
   readonly oauth?: OAuthConfig;
+  /** The confirmation page's sign-in at the platform's OpenID provider, client secret read. */
+  readonly confirmationLogin?: ConfirmationLoginOptions;
 }
 
 /** Where `loadHostConfig` looks and what the command line overrides. */
@@ -336,6 +343,13 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
       postgresOnly.map((key) => `${shown}: databaseOptions.${key}: applies to PostgreSQL only`),
     );
   }
+  let confirmationLogin: ConfirmationLoginOptions | undefined;
+  try {
+    confirmationLogin =
+      config.confirmationLogin === undefined ? undefined : await loginOptionsOf(config.confirmationLogin, { baseDir, insecure: config.insecure === true });
+  } catch (error) {
+    throw new HostError(`${shown}: ${(error as Error).message}`);
+  }
   return {
     plugins: config.plugins.map((dir) => path.resolve(baseDir, dir)),
     database: isPostgresUrl(database) ? database : path.resolve(options.database === undefined ? baseDir : options.cwd, database),
@@ -351,6 +365,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     retention: withoutUndefined(config.retention),
     secrets: withoutUndefined(config.secrets),
     ...(config.oauth === undefined ? {} : { oauth: config.oauth }),
+    ...(confirmationLogin === undefined ? {} : { confirmationLogin }),
   };
 }
 

@@ -155,7 +155,11 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       }),
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
-      ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds, confirmationSignInHint: options.confirmationSignInHint }),
+      ...withoutUndefined({
+        sessionTtlSeconds: config.limits.sessionTtlSeconds,
+        confirmationSignInHint: options.confirmationSignInHint,
+        confirmationLogin: config.confirmationLogin,
+      }),
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {
