@@ -210,6 +210,12 @@ describe("OAuth 2.1 resource server", () => {
         /alg "HS256"/,
       ],
       ["alg none", async () => unsigned(claims()), 401, /alg "none"/],
+      [
+        "a token of another type (an ID token's typ), signed by the issuer",
+        () => new SignJWT(claims()).setProtectedHeader({ alg: "ES256", kid: issuer.key.kid, typ: "id_token+jwt" }).sign(issuer.key.privateKey),
+        401,
+        /typ "id_token\+jwt" is not an access token's/,
+      ],
       ["a token signed with a key the issuer never published", async () => issuer.sign(claims(), await freshKey()), 401, /key its issuer does not publish/],
       [
         "a token for another tenant than the issuer's fixed one",

@@ -24,6 +24,12 @@ export const ACCEPTED_ALGORITHMS: readonly string[] = Object.freeze([
   "Ed25519",
 ]);
 
+/**
+ * The `typ` an access token may carry: RFC 9068's `at+jwt`, or the plain `JWT` (or none) many
+ * providers still send. Any other (an ID token marked as one, a logout token, ...) is not an access token.
+ */
+const ACCESS_TOKEN_TYPES: ReadonlySet<string> = new Set(["jwt", "at+jwt", "application/at+jwt"]);
+
 /** A token that verified: the issuer it came from and its claims. */
 export interface VerifiedAccessToken {
   readonly issuer: OAuthIssuerConfig;
@@ -58,15 +64,19 @@ export function createAccessTokenVerifier(config: OAuthConfig, resource: string)
 
   const verifyJwt = async (token: string): Promise<VerifiedAccessToken> => {
     let alg: unknown;
+    let typ: unknown;
     let iss: unknown;
     try {
-      alg = decodeProtectedHeader(token).alg;
+      ({ alg, typ } = decodeProtectedHeader(token));
       iss = decodeJwt(token).iss;
     } catch {
       throw refused("the access token is not a well-formed JWT");
     }
     if (typeof alg !== "string" || !ACCEPTED_ALGORITHMS.includes(alg)) {
       throw refused(`the access token is signed with alg ${JSON.stringify(alg)}: only asymmetric algorithms are accepted (${ACCEPTED_ALGORITHMS.join(", ")})`);
+    }
+    if (typ !== undefined && (typeof typ !== "string" || !ACCESS_TOKEN_TYPES.has(typ.toLowerCase()))) {
+      throw refused(`the token's typ ${JSON.stringify(typ)} is not an access token's (at+jwt): send the access token, not an ID or other token`);
     }
     const issuer = typeof iss === "string" ? issuers.get(iss) : undefined;
     if (issuer === undefined) {
