@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createConfirmationLogin } from "../../packages/server/src/confirmation-login.js";
 import { createPresenceSessions } from "../../packages/server/src/presence-session.js";
 import { HostError, derivePresenceSessionSecret, loadHostConfig, startHost } from "../../packages/server/src/index.js";
 import { CLIENT_ID, listenProvider, type TestProvider } from "./support/provider.js";
@@ -166,5 +167,16 @@ describe("a host started with confirmationLogin", () => {
         await host.close();
       }
     }
+  });
+
+  it("marks the login cookie Secure, with the __Secure- prefix, when the page is served over https", async () => {
+    provider.start([{ clientId: CLIENT_ID, redirectUri: "https://tools.example.com/confirm/login/callback" }]);
+    const login = createConfirmationLogin(
+      { issuer: provider.issuer, clientId: CLIENT_ID, tenant: "t1" },
+      { redirectUri: "https://tools.example.com/confirm/login/callback", cookiePath: "/confirm", secure: true, secret: randomBytes(32), clock: Date.now },
+    );
+    const { setCookie } = await login.begin(undefined);
+    expect(setCookie).toMatch(/^__Secure-toolpact-confirm-login=[A-Za-z0-9_-]+; Path=\/confirm; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+    expect(login.clearCookie).toBe("__Secure-toolpact-confirm-login=; Path=/confirm; Max-Age=0; HttpOnly; SameSite=Lax; Secure");
   });
 });

@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { withoutUndefined } from "@toolpact/contract";
+import { TENANT_ID_MAX_LENGTH, withoutUndefined } from "@toolpact/contract";
 import { z } from "zod";
 import { requireSafeTransport, type ConfirmationLoginOptions } from "./confirmation-login.js";
 
@@ -22,7 +22,7 @@ export const loginConfigSchema = z
     issuer: z
       .url({ protocol: /^https?$/ })
       .describe("The OpenID provider's issuer URL, exactly as its discovery document names it: https, or http to a loopback host (unless insecure is set)."),
-    clientId: z.string().min(1).max(512).describe("The client id this confirmation page is registered under at the provider."),
+    clientId: z.string().min(1).describe("The client id this confirmation page is registered under at the provider."),
     clientSecretFile: z
       .string()
       .min(1)
@@ -43,7 +43,7 @@ export const loginConfigSchema = z
       .optional()
       .describe('The scopes asked for (default ["openid"]; "openid" is required).'),
     tenantClaim: z.string().regex(CLAIM_NAME, "must be a claim name").optional().describe("The ID token claim that names the tenant (give this or tenant)."),
-    tenant: z.string().min(1).max(128).optional().describe("A fixed tenant for everyone this provider signs in (give this or tenantClaim)."),
+    tenant: z.string().min(1).max(TENANT_ID_MAX_LENGTH).optional().describe("A fixed tenant for everyone this provider signs in (give this or tenantClaim)."),
     userClaim: z.string().regex(CLAIM_NAME, "must be a claim name").optional().describe("The ID token claim that names the tenant's user (default sub)."),
     presenceTokens: z
       .boolean()

@@ -5,7 +5,8 @@
  * of asymmetric algorithms, keys from the JWKS its discovery document names).
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
-import { ToolpactError } from "@toolpact/contract";
+import { TENANT_ID_MAX_LENGTH, ToolpactError } from "@toolpact/contract";
+import { isNameClaim } from "@toolpact/runtime";
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { DEFAULT_LOGIN_REDIRECT_PATH, DEFAULT_LOGIN_SCOPES } from "./confirmation-login-config.js";
 import { cookieValue } from "./presence-session.js";
@@ -81,6 +82,8 @@ export interface ConfirmationLogin {
 export const ID_TOKEN_ALGORITHMS: readonly string[] = Object.freeze(["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]);
 
 const LOGIN_TTL_SECONDS = 600;
+/** The longest user id, as actor and presence tokens allow it. */
+const USER_ID_MAX_LENGTH = 256;
 const CLOCK_TOLERANCE_SECONDS = 30;
 const PROVIDER_TIMEOUT_MS = 10_000;
 const MAX_PROVIDER_ANSWER_BYTES = 256 * 1024;
@@ -206,17 +209,19 @@ export function createConfirmationLogin(options: ConfirmationLoginOptions, setti
 
   const personOf = (payload: JWTPayload): Omit<SignedInPerson, "next"> => {
     const userId = payload[userClaim];
-    if (typeof userId !== "string" || userId.length === 0 || userId.length > 128) {
+    if (!isNameClaim(userId, USER_ID_MAX_LENGTH)) {
       throw new ToolpactError(
         "UNAUTHENTICATED",
-        `the sign-in's ID token has no usable "${userClaim}" claim (a string of 1 to 128 characters) to name the user: ask the operator to check confirmationLogin.userClaim`,
+        `the sign-in's ID token has no usable "${userClaim}" claim to name the user (a string of 1 to ${USER_ID_MAX_LENGTH} characters, no control characters): ` +
+          "ask the operator to check confirmationLogin.userClaim",
       );
     }
     const tenantId = options.tenant ?? payload[options.tenantClaim ?? ""];
-    if (typeof tenantId !== "string" || tenantId.length === 0 || tenantId.length > 128) {
+    if (!isNameClaim(tenantId, TENANT_ID_MAX_LENGTH)) {
       throw new ToolpactError(
         "UNAUTHENTICATED",
-        `the sign-in's ID token has no usable "${options.tenantClaim}" claim to name the tenant: ask the operator to check confirmationLogin.tenantClaim`,
+        `the sign-in's ID token has no usable "${options.tenantClaim}" claim to name the tenant (a string of 1 to ${TENANT_ID_MAX_LENGTH} characters, no control characters): ` +
+          "ask the operator to check confirmationLogin.tenantClaim",
       );
     }
     return { tenantId, userId, subject: payload.sub ?? "", issuer, expiresAt: (payload.exp ?? 0) * 1000 };
