@@ -109,3 +109,15 @@ export type {
   OutboxClaim,
   OutboxItem,
 } from "./api.js";
+export {
+  ADMIN_VIEW_MAX_EVENTS,
+  ADMIN_VIEW_SCAN_LIMIT,
+  type AdminViews,
+  type AdminActivityFilter,
+  type AdminActivityResult,
+  type OperationStory,
+  type PendingConfirmationView,
+  type AdminPluginView,
+  type AdminPolicyView,
+  type AdminKeyView,
+} from "./admin-views.js";
