@@ -17,6 +17,7 @@ import {
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
 import { confirmationOriginOf } from "./confirmation-origin.js";
+import { createConsoleRoute, isConsolePath, type ConsoleRouteOptions } from "./console/console-route.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
 import { createCallerAdmission } from "./caller-admission.js";
 import { bearerToken, createAdminKeyCheck, credentialsOf } from "./credentials.js";
@@ -68,6 +69,8 @@ export interface ToolpactRoutesOptions {
   readonly confirmationSignInHint?: string;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
+  /** The operator console at `/console` (own server only, needs `adminKey`); absent: not served. */
+  readonly console?: ConsoleRouteOptions;
 }
 
 /**
@@ -127,6 +130,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     path: `${publicUrl === undefined ? mountPath : publicUrl.pathname.replace(/\/+$/, "")}${CONFIRM_PREFIX.slice(0, -1)}`,
     clock: Date.now,
   });
+  const consolePage = createConsoleRoute(options, { mounted, isAdminKey: (presented) => isConsoleAdmin(presented), publicUrl, logger });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
   const presencePage = { sessions, publicHost: publicUrl?.host, origin: pageOrigin };
@@ -155,6 +159,14 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   const release = (): void => {
     inFlight -= 1;
     if (inFlight === 0) onDrained?.();
+  };
+
+  /** The console's sign-in check: a wrong key counts as an admin authentication failure, like the API's. */
+  const isConsoleAdmin = (presented: string | undefined): boolean => {
+    if (isAdminKey(presented)) return true;
+    adminAuthFailures += 1;
+    logger.warn({ event: "admin_authentication_failed", reason: "wrong admin key on the console's sign-in", adminAuthFailures });
+    return false;
   };
 
   const contextOf = (request: Request): ServerContext => {
@@ -252,12 +264,16 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
       }
       case "confirm":
         return confirmationPage(request, path, search);
+      case "console":
+        return consolePage === undefined ? plain(method, 404, "not found") : consolePage(request, path, search);
       case "healthz":
         return plain(method, 200, "ok");
       case "readyz":
         return isReady().then((ready) => plain(method, ready ? 200 : 503, ready ? "ready" : "not ready"));
     }
   };
+
+  const routeOf = (path: string): Route | undefined => routeOfPath(path, consolePage !== undefined);
 
   const serve = (request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined => {
     const to = routeOf(path);
@@ -314,10 +330,11 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   };
 }
 
-type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz";
+type Route = "trpc" | "mcp" | "confirm" | "console" | "healthz" | "readyz";
 
-function routeOf(path: string): Route | undefined {
+function routeOfPath(path: string, withConsole: boolean): Route | undefined {
   if (path.startsWith(TRPC_PREFIX)) return "trpc";
+  if (withConsole && isConsolePath(path)) return "console";
   if (path === MCP_PATH) return "mcp";
   if (path.startsWith(CONFIRM_PREFIX)) return "confirm";
   if (path === "/healthz") return "healthz";

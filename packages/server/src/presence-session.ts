@@ -146,7 +146,7 @@ export function createPresenceSessions(options: PresenceSessionOptions): Presenc
 }
 
 /** The value of cookie `name` in a `Cookie` header; undefined when absent or present more than once. */
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   let found: string | undefined;
   for (const part of header.split(";")) {

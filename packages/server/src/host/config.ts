@@ -12,6 +12,7 @@ import {
   withoutUndefined,
 } from "@toolpact/contract";
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
+import { consoleConfigSchema, type ConsoleConfig } from "../console/console-config.js";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
@@ -200,6 +201,7 @@ export const configSchema = z.strictObject({
     .default({})
     .describe("Request, input, confirmation and timing limits."),
   retention: retentionSchema.default({}).describe("How long kept rows live, and how often the pruning job runs."),
+  console: consoleConfigSchema,
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -271,6 +273,8 @@ export interface HostConfig {
   readonly retention: HostRetention;
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
+  /** The operator console (`/console`), off unless enabled. */
+  readonly console: ConsoleConfig;
 }
 
 /** Where `loadHostConfig` looks and what the command line overrides. */
@@ -346,6 +350,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     },
     retention: withoutUndefined(config.retention),
     secrets: withoutUndefined(config.secrets),
+    console: config.console,
   };
 }
 

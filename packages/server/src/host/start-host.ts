@@ -150,6 +150,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
       ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds, confirmationSignInHint: options.confirmationSignInHint }),
+      ...(config.console.enabled ? { console: withoutUndefined({ sessionTtlSeconds: config.console.sessionTtlSeconds }) } : {}),
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {
