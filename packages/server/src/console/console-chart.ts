@@ -50,7 +50,7 @@ export function renderChart(buckets: readonly ChartBucket[]): string {
       const w = Math.max(1, barWidth - 2).toFixed(1);
       const callHeight = scale(bucket.calls);
       const refusalHeight = scale(bucket.refusals);
-      const title = `${label(bucket.start)} UTC: ${bucket.calls} calls, ${bucket.refusals} refused`;
+      const title = `${label(bucket.start)} UTC: ${count(bucket.calls, "call")}, ${bucket.refusals} refused`;
       return (
         `<g><title>${escapeHtml(title)}</title>` +
         `<rect class="calls" x="${x}" y="${(HEIGHT - AXIS - callHeight).toFixed(1)}" width="${w}" height="${callHeight.toFixed(1)}"/>` +
@@ -58,7 +58,7 @@ export function renderChart(buckets: readonly ChartBucket[]): string {
       );
     })
     .join("");
-  const summary = `${calls} calls, ${refusals} refused, from ${label(first?.start)} to ${label(last?.start)} UTC; the tallest bar is ${most} calls.`;
+  const summary = `${count(calls, "call")}, ${refusals} refused, from ${label(first?.start)} to ${label(last?.start)} UTC; the tallest bar is ${count(most, "call")}.`;
   return (
     `<figure><svg class="chart" id="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc">` +
     `<title id="chart-title">Calls and refusals over time</title><desc id="chart-desc">${escapeHtml(summary)}</desc>` +
@@ -68,4 +68,9 @@ export function renderChart(buckets: readonly ChartBucket[]): string {
     `<figcaption class="legend"><span class="swatch-calls">&#9632; calls</span><span class="swatch-refusals">&#9632; refused</span>` +
     `<span id="chart-summary">${escapeHtml(summary)}</span></figcaption></figure>`
   );
+}
+
+/** "1 call", "2 calls". */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }

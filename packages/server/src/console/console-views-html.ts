@@ -48,7 +48,7 @@ export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, re
   const table =
     result.events.length === 0
       ? `<p id="no-events">No activity matches these filters.</p>`
-      : `<table id="timeline"><caption class="note">${result.events.length} events, newest first</caption>` +
+      : `<table id="timeline"><caption class="note">${result.events.length === 1 ? "1 event" : `${result.events.length} events`}, newest first</caption>` +
         `<thead><tr><th scope="col">Time (UTC)</th><th scope="col">What</th><th scope="col">Tool</th><th scope="col">Caller</th>` +
         `<th scope="col">Actor</th><th scope="col">Outcome</th><th scope="col">Why</th><th scope="col">Operation</th></tr></thead><tbody>${rows}</tbody></table>`;
   const truncated = result.truncated
