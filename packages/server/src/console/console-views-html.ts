@@ -3,9 +3,10 @@
  * pending confirmations, plugins, policy and keys. What they show is what `runtime.admin.views` reads:
  * ids, names, times, outcomes and codes, never an input, an output or a preview's text.
  */
-import { ToolpactError, isToolpactErrorCode } from "@toolpact/contract";
+import { SETTLED_OPERATION_STATES, ToolpactError, isToolpactErrorCode } from "@toolpact/contract";
 import type {
   ActivityEvent,
+  ActivityOutcome,
   AdminActivityFilter,
   AdminActivityResult,
   AdminKeyView,
@@ -22,7 +23,7 @@ import { consoleHref, csrfField, renderPage, type PageFrame } from "./console-la
 export type ViewFrame = PageFrame & { readonly tenantId: string; readonly csrfToken: string; readonly tenants: readonly string[] };
 
 /** The outcomes the timeline's filter offers. */
-export const OUTCOMES = ["previewed", "succeeded", "failed", "unknown", "denied", "approved", "expired"] as const;
+export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired"];
 
 /** The timeline: filters (a GET form), the chart of calls and refusals, and the matching events, newest first. */
 export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, result: AdminActivityResult, range: { from: number; to: number }): string {
