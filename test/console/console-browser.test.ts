@@ -90,9 +90,15 @@ if (SKIP) {
       // The chart counts the seeded calls and the one refusal.
       expect(await page.locator("svg#chart rect.calls").count()).toBe(24);
       expect(await page.locator("#chart-summary").innerText()).toMatch(/ calls?, 1 refused/);
-      // The first Tab reaches the navigation, then the filters follow it.
+      // The first Tab reaches "Skip to content", the next the navigation; Enter on the skip link moves on to the filters.
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("skip");
       await page.keyboard.press("Tab");
       expect(await page.evaluate(() => document.activeElement?.closest("header nav") !== null)).toBe(true);
+      await page.keyboard.press("Shift+Tab");
+      await page.keyboard.press("Enter");
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe("f-tenant");
       await tabTo(page, "#f-actor");
       await page.keyboard.type(REFUSED_USER);
       await tabTo(page, "#f-outcome");

@@ -19,6 +19,8 @@ export const ADMIN_VIEW_SCAN_LIMIT = 20_000;
 export const ADMIN_VIEW_MAX_EVENTS = 500;
 /** The most pending requests, keys or tenants a view lists. */
 const LIST_LIMIT = 1000;
+/** The chart's span when no `since` is given: at least the last day. */
+const DEFAULT_CHART_SPAN_MS = 24 * 60 * 60 * 1000;
 /** How far before an operation began its confirmation may lie (the longest confirmation TTL, 1 h, and a margin). */
 const STORY_LOOKBACK_MS = 2 * 60 * 60 * 1000;
 
@@ -42,9 +44,25 @@ export interface AdminActivityFilter {
   readonly limit?: number;
 }
 
+/** One span of the chart: its start (Unix ms), and the calls and refused calls in it that matched. */
+export interface ActivityBucket {
+  readonly start: number;
+  readonly calls: number;
+  readonly refusals: number;
+}
+
+/** How many spans the chart of a range has. */
+export const ACTIVITY_CHART_BUCKETS = 24;
+
 /** The events that matched, newest first, and how much of the log was read to find them. */
 export interface AdminActivityResult {
   readonly events: readonly ActivityEvent[];
+  /**
+   * Every matching call in the range (not only the events shown) counted into `ACTIVITY_CHART_BUCKETS`
+   * equal spans from `since` (else the oldest match) to `until` (else now); a refusal is a call whose
+   * outcome is `denied`.
+   */
+  readonly chart: readonly ActivityBucket[];
   /** Rows read from the store. */
   readonly scanned: number;
   /** True when the scan stopped at `ADMIN_VIEW_SCAN_LIMIT` or at `limit` with more of the range unread. */
@@ -167,18 +185,23 @@ export function createAdminViews(parts: AdminViewParts): AdminViews {
 
     async activity(filter: AdminActivityFilter): Promise<AdminActivityResult> {
       const limit = Math.max(1, Math.min(filter.limit ?? ADMIN_VIEW_MAX_EVENTS, ADMIN_VIEW_MAX_EVENTS));
+      const until = filter.until ?? clock();
       const events: ActivityEvent[] = [];
+      const calls: { readonly at: number; readonly refused: boolean }[] = [];
       let beforeRange = false;
+      // Past `limit` events the scan goes on (to the range's start or the scan limit) only to count calls for the chart.
       const { scanned, exhausted } = await scan(filter.tenantId, filter.until === undefined ? undefined : uuidv7Floor(filter.until + 1), (row) => {
         if (filter.since !== undefined && row.at < filter.since) {
           beforeRange = true;
           return false;
         }
-        if (filter.until !== undefined && row.at > filter.until) return true;
-        if (matches(row, filter)) events.push(toActivityEvent(row));
-        return events.length < limit;
+        if (row.at > until || !matches(row, filter)) return true;
+        if (events.length < limit) events.push(toActivityEvent(row));
+        if (row.kind === "call") calls.push({ at: row.at, refused: row.outcome === "denied" });
+        return true;
       });
-      return { events, scanned, truncated: !exhausted && !beforeRange };
+      const from = filter.since ?? Math.min(until, ...calls.slice(-1).map((call) => call.at), until - DEFAULT_CHART_SPAN_MS);
+      return { events, chart: bucketCalls(calls, from, until), scanned, truncated: !exhausted && !beforeRange };
     },
 
     async operationStory(tenantId: string, operationId: string): Promise<OperationStory | undefined> {
@@ -272,6 +295,19 @@ export function createAdminViews(parts: AdminViewParts): AdminViews {
       }));
     },
   });
+}
+
+/** Counts calls into `ACTIVITY_CHART_BUCKETS` equal spans from `from` to `to` (Unix ms, inclusive). */
+function bucketCalls(calls: readonly { readonly at: number; readonly refused: boolean }[], from: number, to: number): ActivityBucket[] {
+  const width = Math.max(1, to - from + 1) / ACTIVITY_CHART_BUCKETS;
+  const buckets = Array.from({ length: ACTIVITY_CHART_BUCKETS }, (_, i) => ({ start: Math.floor(from + i * width), calls: 0, refusals: 0 }));
+  for (const call of calls) {
+    if (call.at < from || call.at > to) continue;
+    const bucket = buckets[Math.min(ACTIVITY_CHART_BUCKETS - 1, Math.floor((call.at - from) / width))]!;
+    bucket.calls += 1;
+    if (call.refused) bucket.refusals += 1;
+  }
+  return buckets;
 }
 
 /** True when a row passes every filter field given. */

@@ -112,6 +112,8 @@ export type {
 export {
   ADMIN_VIEW_MAX_EVENTS,
   ADMIN_VIEW_SCAN_LIMIT,
+  ACTIVITY_CHART_BUCKETS,
+  type ActivityBucket,
   type AdminViews,
   type AdminActivityFilter,
   type AdminActivityResult,

@@ -7,6 +7,9 @@
 export const CONSOLE_CSS = `
 :root{color-scheme:light}
 body{font:15px/1.5 system-ui,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
+.skip{position:absolute;left:-10000px;top:.5rem;background:#fff;color:#1d2330;padding:.25rem .75rem;border-radius:4px}
+.skip:focus{left:1rem;z-index:1}
+main:focus{outline:none}
 header{background:#1d2330;color:#fff;padding:.5rem 1.5rem}
 header nav{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
 header a{color:#fff}header a[aria-current=page]{font-weight:700;text-decoration-thickness:3px}

@@ -1,41 +1,16 @@
 /**
  * The console's chart of calls and refusals over time: an SVG drawn on the server (no script), with a
- * text description for screen readers. A refusal is a call event whose outcome is `denied`.
+ * text description for screen readers. The runtime counts the buckets (`runtime.admin.views.activity`).
  */
-import type { ActivityEvent } from "@toolpact/runtime";
+import type { ActivityBucket } from "@toolpact/runtime";
 import { escapeHtml } from "../visible-text.js";
 
-/** How many bars the chart has. */
-const BUCKETS = 24;
 const WIDTH = 720;
 const HEIGHT = 160;
 const AXIS = 20;
 
-/** One bar: its start (Unix ms), and the calls and refusals in it. */
-export interface ChartBucket {
-  readonly start: number;
-  readonly calls: number;
-  readonly refusals: number;
-}
-
-/** Counts the call events into `BUCKETS` equal spans from `from` to `to` (Unix ms). */
-export function bucketCalls(events: readonly ActivityEvent[], from: number, to: number): ChartBucket[] {
-  const span = Math.max(1, to - from + 1);
-  const width = span / BUCKETS;
-  const buckets = Array.from({ length: BUCKETS }, (_, i) => ({ start: Math.floor(from + i * width), calls: 0, refusals: 0 }));
-  for (const event of events) {
-    if (event.kind !== "call") continue;
-    const at = Date.parse(event.at);
-    if (at < from || at > to) continue;
-    const bucket = buckets[Math.min(BUCKETS - 1, Math.floor((at - from) / width))]!;
-    bucket.calls += 1;
-    if (event.outcome === "denied") bucket.refusals += 1;
-  }
-  return buckets;
-}
-
 /** The SVG of the buckets: a bar per span for calls, and within it the refusals in red. */
-export function renderChart(buckets: readonly ChartBucket[]): string {
+export function renderChart(buckets: readonly ActivityBucket[]): string {
   const most = Math.max(1, ...buckets.map((bucket) => bucket.calls));
   const barWidth = WIDTH / buckets.length;
   const scale = (n: number) => ((HEIGHT - AXIS) * n) / most;

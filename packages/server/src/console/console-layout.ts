@@ -32,7 +32,7 @@ export function renderPage(frame: PageFrame, title: string, body: string): strin
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="same-origin">` +
     `<title>${escapeHtml(title)} - toolpact console</title><link rel="stylesheet" href="${escapeHtml(frame.base)}/console.css"></head>` +
-    `<body>${nav}<main id="main">${body}</main></body></html>`
+    `<body><a class="skip" id="skip" href="#main">Skip to content</a>${nav}<main id="main" tabindex="-1">${body}</main></body></html>`
   );
 }
 

@@ -46,7 +46,6 @@ export interface ConsoleOptions {
 }
 
 const OPERATION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
-const HOUR_MS = 60 * 60 * 1000;
 
 /** The console's handler: `path` is the request's path below the server's root, `search` its query (`?` included). */
 export function createConsole(options: ConsoleOptions): (request: Request, path: string, search: string) => Promise<Response> {
@@ -100,10 +99,7 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
     const { tenantId } = frame;
     if (section === "") {
       const filter = filterOf(tenantId, query);
-      const result = await views.activity(filter);
-      const now = Date.now();
-      const oldest = result.events.length === 0 ? now - 24 * HOUR_MS : Date.parse(result.events[result.events.length - 1]!.at);
-      return page(200, renderTimeline(frame, filter, result, { from: filter.since ?? oldest, to: filter.until ?? now }));
+      return page(200, renderTimeline(frame, filter, await views.activity(filter)));
     }
     if (section === "/confirmations") return page(200, renderPending(frame, await views.pendingConfirmations(tenantId)));
     if (section === "/plugins") return page(200, renderPlugins(frame, await views.plugins(tenantId)));

@@ -16,7 +16,7 @@ import type {
   PendingConfirmationView,
 } from "@toolpact/runtime";
 import { escapeHtml } from "../visible-text.js";
-import { bucketCalls, renderChart } from "./console-chart.js";
+import { renderChart } from "./console-chart.js";
 import { consoleHref, csrfField, renderPage, type PageFrame } from "./console-layout.js";
 
 /** A signed-in page's frame: the tenant is chosen, the CSRF token known. */
@@ -26,7 +26,7 @@ export type ViewFrame = PageFrame & { readonly tenantId: string; readonly csrfTo
 export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired"];
 
 /** The timeline: filters (a GET form), the chart of calls and refusals, and the matching events, newest first. */
-export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, result: AdminActivityResult, range: { from: number; to: number }): string {
+export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, result: AdminActivityResult): string {
   const text = (name: keyof AdminActivityFilter & string, label: string) =>
     `<label for="f-${name}">${escapeHtml(label)}<input id="f-${name}" name="${name}" value="${escapeHtml(String(filter[name] ?? ""))}"></label>`;
   const time = (name: "since" | "until", label: string) => {
@@ -55,11 +55,7 @@ export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, re
   const truncated = result.truncated
     ? `<p class="note" id="truncated">Read ${result.scanned} events of the log and stopped: narrow the time range or the filters to see further back.</p>`
     : "";
-  return renderPage(
-    { ...frame, section: "" },
-    "Activity",
-    `<h1>Activity</h1>${form}${renderChart(bucketCalls(result.events, range.from, range.to))}${truncated}${table}`,
-  );
+  return renderPage({ ...frame, section: "" }, "Activity", `<h1>Activity</h1>${form}${renderChart(result.chart)}${truncated}${table}`);
 }
 
 function eventRow(frame: ViewFrame, event: ActivityEvent): string {
