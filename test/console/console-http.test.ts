@@ -153,6 +153,23 @@ describe("the console over HTTP", () => {
     for (const secret of ["secret input never shown", "Delete note", "n-1", "n-2", world.adminKey]) expect(all).not.toContain(secret);
   });
 
+  it("says what is wrong with a filter, escapes what it echoes, and answers 404 for an unknown operation", async () => {
+    const { cookie } = await signIn();
+    const badTime = await get(`/console?tenant=${TENANT}&since=yesterday`, { cookie });
+    expect(badTime.status).toBe(400);
+    expect(await badTime.text()).toContain("since must be a time such as 2026-12-04T09:30 (UTC); got &quot;yesterday&quot;");
+    const badOutcome = await get(`/console?tenant=${TENANT}&outcome=maybe`, { cookie });
+    expect(badOutcome.status).toBe(400);
+    const echoed = await (await get(`/console?tenant=${TENANT}&actor=${encodeURIComponent('"><script>alert(1)</script>')}`, { cookie })).text();
+    expect(echoed).not.toContain("<script>");
+    expect(echoed).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+    const unknown = await get(`/console/operations/01a00000-0000-7000-8000-000000000000?tenant=${TENANT}`, { cookie });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain("has no operation");
+    // Another tenant's operation is not this tenant's.
+    expect((await get(`/console/operations/${world.confirmedOperationId}?tenant=globex`, { cookie })).status).toBe(404);
+  });
+
   it("refuses an action without the session's CSRF token, with another session's, or from another site", async () => {
     const mine = await signIn();
     const theirs = await signIn();

@@ -76,8 +76,16 @@ export function renderSignIn(base: string, next: string | undefined, problem?: s
   return renderPage({ base }, "Sign in", body);
 }
 
+/** What a message page says: a heading, an explanation, and a link onward. */
+export interface Message {
+  readonly heading: string;
+  readonly message: string;
+  readonly back?: { readonly href: string; readonly label: string };
+}
+
 /** A page with a heading and an explanation (errors, results of actions), and a link onward. */
-export function renderMessage(frame: PageFrame, heading: string, message: string, back?: { readonly href: string; readonly label: string }): string {
+export function renderMessage(frame: PageFrame, said: Message): string {
+  const { heading, message, back } = said;
   const link = back === undefined ? "" : `<p><a id="back" href="${escapeHtml(back.href)}">${escapeHtml(back.label)}</a></p>`;
   return renderPage(frame, heading, `<h1>${escapeHtml(heading)}</h1><p class="status" id="message">${escapeHtml(message)}</p>${link}`);
 }

@@ -94,7 +94,13 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
     const frame = await frameOf(session, query.get("tenant"));
     if (frame === undefined) {
       const none: PageFrame = { base, csrfToken: sessions.csrfTokenOf(session) };
-      return page(200, renderMessage(none, "No tenants yet", "No tenant has any configuration: install a plugin for a tenant (toolpact admin) and come back."));
+      return page(
+        200,
+        renderMessage(none, {
+          heading: "No tenants yet",
+          message: "No tenant has any configuration: install a plugin for a tenant (toolpact admin) and come back.",
+        }),
+      );
     }
     const { tenantId } = frame;
     if (section === "") {
@@ -110,7 +116,11 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
     if (story === undefined) {
       return page(
         404,
-        renderMessage(frame, "No such operation", `Tenant "${tenantId}" has no operation "${operationId}" (or it was pruned).`, back(frame, "")),
+        renderMessage(frame, {
+          heading: "No such operation",
+          message: `Tenant "${tenantId}" has no operation "${operationId}" (or it was pruned).`,
+          back: back(frame, ""),
+        }),
       );
     }
     return page(200, renderStory(frame, story));
@@ -146,7 +156,7 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
     logger.info({ event: "console_action", action, tenantId, subject });
     const done =
       action === "revoke" ? `Plugin key "${subject}" of tenant "${tenantId}" is revoked.` : `Plugin "${subject}" is disabled for tenant "${tenantId}".`;
-    return page(200, renderMessage(frame, "Done", done, back(frame, section)));
+    return page(200, renderMessage(frame, { heading: "Done", message: done, back: back(frame, section) }));
   };
 
   const route = async (request: Request, rest: string, query: URLSearchParams): Promise<Response> => {
@@ -168,7 +178,11 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
     }
     const isView = rest === "" || rest === "/confirmations" || rest === "/plugins" || rest === "/policy" || rest === "/keys";
     const isStory = rest.startsWith("/operations/") && OPERATION_ID.test(rest.slice("/operations/".length));
-    if (!isView && !isStory) return page(404, renderMessage({ base }, "Not found", "The console has no such page.", { href: base, label: "Open the console" }));
+    if (!isView && !isStory)
+      return page(
+        404,
+        renderMessage({ base }, { heading: "Not found", message: "The console has no such page.", back: { href: base, label: "Open the console" } }),
+      );
     if (method !== "GET") return notAllowed("GET");
     const session = sessionOf(headers);
     if (session === undefined) {
@@ -189,10 +203,14 @@ export function createConsole(options: ConsoleOptions): (request: Request, path:
       if (status === 401) return page(401, renderSignIn(base, undefined, pub.message));
       return page(
         status,
-        renderMessage({ base }, status === 403 ? "Not allowed" : status < 500 ? "This did not work" : "Something went wrong", pub.message, {
-          href: base,
-          label: "Back to the console",
-        }),
+        renderMessage(
+          { base },
+          {
+            heading: status === 403 ? "Not allowed" : status < 500 ? "This did not work" : "Something went wrong",
+            message: pub.message,
+            back: { href: base, label: "Back to the console" },
+          },
+        ),
       );
     }
   };
