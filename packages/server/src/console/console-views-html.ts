@@ -170,7 +170,7 @@ export function renderPlugins(frame: ViewFrame, plugins: readonly AdminPluginVie
           : "";
       return (
         `<tr data-plugin="${escapeHtml(p.pluginId)}"><td>${code(p.pluginId)}${p.name === undefined ? "" : `<br>${escapeHtml(p.name)}`}</td>` +
-        `<td>${escapeHtml(p.version)}</td><td class="state">${state}</td><td><ul>${tools}</ul></td><td>${disable}</td></tr>`
+        `<td>${escapeHtml(p.version)}</td><td class="state">${state}</td><td>${tools === "" ? "none (calls tools only)" : `<ul>${tools}</ul>`}</td><td>${disable}</td></tr>`
       );
     })
     .join("");
