@@ -66,7 +66,8 @@ beforeAll(async () => {
   const env = hostEnvironment(secrets, workDir);
   const configFile = path.join(workDir, "toolpact.config.json");
   const config = examplesConfig(workDir, await freePort());
-  writeFileSync(configFile, JSON.stringify({ ...config, plugins: [...(config.plugins as string[]), ...DOCS_PLUGIN_DIRS] }));
+  // The console on, as docs/operating.md turns it on: its session shows what a visitor without a sign-in gets.
+  writeFileSync(configFile, JSON.stringify({ ...config, plugins: [...(config.plugins as string[]), ...DOCS_PLUGIN_DIRS], console: { enabled: true } }));
   process.env.NOTES_DB_PATH = env.NOTES_DB_PATH;
   process.env.MAILER_OUTBOX_PATH = env.MAILER_OUTBOX_PATH;
   try {

@@ -170,7 +170,7 @@ describe("prepareInput", () => {
     const source = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, unknown>;
     const copy = prepareInput(source) as Record<string, unknown>;
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(copy, "__proto__")).toBe(true);
+    expect(Object.hasOwn(copy, "__proto__")).toBe(true);
     expect(Object.keys(copy)).toEqual(["__proto__", "a"]);
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
     expect((copy as { polluted?: unknown }).polluted).toBeUndefined();

@@ -243,7 +243,7 @@ export function valueAtPath(value: unknown, path: Path): unknown {
   let current = value;
   for (const segment of path) {
     if (typeof current !== "object" || current === null) return undefined;
-    current = Object.prototype.hasOwnProperty.call(current, segment) ? (current as Record<string | number, unknown>)[segment] : undefined;
+    current = Object.hasOwn(current, segment) ? (current as Record<string | number, unknown>)[segment] : undefined;
   }
   return current;
 }

@@ -45,7 +45,7 @@ describe("names", () => {
     const builtIns = new Set([
       ...Object.getOwnPropertyNames(Object.prototype),
       ...Object.getOwnPropertyNames(Function.prototype),
-      ...Object.getOwnPropertyNames(function () {}),
+      ...Object.getOwnPropertyNames(() => {}),
       "then",
       "catch",
       "finally",

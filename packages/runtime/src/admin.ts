@@ -13,6 +13,7 @@ import {
   didYouMean,
 } from "@toolpact/contract";
 import { readActivityPage } from "./activity/activity-page.js";
+import { createAdminViews } from "./admin-views.js";
 import type { Activation, ActivityQuery, OutboxClaim, OutboxItem, RecoveryPolicy, RuntimeAdmin, TenantPolicy } from "./api.js";
 import { checkCallerId } from "./caller-ids.js";
 import { uuidv7 } from "./ids.js";
@@ -178,6 +179,7 @@ export function createAdmin(parts: AdminParts): RuntimeAdmin {
         checkTenant(tenantId);
         return readActivityPage(store, { tenantId, query });
       }),
+    views: createAdminViews({ store, manifests: registry.manifests, clock: context.clock }),
   });
 }
 

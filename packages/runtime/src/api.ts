@@ -14,6 +14,7 @@ import type {
   ToolRef,
 } from "@toolpact/contract";
 import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
+import type { AdminViews } from "./admin-views.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -298,6 +299,8 @@ export interface RuntimeAdmin {
   ackOutbox(tenantId: string, ids: readonly string[]): Promise<void>;
   /** A whole tenant's activity, newest first, for the tenant's admin. */
   listActivity(tenantId: string, query?: ActivityQuery): Promise<ActivityPage>;
+  /** What the operator console shows: filtered activity, operation stories, pending requests, plugins, policy, key ages. */
+  readonly views: AdminViews;
 }
 
 /** Tells listeners when what a tenant's callers may list may have changed. */

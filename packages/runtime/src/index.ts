@@ -112,3 +112,17 @@ export type {
   OutboxItem,
 } from "./api.js";
 export { TOOL_SCOPES, missingToolScope, toolScopeOf } from "./tool-scopes.js";
+export {
+  ADMIN_VIEW_MAX_EVENTS,
+  ADMIN_VIEW_SCAN_LIMIT,
+  ACTIVITY_CHART_BUCKETS,
+  type ActivityBucket,
+  type AdminViews,
+  type AdminActivityFilter,
+  type AdminActivityResult,
+  type OperationStory,
+  type PendingConfirmationView,
+  type AdminPluginView,
+  type AdminPolicyView,
+  type AdminKeyView,
+} from "./admin-views.js";

@@ -400,7 +400,7 @@ function methodNotAllowed(allow: string): Response {
 }
 
 /** An `application/x-www-form-urlencoded` body of at most 16 KiB. */
-async function readForm(request: Request, headers: IncomingHttpHeaders): Promise<URLSearchParams> {
+export async function readForm(request: Request, headers: IncomingHttpHeaders): Promise<URLSearchParams> {
   const type = headers["content-type"] ?? "";
   if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
     throw new ToolpactError("INPUT_INVALID", "send the form as application/x-www-form-urlencoded, as the page's buttons do", {

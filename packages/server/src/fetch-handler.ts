@@ -19,6 +19,7 @@ import type { Principal, Runtime } from "@toolpact/runtime";
 import { DEFAULT_LOGIN_REDIRECT_PATH } from "./confirmation-login-config.js";
 import { createConfirmationLogin, type ConfirmationLogin, type ConfirmationLoginOptions } from "./confirmation-login.js";
 import { confirmationOriginOf, type ConfirmationOrigin } from "./confirmation-origin.js";
+import { createConsoleRoute, isConsolePath, type ConsoleRouteOptions } from "./console/console-route.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
 import { createCallerAdmission } from "./caller-admission.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
@@ -85,6 +86,8 @@ export interface ToolpactRoutesOptions {
   readonly confirmationLogin?: ConfirmationLoginOptions;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
   readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
+  /** The operator console at `/console` (own server only, needs `adminKey`); absent: not served. */
+  readonly console?: ConsoleRouteOptions;
 }
 
 /**
@@ -150,6 +153,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     clock: Date.now,
   });
   const login = loginOf(options.confirmationLogin, { pageOrigin, publicUrl, pagePath, secure, secret: sessionSecret });
+  const consolePage = createConsoleRoute(options, { mounted, isAdminKey: (presented) => isConsoleAdmin(presented), publicUrl, logger });
   const shutdownController = new AbortController();
   const shutdownSignal = shutdownController.signal;
   const presencePage = { sessions, publicHost: publicUrl?.host, origin: pageOrigin, ...(login === undefined ? {} : { login }) };
@@ -189,6 +193,14 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   const release = (): void => {
     inFlight -= 1;
     if (inFlight === 0) onDrained?.();
+  };
+
+  /** The console's sign-in check: a wrong key counts as an admin authentication failure, like the API's. */
+  const isConsoleAdmin = (presented: string | undefined): boolean => {
+    if (isAdminKey(presented)) return true;
+    adminAuthFailures += 1;
+    logger.warn({ event: "admin_authentication_failed", reason: "wrong admin key on the console's sign-in", adminAuthFailures });
+    return false;
   };
 
   const contextOf = (request: Request): ServerContext => {
@@ -289,6 +301,8 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
         return confirmationPage(request, path, search);
       case "oauth-metadata":
         return oauthResponses!.metadata(method);
+      case "console":
+        return consolePage === undefined ? plain(method, 404, "not found") : consolePage(request, path, search);
       case "healthz":
         return plain(method, 200, "ok");
       case "readyz":
@@ -296,8 +310,11 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
     }
   };
 
+  const serves: OptionalRoutes = { console: consolePage !== undefined, oauth: resourceServer !== undefined };
+  const routeOf = (path: string): Route | undefined => routeOfPath(path, serves);
+
   const serve = (request: Request, path: string, search: string, written?: WrittenHook): Promise<Response> | undefined => {
-    const to = routeOf(path, resourceServer !== undefined);
+    const to = routeOf(path);
     if (to === undefined) return undefined;
     inFlight += 1;
     const wasClosing = closing;
@@ -346,7 +363,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
 
   return {
     serve,
-    owns: (path) => routeOf(path, resourceServer !== undefined) !== undefined,
+    owns: (path) => routeOf(path) !== undefined,
     drain,
     get adminAuthFailures() {
       return adminAuthFailures;
@@ -388,15 +405,22 @@ function afterAdmission(
   return typeof admission === "string" ? refused(admission) : admitted(admission);
 }
 
-type Route = "trpc" | "mcp" | "confirm" | "healthz" | "readyz" | "oauth-metadata";
+type Route = "trpc" | "mcp" | "confirm" | "console" | "healthz" | "readyz" | "oauth-metadata";
 
-function routeOf(path: string, oauth: boolean): Route | undefined {
+/** The optional routes this handler serves. */
+interface OptionalRoutes {
+  readonly console: boolean;
+  readonly oauth: boolean;
+}
+
+function routeOfPath(path: string, serves: OptionalRoutes): Route | undefined {
   if (path.startsWith(TRPC_PREFIX)) return "trpc";
+  if (serves.console && isConsolePath(path)) return "console";
   if (path === MCP_PATH) return "mcp";
   if (path.startsWith(CONFIRM_PREFIX)) return "confirm";
   if (path === "/healthz") return "healthz";
   if (path === "/readyz") return "readyz";
-  if (oauth && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) return "oauth-metadata";
+  if (serves.oauth && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) return "oauth-metadata";
   return undefined;
 }
 

@@ -59,6 +59,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   }
 
   let host;
+  let consoleOn = false;
   try {
     const config = await loadHostConfig({
       cwd: io.cwd,
@@ -68,6 +69,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(port === undefined ? {} : { port }),
     });
+    consoleOn = config.console.enabled;
     host = await startHost({ config, dev, logger, env: io.env });
   } catch (error) {
     if (error instanceof HostError) {
@@ -86,6 +88,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (dev) io.stdout(`--dev: actor tokens are accepted from issuer "${host.actorIssuer}" (HS256 with TOOLPACT_ACTOR_SECRET)`);
   io.stdout(`instance ${host.instanceId} on ${host.database}`);
   io.stdout(`confirmation page at ${host.url}/confirm/ (links use ${host.publicUrl ?? host.url})`);
+  if (consoleOn) io.stdout(`operator console at ${host.url}/console (sign in with the admin key)`);
   // Last: scripts and tests take this line to mean the server is ready and everything above is printed.
   io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
 

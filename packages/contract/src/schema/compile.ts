@@ -15,7 +15,7 @@ import { MemoSlots } from "./memo.js";
 import { codePointLength, isMultipleOf, jsonEqual } from "./json-values.js";
 import { objectKeywords } from "./object-keywords.js";
 
-export { type Check, type Run } from "./check.js";
+export type { Check, Run } from "./check.js";
 
 const falseSchema: Check = (_data, run) => fail(run, "boolean schema is false");
 

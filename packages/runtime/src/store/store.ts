@@ -64,6 +64,8 @@ export interface Store {
   insertPluginKey(record: PluginKeyRecord): Promise<void>;
   /** The key with this id, in any tenant (authentication finds the tenant this way), with its tenant's config version. */
   findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined>;
+  /** Up to `limit` of the tenant's plugin keys, live and revoked, oldest first (the console's key ages). */
+  listPluginKeys(tenantId: string, limit: number): Promise<readonly PluginKeyRecord[]>;
   /** False when the tenant has no live key with this id. Revoking moves the tenant's config version. */
   revokePluginKey(tenantId: string, keyId: string, now: number): Promise<boolean>;
 
@@ -101,6 +103,8 @@ export interface Store {
   /** Creates a pending request unless the (tenant, caller, actor) already has `maxPending` live pending ones. */
   createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult>;
   getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined>;
+  /** Up to `limit` of the tenant's requests still pending and unexpired at `now`, soonest to expire first. */
+  listPendingConfirmations(tenantId: string, now: number, limit: number): Promise<readonly ConfirmationRecord[]>;
   /**
    * The open request bound to exactly this call (see `ConfirmationBindingQuery`): an approved one whose
    * token is unexpired before a pending unexpired one, the newest of each; undefined when there is none.

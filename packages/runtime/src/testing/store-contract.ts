@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { Store } from "../store/store.js";
+import { describeAdminReads } from "./store-contract/admin-reads.js";
 import { describeChanges } from "./store-contract/changes.js";
 import { describeConfiguration } from "./store-contract/configuration.js";
 import { describeConfirmations } from "./store-contract/confirmations.js";
@@ -40,5 +41,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describePresenceTokens(kit);
     describeSettledRecords(kit);
     describeChanges(kit);
+    describeAdminReads(kit);
   });
 }

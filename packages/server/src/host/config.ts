@@ -14,6 +14,7 @@ import {
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
 import type { ConfirmationLoginOptions } from "../confirmation-login.js";
 import { loginConfigSchema, loginOptionsOf } from "../confirmation-login-config.js";
+import { consoleConfigSchema, type ConsoleConfig } from "../console/console-config.js";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { type OAuthConfig, oauthConfigSchema } from "../oauth/oauth-config.js";
 import { HostError } from "./host-error.js";
@@ -207,6 +208,7 @@ export const configSchema = z.strictObject({
   confirmationLogin: loginConfigSchema
     .optional()
     .describe("Sign people in on the confirmation page at the platform's OpenID provider (authorization code + PKCE)."),
+  console: consoleConfigSchema,
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -282,6 +284,8 @@ export interface HostConfig {
   readonly oauth?: OAuthConfig;
   /** The confirmation page's sign-in at the platform's OpenID provider, client secret read. */
   readonly confirmationLogin?: ConfirmationLoginOptions;
+  /** The operator console (`/console`), off unless enabled. */
+  readonly console: ConsoleConfig;
 }
 
 /** Where `loadHostConfig` looks and what the command line overrides. */
@@ -366,6 +370,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
     secrets: withoutUndefined(config.secrets),
     ...(config.oauth === undefined ? {} : { oauth: config.oauth }),
     ...(confirmationLogin === undefined ? {} : { confirmationLogin }),
+    console: config.console,
   };
 }
 

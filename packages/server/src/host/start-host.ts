@@ -160,6 +160,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         confirmationSignInHint: options.confirmationSignInHint,
         confirmationLogin: config.confirmationLogin,
       }),
+      ...(config.console.enabled ? { console: withoutUndefined({ sessionTtlSeconds: config.console.sessionTtlSeconds }) } : {}),
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {

@@ -9,6 +9,7 @@ import {
   openConfirmationValues,
   operationFromRow,
   outboxFromRow,
+  pluginKeyFromRow,
   pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
@@ -171,6 +172,10 @@ class PostgresStore implements Store {
     ]);
   }
 
+  async listPluginKeys(tenantId: string, limit: number): Promise<readonly PluginKeyRecord[]> {
+    return (await this.#db.rows("could not list plugin keys", S.listPluginKeys, [tenantId, limit])).map(pluginKeyFromRow);
+  }
+
   async findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined> {
     const [row] = await this.#db.rows("could not look up a plugin key", S.findKey, [keyId]);
     return row === undefined ? undefined : pluginKeyLookupFromRow(row);
@@ -266,6 +271,11 @@ class PostgresStore implements Store {
   async getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
     const [row] = await this.#db.rows("could not read a confirmation request", S.getConfirmation, [tenantId, requestId]);
     return row === undefined ? undefined : confirmationFromRow(row);
+  }
+
+  async listPendingConfirmations(tenantId: string, now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    const rows = await this.#db.rows("could not list pending confirmation requests", S.listPendingConfirmations, [tenantId, now, limit]);
+    return rows.map(confirmationFromRow);
   }
 
   async findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {

@@ -129,6 +129,7 @@ export const S = {
     `INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at)
      VALUES ($1::text, $2::text, $3::text, $4::bytea, $5::int8, NULL)`,
   ),
+  listPluginKeys: statement("list_plugin_keys", "SELECT * FROM plugin_keys WHERE tenant_id = $1::text ORDER BY created_at, key_id LIMIT $2::int"),
   findKey: statement(
     "find_key",
     `SELECT k.key_id, k.tenant_id, k.plugin_id, k.key_hash, k.created_at, k.revoked_at, t.config_version AS tenant_config_version
@@ -193,6 +194,10 @@ export const S = {
        FROM pending WHERE n < $16::int
        RETURNING 1)
      SELECT n, oldest, (SELECT count(*) FROM created)::int AS created FROM pending`,
+  ),
+  listPendingConfirmations: statement(
+    "list_pending_confirmations",
+    "SELECT * FROM confirmation_requests WHERE tenant_id = $1::text AND status = 'pending' AND expires_at > $2::int8 ORDER BY expires_at LIMIT $3::int",
   ),
   getConfirmation: statement("get_confirmation", "SELECT * FROM confirmation_requests WHERE tenant_id = $1::text AND request_id = $2::text"),
   findOpenConfirmation: statement(

@@ -7,6 +7,7 @@ import {
   openConfirmationValues,
   operationFromRow,
   outboxFromRow,
+  pluginKeyFromRow,
   pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
@@ -187,6 +188,10 @@ class SqliteStore implements Store {
     });
   }
 
+  listPluginKeys(tenantId: string, limit: number): Promise<readonly PluginKeyRecord[]> {
+    return this.#queue.read(() => (this.#s.tenantKeys.all(tenantId, limit) as Row[]).map(pluginKeyFromRow));
+  }
+
   findPluginKey(keyId: string): Promise<PluginKeyLookup | undefined> {
     return this.#queue.read(() => {
       const row = this.#s.findKey.get(keyId) as Row | undefined;
@@ -278,6 +283,10 @@ class SqliteStore implements Store {
       const row = this.#s.getConfirmation.get(tenantId, requestId) as Row | undefined;
       return row === undefined ? undefined : confirmationFromRow(row);
     });
+  }
+
+  listPendingConfirmations(tenantId: string, now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    return this.#queue.read(() => (this.#s.pendingConfirmations.all(tenantId, now, limit) as Row[]).map(confirmationFromRow));
   }
 
   findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {

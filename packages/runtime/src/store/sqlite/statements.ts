@@ -13,6 +13,7 @@ type StatementName =
   | "setEnabled"
   | "insertKey"
   | "findKey"
+  | "tenantKeys"
   | "revokeKey"
   | "insertOperation"
   | "settleOperation"
@@ -45,6 +46,7 @@ type StatementName =
   | "oldestPending"
   | "insertConfirmation"
   | "getConfirmation"
+  | "pendingConfirmations"
   | "transitionLive"
   | "transitionExpired"
   | "expiredConfirmations"
@@ -82,6 +84,7 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
     ),
     setEnabled: prepare("UPDATE plugin_installs SET enabled = ?, updated_at = ? WHERE tenant_id = ? AND plugin_id = ?"),
     insertKey: prepare("INSERT INTO plugin_keys (key_id, tenant_id, plugin_id, key_hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)"),
+    tenantKeys: prepare("SELECT * FROM plugin_keys WHERE tenant_id = ? ORDER BY created_at, key_id LIMIT ?"),
     findKey: prepare(
       `SELECT k.key_id, k.tenant_id, k.plugin_id, k.key_hash, k.created_at, k.revoked_at, t.config_version AS tenant_config_version
        FROM plugin_keys k LEFT JOIN tenants t ON t.tenant_id = k.tenant_id WHERE k.key_id = ?`,
@@ -164,6 +167,9 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, NULL, ?, NULL)`,
     ),
     getConfirmation: prepare("SELECT * FROM confirmation_requests WHERE tenant_id = ? AND request_id = ?"),
+    pendingConfirmations: prepare(
+      "SELECT * FROM confirmation_requests WHERE tenant_id = ? AND status = 'pending' AND expires_at > ? ORDER BY expires_at LIMIT ?",
+    ),
     transitionLive: prepare(`${transition} AND expires_at > ?`),
     transitionExpired: prepare(`${transition} AND expires_at <= ?`),
     expiredConfirmations: prepare("SELECT * FROM confirmation_requests WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?"),
