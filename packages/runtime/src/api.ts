@@ -14,6 +14,9 @@ import type {
   ToolRef,
 } from "@toolpact/contract";
 import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
+import type { CallTraceContext } from "./telemetry/trace-context.js";
+
+export type { CallTraceContext } from "./telemetry/trace-context.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -36,6 +39,8 @@ export interface Principal {
    * call checks it is still live under the tenant config the call is decided under.
    */
   readonly keyId?: string;
+  /** The trace the call continues (the caller's `traceparent`), for its spans and the provider's `ctx`; never checked for access. */
+  readonly traceContext?: CallTraceContext;
 }
 
 /** Credentials as they arrived at the edge: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */
@@ -44,6 +49,8 @@ export interface CallerCredentials {
   readonly actorToken: string | undefined;
   /** How the request arrived; recorded on the call's activity events (default `in-process`). */
   readonly via?: CallerTransport;
+  /** The caller's W3C trace context (`traceContextOf` checked it), carried onto the principal. */
+  readonly traceContext?: CallTraceContext;
 }
 
 // What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.

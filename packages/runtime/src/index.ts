@@ -82,6 +82,7 @@ export type {
   Principal,
   CallerCredentials,
   CallerTransport,
+  CallTraceContext,
   ToolChanges,
   ToolListing,
   OperationState,
@@ -109,3 +110,4 @@ export type {
   OutboxClaim,
   OutboxItem,
 } from "./api.js";
+export { traceContextOf, parseTraceparent, formatTraceparent, type ParsedTraceparent } from "./telemetry/trace-context.js";
