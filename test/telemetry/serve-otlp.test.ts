@@ -4,12 +4,12 @@
  * caller's traceparent, and flushes them when it stops; without OTEL_* it starts no SDK.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { telemetryAsked } from "../../packages/cli/src/otel-sdk.js";
-import { killHard, pluginDir, requireBuiltCli, startServe, type ServeProcess } from "../integration/support/serve-process.js";
+import { killHard, requireBuiltCli, startServe, writePluginFolder, type ServeProcess } from "../integration/support/serve-process.js";
 import { ACTOR_ISSUER, mintActorToken } from "../integration/support/tokens.js";
 import { callerHeaders, mutate, ok } from "../integration/support/wire.js";
 import { startOtlpReceiver, type OtlpReceiver } from "./support/otlp-receiver.js";
@@ -36,28 +36,15 @@ afterEach(async () => {
 });
 
 function writePlugins(): void {
-  const provider = pluginDir(dir, "traced");
-  mkdirSync(provider, { recursive: true });
-  writeFileSync(
-    path.join(provider, "plugin.json"),
-    JSON.stringify({
-      id: PROVIDER,
-      version: "1.0.0",
-      permissions: ["tools:provide"],
-      tools: [{ name: "lookup", effect: "read", inputSchema: { type: "object" } }],
-    }),
-  );
-  writeFileSync(path.join(provider, "package.json"), JSON.stringify({ type: "module", main: "./index.js" }));
+  const lookup = { name: "lookup", effect: "read", inputSchema: { type: "object" } };
   // The provider answers with the traceparent its ctx carried, as it would send it on.
-  writeFileSync(
-    path.join(provider, "index.js"),
+  writePluginFolder(
+    dir,
+    "traced",
+    { id: PROVIDER, version: "1.0.0", permissions: ["tools:provide"], tools: [lookup] },
     `export function activate(sdk) { sdk.tools.provide("lookup", { execute: (input, ctx) => ({ traceparent: ctx.traceparent ?? null }) }); }\n`,
   );
-  const caller = pluginDir(dir, "caller");
-  mkdirSync(caller, { recursive: true });
-  writeFileSync(path.join(caller, "plugin.json"), JSON.stringify({ id: CALLER, version: "1.0.0", permissions: ["tools:call"] }));
-  writeFileSync(path.join(caller, "package.json"), JSON.stringify({ type: "module", main: "./index.js" }));
-  writeFileSync(path.join(caller, "index.js"), "export function activate() {}\n");
+  writePluginFolder(dir, "caller", { id: CALLER, version: "1.0.0", permissions: ["tools:call"] }, "export function activate() {}\n");
   writeFileSync(
     path.join(dir, "toolpact.config.json"),
     JSON.stringify({ plugins: ["./plugins/traced", "./plugins/caller"], database: "./data/toolpact.db", port: 0, actorIssuer: ACTOR_ISSUER }),
