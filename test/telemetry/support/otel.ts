@@ -8,7 +8,7 @@ import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, ty
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 
 /** A reader the test collects from when it wants the numbers. */
-class OnDemandReader extends MetricReader {
+export class OnDemandReader extends MetricReader {
   constructor() {
     super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
   }

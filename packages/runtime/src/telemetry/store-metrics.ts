@@ -23,7 +23,8 @@ type Commit = keyof typeof COMMITS;
 export function instrumentStore(store: Store, instruments: Instruments): Store {
   const timed = new Map<PropertyKey, unknown>();
   for (const [method, operation] of Object.entries(COMMITS) as [Commit, string][]) {
-    const original = (store[method] as (...args: unknown[]) => Promise<unknown>).bind(store);
+    // Looked up at each call: the store may be a wrapper that answers differently over time.
+    const original = (...args: unknown[]) => (store[method] as (...args: unknown[]) => Promise<unknown>).apply(store, args);
     const attributes = { [ATTR.storeOperation]: operation };
     timed.set(method, async (...args: unknown[]) => {
       const started = performance.now();
@@ -38,19 +39,13 @@ export function instrumentStore(store: Store, instruments: Instruments): Store {
       }
     });
   }
-  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, property) {
       const own = timed.get(property);
       if (own !== undefined) return own;
+      // The store's own method, on the store (a class's private fields need it as `this`).
       const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      let method = bound.get(property);
-      if (method === undefined) {
-        method = value.bind(target);
-        bound.set(property, method);
-      }
-      return method;
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }
