@@ -77,7 +77,8 @@ export function childrenOf(spans: readonly ReadableSpan[], parent: ReadableSpan)
 /** A span tree as text, one span a line, indented under its parent, with the attributes named. */
 export function printTree(spans: readonly ReadableSpan[], root: ReadableSpan, shown: readonly string[], depth = 0): string {
   const attributes = shown.filter((key) => root.attributes[key] !== undefined).map((key) => `${key}=${JSON.stringify(root.attributes[key])}`);
-  const line = `${"  ".repeat(depth)}${root.name}${attributes.length > 0 ? `  ${attributes.join(" ")}` : ""}`;
+  const ms = (root.duration[0] * 1e3 + root.duration[1] / 1e6).toFixed(3);
+  const line = `${"  ".repeat(depth)}${root.name} (${ms} ms)${attributes.length > 0 ? `  ${attributes.join(" ")}` : ""}`;
   return [line, ...childrenOf(spans, root).map((child) => printTree(spans, child, shown, depth + 1))].join("\n");
 }
 

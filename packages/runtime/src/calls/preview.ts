@@ -6,9 +6,10 @@ import { chain } from "./chain.js";
 import { limitPreviews } from "./steps/limit-previews.js";
 import { previewSummary } from "./steps/preview-summary.js";
 import { requestConfirmation } from "./steps/request-confirmation.js";
+import { tracedAround } from "../telemetry/step-spans.js";
 
 /** `tools.preview`, top to bottom: the rate limit, the authorization steps, then the confirmation around the summary. */
-const previewSteps = authorized(chain<PreviewResult>().step(limitPreviews)).step(requestConfirmation).last(previewSummary);
+const previewSteps = authorized(chain<PreviewResult>().step(limitPreviews)).step(tracedAround(requestConfirmation)).last(previewSummary);
 
 /** A preview request, its principal authenticated. */
 export interface PreviewRequest {

@@ -6,6 +6,8 @@
 import type { CallSpan } from "./call-span.js";
 
 type Traceable = { readonly span: CallSpan | undefined };
+/** Marks a step already wrapped (a chain wraps each step it is given; one wrapped before keeps its own span). */
+const TRACED = Symbol("traced step");
 type AnyStep = (call: never, next: never) => Promise<unknown>;
 
 /** A step's span name: `resolveTool` is `resolve-tool`. */
@@ -18,12 +20,16 @@ export function tracedStep<S extends AnyStep>(step: S): S {
   return traced(step, "step");
 }
 
-/** The step around the effect, under a span through its settle that holds the effect's steps. */
+/**
+ * A step that works around the rest of its chain (the ledger around the effect, request-confirmation
+ * around the preview's summary): under a span through its end that holds the later steps' spans.
+ */
 export function tracedAround<S extends AnyStep>(boundary: S): S {
   return traced(boundary, "around");
 }
 
 function traced<S extends AnyStep>(step: S, kind: "step" | "around"): S {
+  if ((step as { [TRACED]?: true })[TRACED]) return step;
   const name = stepSpanName(step.name);
   const run = step as unknown as (call: unknown, next: (call: unknown) => Promise<unknown>) => Promise<unknown>;
   const wrapped = (call: Traceable, next: (call: unknown) => Promise<unknown>): Promise<unknown> => {
@@ -32,5 +38,6 @@ function traced<S extends AnyStep>(step: S, kind: "step" | "around"): S {
     return kind === "step" ? span.step(name, run, call, next) : span.around(name, run, call, next);
   };
   Object.defineProperty(wrapped, "name", { value: step.name });
+  Object.defineProperty(wrapped, TRACED, { value: true });
   return wrapped as unknown as S;
 }
