@@ -25,13 +25,26 @@ export class CallSpan {
   /** The innermost open span: the one plugin code running now is under. */
   #current: Span;
 
-  constructor(api: OtelApi, tracer: Tracer, about: { readonly name: string; readonly attributes: Attributes; readonly principal: Principal }) {
+  private constructor(api: OtelApi, tracer: Tracer, root: Span, parent: Context) {
     this.#api = api;
     this.#tracer = tracer;
+    this.#root = root;
+    this.#parent = api.trace.setSpan(parent, root);
+    this.#current = root;
+  }
+
+  /**
+   * Starts a call's span under the caller's trace (or the active context); undefined when the sampler did
+   * not record it (then its steps make no spans either: they would not be recorded).
+   */
+  static start(
+    api: OtelApi,
+    tracer: Tracer,
+    about: { readonly name: string; readonly attributes: Attributes; readonly principal: Principal },
+  ): CallSpan | undefined {
     const parent = remoteParent(api, about.principal.traceContext) ?? api.context.active();
-    this.#root = tracer.startSpan(about.name, { kind: api.SpanKind.INTERNAL, attributes: about.attributes }, parent);
-    this.#parent = api.trace.setSpan(parent, this.#root);
-    this.#current = this.#root;
+    const root = tracer.startSpan(about.name, { kind: api.SpanKind.INTERNAL, attributes: about.attributes }, parent);
+    return root.isRecording() ? new CallSpan(api, tracer, root, parent) : undefined;
   }
 
   /** Sets attributes on the call's span. */

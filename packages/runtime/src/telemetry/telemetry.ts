@@ -37,19 +37,20 @@ export class Telemetry {
   }
 
   /**
-   * The telemetry of a runtime created now: traces when a recording tracer is registered (a probe span,
-   * never ended, says so: with no provider, or a sampler that drops everything, there is nothing to do),
-   * metrics when a meter provider is.
+   * The telemetry of a runtime created now: traces when a tracer provider is registered (a probe span,
+   * never ended, says so: the API's no-op tracer makes an invalid span context, an SDK a valid one even
+   * when its sampler drops the span), metrics when a meter provider is.
    */
   static async create(): Promise<Telemetry> {
     const api = await loadOtelApi();
     if (api === undefined) return Telemetry.off;
     const tracer = api.trace.getTracer(SCOPE);
-    const recording = tracer.startSpan("toolpact.probe", { root: true }).isRecording();
+    const probe = tracer.startSpan("toolpact.probe", { root: true });
+    const tracing = probe.isRecording() || api.isSpanContextValid(probe.spanContext());
     const meter = api.metrics.getMeterProvider().getMeter(SCOPE);
     const metering = !(meter instanceof api.createNoopMeter().constructor);
-    if (!recording && !metering) return Telemetry.off;
-    return new Telemetry(api, recording ? tracer : undefined, metering ? createInstruments(meter) : undefined);
+    if (!tracing && !metering) return Telemetry.off;
+    return new Telemetry(api, tracing ? tracer : undefined, metering ? createInstruments(meter) : undefined);
   }
 
   /** True when calls are traced. */
@@ -75,8 +76,8 @@ export class Telemetry {
     if (phase === "execute") spanAttributes[ATTR.operationName] = "execute_tool";
     if (principal.via === "mcp") spanAttributes[ATTR.mcpMethod] = "tools/call";
     if (trace?.jsonrpcRequestId !== undefined) spanAttributes[ATTR.jsonrpcRequestId] = trace.jsonrpcRequestId;
-    const span = new CallSpan(this.#api, this.#tracer, { name: `${phase}_tool ${toolName}`, attributes: spanAttributes, principal });
-    return new CallObservation(span, this.#instruments, attributes);
+    const span = CallSpan.start(this.#api, this.#tracer, { name: `${phase}_tool ${toolName}`, attributes: spanAttributes, principal });
+    return span === undefined && this.#instruments === undefined ? undefined : new CallObservation(span, this.#instruments, attributes);
   }
 
   /** Counts one recovery pass. */
