@@ -1,9 +1,11 @@
 /**
  * A sampler that drops some traces: the runtime still traces (its check at creation looks for a registered
  * provider, not for a recorded probe), a dropped call makes no step spans, and a sampled one makes them all.
+ * And a call made in process under an application's active span is that span's child.
  */
-import { trace } from "@opentelemetry/api";
-import { BasicTracerProvider, InMemorySpanExporter, SamplingDecision, SimpleSpanProcessor, type Sampler } from "@opentelemetry/sdk-trace-base";
+import { context, propagation, trace } from "@opentelemetry/api";
+import { node } from "@opentelemetry/sdk-node";
+import { InMemorySpanExporter, SamplingDecision, SimpleSpanProcessor, type Sampler } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestHost, type TestHost } from "../../packages/runtime/src/testing/index.js";
 
@@ -27,11 +29,12 @@ const sampler: Sampler = {
 };
 
 const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
+// The Node provider: register() also sets the AsyncLocalStorage context manager an application's active spans need.
+const provider = new node.NodeTracerProvider({ sampler, spanProcessors: [new SimpleSpanProcessor(exporter)] });
 let host: TestHost;
 
 beforeAll(async () => {
-  trace.setGlobalTracerProvider(provider);
+  provider.register();
   host = await createTestHost({
     plugins: [
       {
@@ -49,6 +52,8 @@ afterAll(async () => {
   await host?.close();
   await provider.shutdown();
   trace.disable();
+  context.disable();
+  propagation.disable();
 });
 
 describe("a sampler that drops some traces", () => {
@@ -64,5 +69,18 @@ describe("a sampler that drops some traces", () => {
     expect(spans.filter((span) => span.spanContext().traceId === call?.spanContext().traceId)).toHaveLength(15);
     const invoke = spans.find((span) => span.name === "invoke-provider");
     expect(kept.result).toEqual({ traceparent: `00-${invoke?.spanContext().traceId}-${invoke?.spanContext().spanId}-01` });
+  });
+
+  it("makes a call in process under the application's active span that span's child", async () => {
+    const transport = host.transport();
+    const app = trace.getTracer("app");
+    const parent = await app.startActiveSpan("handle request", async (span) => {
+      await transport.execute({ providerId: PROVIDER, tool: "kept" }, {});
+      span.end();
+      return span.spanContext();
+    });
+    const call = exporter.getFinishedSpans().find((span) => span.name === `execute_tool ${PROVIDER}:kept` && span.spanContext().traceId === parent.traceId);
+    expect(call?.parentSpanContext?.spanId).toBe(parent.spanId);
+    expect(call?.attributes["toolpact.via"]).toBe("in-process");
   });
 });
