@@ -8,6 +8,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHttpTransport } from "../../packages/client/src/index.js";
 import { isToolpactError } from "../../packages/contract/src/index.js";
+import { createRemoteBackend } from "../../packages/mcp/src/remote-backend.js";
 import { ASSISTANT_ID, PROVIDER_ID } from "../integration/support/plugins.js";
 import { mintActorToken } from "../integration/support/tokens.js";
 import { startMcpWorld, userWho, type McpWorld } from "../mcp/support/mcp-world.js";
@@ -207,6 +208,16 @@ describe("a call over HTTP, traced", () => {
     );
     expect(counted?.value).toBe(1);
     expect(counted?.attributes["toolpact.effect"]).toBe("write");
+  });
+
+  it("carries an MCP request's trace through `toolpact mcp --url` (the remote backend) as the traceparent header", async () => {
+    const caller = callerTraceparent();
+    const actorToken = await mintActorToken(world.secrets.actorSecret, { sub: "user-remote" });
+    const backend = createRemoteBackend({ url: world.stack.url, keys: () => ({ pluginKey: world.keys.t1[ASSISTANT_ID]!.key, actorToken }) });
+    await backend.withTrace?.({ traceparent: caller.traceparent }).execute({ providerId: PROVIDER_ID, tool: "echo" }, { n: 3 });
+    const call = spansOf(otel.exporter, caller.traceId).find((span) => span.name === "execute_tool com.test.notes:echo");
+    expect(call?.parentSpanContext?.spanId).toBe(caller.spanId);
+    expect(call?.attributes["toolpact.via"]).toBe("mcp");
   });
 
   it("names no tool a caller made up, on spans or metrics", async () => {
