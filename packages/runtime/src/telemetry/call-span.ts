@@ -85,7 +85,7 @@ export class CallSpan {
       end(error);
       throw error;
     }
-    return answer.then(
+    return Promise.resolve(answer).then(
       (value) => {
         end();
         return value;
