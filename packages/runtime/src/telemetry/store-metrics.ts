@@ -39,13 +39,20 @@ export function instrumentStore(store: Store, instruments: Instruments): Store {
       }
     });
   }
+  // The store's own methods, bound to it (a class's private fields need it as `this`), bound once each
+  // (again only when the store answers a different function, as a wrapper may).
+  const bound = new Map<PropertyKey, { readonly method: unknown; readonly bound: unknown }>();
   return new Proxy(store, {
     get(target, property) {
       const own = timed.get(property);
       if (own !== undefined) return own;
-      // The store's own method, on the store (a class's private fields need it as `this`).
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      const known = bound.get(property);
+      if (known?.method === value) return known.bound;
+      const method = value.bind(target);
+      bound.set(property, { method: value, bound: method });
+      return method;
     },
   });
 }
