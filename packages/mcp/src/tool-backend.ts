@@ -4,7 +4,7 @@
  * remote over a server's HTTP API (`toolpact mcp --url`). Both reject with `ToolpactError`.
  */
 import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
-import type { Principal, Runtime, ToolListing } from "@toolpact/runtime";
+import type { CallTraceContext, Principal, Runtime, ToolListing } from "@toolpact/runtime";
 
 /** Options of one `waitConfirmation` round. */
 export interface WaitRound {
@@ -24,6 +24,8 @@ export interface ToolBackend {
   waitConfirmation(requestId: string, round: WaitRound): Promise<ConfirmationStatus>;
   /** Withdraws a pending request (a decided one is left as it is). */
   cancelConfirmation(requestId: string): Promise<void>;
+  /** The same backend, its calls continuing `trace` (an MCP request's `_meta.traceparent`); absent: trace context is not carried. */
+  withTrace?(trace: CallTraceContext): ToolBackend;
 }
 
 /**
@@ -33,6 +35,7 @@ export interface ToolBackend {
 export function createRuntimeBackend(runtime: Runtime, principal: Principal, correlationId?: string): ToolBackend {
   const acting: Principal = correlationId === undefined ? principal : Object.freeze({ ...principal, correlationId });
   return {
+    withTrace: (trace) => createRuntimeBackend(runtime, Object.freeze({ ...acting, traceContext: { ...acting.traceContext, ...trace } })),
     listTools: () => runtime.listTools(acting),
     preview: (ref, input) => runtime.preview(acting, ref, input),
     execute: (ref, input, options) => runtime.execute(acting, ref, input, options),

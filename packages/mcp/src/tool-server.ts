@@ -22,6 +22,7 @@ import type { Logger } from "@toolpact/runtime";
 import { callTool } from "./call-tool.js";
 import { DEFAULT_WAIT_ROUND_MS, type CallChannel } from "./confirmation-flow.js";
 import type { ToolBackend } from "./tool-backend.js";
+import { traceContextOfRequest } from "./trace-context.js";
 import { DEFAULT_PAGE_SIZE, listPage } from "./tool-listing.js";
 import { createToolDirectory } from "./tool-names.js";
 import { CODE_META_KEY } from "./tool-results.js";
@@ -97,6 +98,8 @@ export function createToolServer(options: ToolServerOptions): Server {
   server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (checked, extra) => {
     const request = checked as CallToolRequest;
     const scope = options.scopeOf(extra);
+    const trace = traceContextOfRequest(request.params._meta, extra.requestId);
+    const backend = trace === undefined ? scope.backend : (scope.backend.withTrace?.(trace) ?? scope.backend);
     const progressToken = request.params._meta?.progressToken;
     const channel: CallChannel = {
       signal: scope.hangup === undefined ? extra.signal : AbortSignal.any([extra.signal, scope.hangup]),
@@ -106,7 +109,7 @@ export function createToolServer(options: ToolServerOptions): Server {
       elicitUrl: (params, { signal, timeout }) => extra.sendRequest({ method: "elicitation/create", params }, ElicitResultSchema, { signal, timeout }),
     };
     try {
-      return await callTool({ name: request.params.name, arguments: request.params.arguments, backend: scope.backend, channel, waitRoundMs, logger });
+      return await callTool({ name: request.params.name, arguments: request.params.arguments, backend, channel, waitRoundMs, logger });
     } catch (error) {
       if (error instanceof McpError) throw error;
       throw protocolError(error, logger, "tools/call");

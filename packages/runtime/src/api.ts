@@ -15,6 +15,9 @@ import type {
 } from "@toolpact/contract";
 import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
 import type { AdminViews } from "./admin-views.js";
+import type { CallTraceContext } from "./telemetry/trace-context.js";
+
+export type { CallTraceContext } from "./telemetry/trace-context.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -47,6 +50,8 @@ export interface Principal {
    * present, only tools whose effect's scope is among them are listed or called. Absent: no scope limit.
    */
   readonly scopes?: readonly string[];
+  /** The trace the call continues (the caller's `traceparent`), for its spans and the provider's `ctx`; never checked for access. */
+  readonly traceContext?: CallTraceContext;
 }
 
 /** Credentials as they arrived at the edge: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */
@@ -55,6 +60,8 @@ export interface CallerCredentials {
   readonly actorToken: string | undefined;
   /** How the request arrived; recorded on the call's activity events (default `in-process`). */
   readonly via?: CallerTransport;
+  /** The caller's W3C trace context (`traceContextOf` checked it), carried onto the principal. */
+  readonly traceContext?: CallTraceContext;
 }
 
 // What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.

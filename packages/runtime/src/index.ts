@@ -83,6 +83,7 @@ export type {
   Principal,
   CallerCredentials,
   CallerTransport,
+  CallTraceContext,
   ToolChanges,
   ToolListing,
   OperationState,
@@ -126,3 +127,4 @@ export {
   type AdminPolicyView,
   type AdminKeyView,
 } from "./admin-views.js";
+export { traceContextOf, parseTraceparent, formatTraceparent, type ParsedTraceparent } from "./telemetry/trace-context.js";

@@ -49,6 +49,7 @@ import { PluginRegistry } from "./registry.js";
 import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
+import { Telemetry } from "./telemetry/telemetry.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -85,12 +86,14 @@ const STARTUP_RECOVERY_DELAY_MS = 1000;
  *   signingKeys: parseSigningKeys(env.TOOLPACT_SIGNING_KEYS), storageKey, actorTokens: { issuer, secret } });
  */
 export async function createRuntime(options: RuntimeOptions): Promise<ToolpactRuntime> {
-  const context = resolveOptions(options);
+  const resolved = resolveOptions(options);
+  const telemetry = await Telemetry.create();
+  const context: RuntimeContext = { ...resolved, store: telemetry.store(resolved.store) };
   const [tokens, actors] = await Promise.all([
     ConfirmationTokens.create(context.signingKeys, context.confirmationTtlSeconds, context.clock),
     ActorTokenVerifier.create(context.actorTokens, context.clock),
   ]);
-  return new ToolpactRuntimeImpl(context, tokens, actors);
+  return new ToolpactRuntimeImpl(context, tokens, actors, telemetry);
 }
 
 class ToolpactRuntimeImpl implements ToolpactRuntime {
@@ -109,7 +112,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   #drained: (() => void) | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(context: RuntimeContext, tokens: ConfirmationTokens, actors: ActorTokenVerifier) {
+  constructor(context: RuntimeContext, tokens: ConfirmationTokens, actors: ActorTokenVerifier, telemetry: Telemetry) {
     this.#context = context;
     const { store, clock, logger } = context;
     this.#identity = new Authenticator({ store, actors, logger });
@@ -146,9 +149,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       pluginCode: new PluginCodeRunner(),
       activity: new ActivityWriter({ store, clock, logger, onWriteFailure: () => this.#activityWriteFailures++ }),
       previewLimiter: new WindowRateLimiter(context.previewsPerMinute, 60_000, clock),
+      telemetry,
     };
     const recovery = new OperationRecovery(this.#parts);
-    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => recovery.recover(expired) });
+    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => counted(telemetry, recovery.recover(expired)) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
     this.#startTimers();
   }
@@ -372,4 +376,18 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     clearTimeout(timer);
     return !late;
   }
+}
+
+/** A recovery pass, counted by how it ended. */
+function counted(telemetry: Telemetry, pass: Promise<boolean>): Promise<boolean> {
+  return pass.then(
+    (settled) => {
+      telemetry.recovered(settled ? "recovered" : "skipped");
+      return settled;
+    },
+    (error: unknown) => {
+      telemetry.recovered("failed");
+      throw error;
+    },
+  );
 }
