@@ -53,6 +53,7 @@ export function registerConformancePlugins(runtime: ToolpactRuntime): void {
             },
             allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
             if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+            // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword, not a promise
             then: { required: ["phone"] },
             else: { required: ["email"] },
             additionalProperties: false,
