@@ -44,7 +44,7 @@ export async function callTool(call: ToolCall): Promise<CallToolResult | InputRe
         call,
         ref,
         input,
-        await retryRound(state, { backend: call.backend, tool, ref, input, channel: call.channel, logger: call.logger }),
+        await retryRound(state, { backend: call.backend, tool, ref, input, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger }),
       );
     if (!tool.requiresConfirmation) {
       try {
@@ -87,7 +87,7 @@ async function confirmThenExecute(call: ToolCall, tool: ToolListing, ref: ToolRe
     );
   }
   if (call.channel.era === "modern") {
-    const approval: RetryApproval = { backend, tool, ref, input, channel: call.channel, logger: call.logger };
+    const approval: RetryApproval = { backend, tool, ref, input, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger };
     return afterRetryStep(call, ref, input, await firstRound(confirmation, approval));
   }
   const approval = await awaitApproval(confirmation, { backend, tool, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger });

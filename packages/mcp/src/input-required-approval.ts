@@ -7,7 +7,7 @@
  */
 import { inputRequired, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import type { ToolRef } from "@toolpact/contract";
-import type { Logger, ToolListing } from "@toolpact/runtime";
+import { MAX_CONFIRMATION_WAIT_MS, type Logger, type ToolListing } from "@toolpact/runtime";
 import { approvalMessage, outcomeOf, withdraw, type ApprovalOutcome, type CallChannel, type PlatformConfirmation } from "./confirmation-flow.js";
 import type { StateCall } from "./request-state.js";
 import type { ToolBackend } from "./tool-backend.js";
@@ -23,6 +23,8 @@ export interface RetryApproval {
   readonly ref: ToolRef;
   readonly input: unknown;
   readonly channel: CallChannel;
+  /** How long a retry whose client answered "accept" waits for the user's decision, ms. */
+  readonly waitRoundMs: number;
   readonly logger: Logger;
 }
 
@@ -60,7 +62,9 @@ export async function retryRound(state: string, approval: RetryApproval): Promis
   const { backend, tool, channel, logger } = approval;
   const checked = channel.stateCodec.check(state, await stateCallOf(approval));
   if (!checked.ok) return { approved: false, answer: errorResult(checked.code, checked.reason) };
-  const status = await backend.waitConfirmation(checked.requestId, { timeoutMs: 0 });
+  // A client that says the user went to the page gets one wait round for the decision before being asked again.
+  const timeoutMs = channel.approvalAnswer === "accept" ? Math.min(approval.waitRoundMs, MAX_CONFIRMATION_WAIT_MS) : 0;
+  const status = await backend.waitConfirmation(checked.requestId, { timeoutMs, signal: channel.signal });
   if (status.status === "pending" && channel.approvalAnswer !== undefined && channel.approvalAnswer !== "accept") {
     // The user would not open the page: the request is withdrawn, as on a 2025-era connection.
     await withdraw(backend, { requestId: checked.requestId }, logger);
