@@ -63,7 +63,7 @@ describe("/mcp at 2026-07-28", () => {
     });
 
     it("a tool list that changes is served changed on the next request (a plugin disabled)", async () => {
-      const names = async () => ((await rawModern(world, "tools/list", {})).result?.tools as { name: string }[]).map((tool) => tool.name);
+      const names = async () => (((await rawModern(world, "tools/list", {})).result?.tools ?? []) as { name: string }[]).map((tool) => tool.name);
       expect(await names()).toContain(CREATE);
       await world.stack.admin("setPolicy", { tenantId: "t1", policy: { rules: [{ tools: "com.test.*", effects: ["read"], decision: "allow" }] } });
       try {

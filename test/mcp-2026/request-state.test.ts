@@ -65,7 +65,9 @@ describe("the requestState of a 2026-07-28 approval", () => {
     const ran = await retry("Approved then replayed", state);
     expect(ran.result?.structuredContent).toMatchObject({ title: "Approved then replayed" });
     const replayed = await retry("Approved then replayed", state);
-    expect(replayed.result?._meta).toMatchObject({ "toolpact/operationId": (ran.result?._meta as Record<string, unknown>)["toolpact/operationId"] });
+    expect(replayed.result?._meta).toMatchObject({
+      "toolpact/operationId": (ran.result?._meta as Record<string, unknown> | undefined)?.["toolpact/operationId"],
+    });
     expect(created()).toBe(before + 1);
   });
 
