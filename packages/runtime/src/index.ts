@@ -77,6 +77,7 @@ export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS, PRESENCE_REQUEST_CLAIM } f
 export { isNameClaim } from "./identity/name-claims.js";
 export { ACTOR_MAX_LIFETIME_CEILING_SECONDS, DEFAULT_ACTOR_MAX_LIFETIME_SECONDS } from "./identity/actor-token.js";
 export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation/confirmation-tokens.js";
+export { BOUND_CALL_CLAIMS, type BoundCall } from "./confirmation/binding.js";
 export type {
   Runtime,
   RuntimeAdmin,

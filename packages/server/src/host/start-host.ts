@@ -161,6 +161,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         confirmationLogin: config.confirmationLogin,
       }),
       ...(config.console.enabled ? { console: withoutUndefined({ sessionTtlSeconds: config.console.sessionTtlSeconds }) } : {}),
+      // 2026-07-28 approval states: a key of their own is derived from this (HKDF), so every instance accepts them.
+      mcp: { requestStateRoot: secrets.storageKey },
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {
