@@ -14,6 +14,7 @@ import type {
   ToolRef,
 } from "@toolpact/contract";
 import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
+import type { RuntimeTasks } from "./tasks/task-api.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -324,6 +325,8 @@ export interface Runtime {
   settleExpiredLeases(): Promise<number>;
 
   readonly admin: RuntimeAdmin;
+  /** Tool calls as tasks whose state lives in the store (MCP's `io.modelcontextprotocol/tasks`). */
+  readonly tasks: RuntimeTasks;
   /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
   readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */

@@ -109,3 +109,14 @@ export type {
   OutboxClaim,
   OutboxItem,
 } from "./api.js";
+export type {
+  RuntimeTasks,
+  StartTaskOptions,
+  TaskCancelAnswer,
+  TaskConfirmation,
+  TaskInputAnswer,
+  TaskOutcome,
+  TaskStatus,
+  TaskView,
+} from "./tasks/task-api.js";
+export { TASK_STATES, isTerminalTask } from "./tasks/task-states.js";

@@ -49,6 +49,7 @@ import { PluginRegistry } from "./registry.js";
 import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
+import { TaskService } from "./tasks/task-service.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -102,8 +103,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #unsubscribe: () => void;
+  readonly #unsubscribeTasks: () => void;
   readonly admin: RuntimeAdmin;
   readonly toolChanges: ToolChanges;
+  readonly #tasks: TaskService;
+  readonly tasks: Runtime["tasks"];
   #activityWriteFailures = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
@@ -150,6 +154,27 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     const recovery = new OperationRecovery(this.#parts);
     this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => recovery.recover(expired) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
+    this.#tasks = new TaskService({
+      calls: this,
+      store,
+      sealed,
+      clock,
+      logger,
+      instanceId: context.instanceId,
+      claimMs: context.leaseMs,
+      maxTtlMs: context.idempotencyTtlMs,
+    });
+    const tasks = this.#tasks;
+    this.tasks = {
+      start: (principal, ref, input, options) => this.#track(() => tasks.start(principal, ref, input, options)),
+      get: (principal, taskId) => this.#track(() => tasks.get(principal, taskId)),
+      answer: (principal, taskId, answer) => this.#track(() => tasks.answer(principal, taskId, answer)),
+      cancel: (principal, taskId) => this.#track(() => tasks.cancel(principal, taskId)),
+    };
+    this.#unsubscribeTasks = store.changes.subscribe((change) => {
+      if (change.kind !== "confirmation" || this.#closing !== undefined) return;
+      void this.#track(() => tasks.confirmationDecided(change.tenantId, change.requestId)).catch(() => {});
+    });
     this.#startTimers();
   }
 
@@ -293,10 +318,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     return this.#track(() => this.#recovery.pass());
   }
 
-  /** The periodic job: settle expired leases and expired confirmation requests. */
+  /** The periodic job: settle expired leases and expired confirmation requests, and move on tasks nobody drives. */
   async #maintain(): Promise<void> {
     if (this.#closing !== undefined) return;
-    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue())]);
+    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue()), this.#track(() => this.#tasks.sweep())]);
   }
 
   async #track<T>(work: () => Promise<T>): Promise<T> {
@@ -350,11 +375,14 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   async #close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#unsubscribe();
+    this.#unsubscribeTasks();
     this.#parts.confirmations.close();
     if (this.#inFlight > 0 && !(await this.#drain())) {
       this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#inFlight });
       this.#parts.pluginCode.abortAll(Object.assign(new Error("the runtime is shutting down"), { name: "AbortError" }));
     }
+    // Calls of tasks ran as in-flight calls; their outcomes are recorded before the store closes.
+    await this.#tasks.close();
     this.#parts.leases.stop();
     await this.#context.store.close();
   }

@@ -46,6 +46,7 @@ import type {
   SettledOperationWrite,
   Store,
   StoreChanges,
+  TaskRecord,
   TenantConfigRecord,
 } from "../store.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
@@ -53,6 +54,7 @@ import { createConfirmation, transitionConfirmation } from "./confirmation-write
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
+import { SqliteTasks } from "./tasks.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { SqliteChanges } from "./sqlite-changes.js";
@@ -81,6 +83,7 @@ class SqliteStore implements Store {
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
+  readonly #tasks: SqliteTasks;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
 
@@ -88,6 +91,7 @@ class SqliteStore implements Store {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
+    this.#tasks = new SqliteTasks(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
@@ -267,6 +271,26 @@ class SqliteStore implements Store {
 
   closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
     return this.#queue.write(() => this.#s.closeRun.run(closedAt, tenantId, runId).changes > 0);
+  }
+
+  insertTask(task: TaskRecord): Promise<void> {
+    return this.#queue.write(() => this.#tasks.insert(task));
+  }
+
+  getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    return this.#queue.read(() => this.#tasks.get(tenantId, taskId));
+  }
+
+  replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean> {
+    return this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
+  }
+
+  listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]> {
+    return this.#queue.read(() => this.#tasks.open(now, limit));
+  }
+
+  findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined> {
+    return this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
   }
 
   createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
