@@ -49,7 +49,8 @@ import { PluginRegistry } from "./registry.js";
 import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
-import { TaskService } from "./tasks/task-service.js";
+import { wireTasks } from "./tasks/runtime-tasks.js";
+import type { TaskService } from "./tasks/task-service.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -154,27 +155,13 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     const recovery = new OperationRecovery(this.#parts);
     this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => recovery.recover(expired) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
-    this.#tasks = new TaskService({
-      calls: this,
-      store,
-      sealed,
-      clock,
-      logger,
-      instanceId: context.instanceId,
-      claimMs: context.leaseMs,
-      maxTtlMs: context.idempotencyTtlMs,
-    });
-    const tasks = this.#tasks;
-    this.tasks = {
-      start: (principal, ref, input, options) => this.#track(() => tasks.start(principal, ref, input, options)),
-      get: (principal, taskId) => this.#track(() => tasks.get(principal, taskId)),
-      answer: (principal, taskId, answer) => this.#track(() => tasks.answer(principal, taskId, answer)),
-      cancel: (principal, taskId) => this.#track(() => tasks.cancel(principal, taskId)),
-    };
-    this.#unsubscribeTasks = store.changes.subscribe((change) => {
-      if (change.kind !== "confirmation" || this.#closing !== undefined) return;
-      void this.#track(() => tasks.confirmationDecided(change.tenantId, change.requestId)).catch(() => {});
-    });
+    const wired = wireTasks(
+      { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
+      (work) => this.#track(work),
+    );
+    this.#tasks = wired.service;
+    this.tasks = wired.surface;
+    this.#unsubscribeTasks = wired.unsubscribe;
     this.#startTimers();
   }
 

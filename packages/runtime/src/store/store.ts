@@ -37,8 +37,8 @@ import type {
   SettledOperationWrite,
   TenantConfigRecord,
 } from "./records.js";
-
 import type { TaskRecord } from "./task-records.js";
+
 export type { StoreChange, StoreChanges } from "./changes.js";
 export * from "./records.js";
 export type { TaskRecord } from "./task-records.js";

@@ -6,18 +6,18 @@
  * call runs once and every one of them records that one outcome.
  */
 import { ID_MAX_LENGTH, ToolpactError, isToolpactError, type ToolRef } from "@toolpact/contract";
-import type { Principal, Runtime } from "../api.js";
+import type { Principal } from "../api.js";
 import { checkCallerId } from "../caller-ids.js";
 import type { Logger } from "../logger.js";
 import type { SealedPayloads } from "../sealed/sealed-payloads.js";
 import type { Store, TaskRecord } from "../store/store.js";
-import type { RuntimeTasks, StartTaskOptions, TaskCancelAnswer, TaskInputAnswer, TaskOutcome, TaskView } from "./task-api.js";
+import type { RuntimeTasks, StartTaskOptions, TaskCancelAnswer, TaskInputAnswer, TaskView } from "./task-api.js";
 import { checkRefShape, keptCallOf, principalOf, toolLabel, type KeptCall } from "./kept-call.js";
 import { newTaskId } from "./task-ids.js";
+import { TaskLedger, settledTask, undrivenTask } from "./task-ledger.js";
+import { TaskRunner, logTaskFailure, type TaskCalls } from "./task-runner.js";
+import { viewOfTask } from "./task-view.js";
 import { isTerminalTask } from "./task-states.js";
-
-/** The runtime calls a task makes, as the caller and user that started it. */
-export type TaskCalls = Pick<Runtime, "preview" | "execute" | "getConfirmation" | "cancelConfirmation">;
 
 /** What the service works with. */
 export interface TaskServiceParts {
@@ -34,8 +34,6 @@ export interface TaskServiceParts {
   readonly maxTtlMs: number;
 }
 
-/** How often a client is asked to poll, ms. */
-export const TASK_POLL_INTERVAL_MS = 1000;
 /** A task's time to live when the client names none, ms. */
 export const DEFAULT_TASK_TTL_MS = 60 * 60 * 1000;
 /** The shortest time to live a task may have, ms. */
@@ -44,18 +42,18 @@ export const MIN_TASK_TTL_MS = 10_000;
 const WAITING_CHECK_MS = 2000;
 /** How many open tasks one sweep looks at. */
 const SWEEP_LIMIT = 50;
-/** How many times a write is tried again after another write to the same task came first. */
-const CAS_ATTEMPTS = 8;
 
 /** The task service. */
 export class TaskService implements RuntimeTasks {
   readonly #parts: TaskServiceParts;
-  /** Tasks whose call runs in this process now. */
-  readonly #running = new Map<string, Promise<void>>();
+  readonly #ledger: TaskLedger;
+  readonly #runner: TaskRunner;
   #closed = false;
 
   constructor(parts: TaskServiceParts) {
     this.#parts = parts;
+    this.#ledger = new TaskLedger(parts);
+    this.#runner = new TaskRunner({ ...parts, ledger: this.#ledger, prepareConfirmed: (record, kept) => this.#prepare(record, kept) });
   }
 
   async start(principal: Principal, ref: ToolRef, input: unknown, options: StartTaskOptions = {}): Promise<TaskView> {
@@ -103,13 +101,13 @@ export class TaskService implements RuntimeTasks {
     const asked = (current: TaskRecord) => current.status === "input_required" && current.confirmationId === answer.requestId && !current.begun;
     if (!asked(record)) return this.#view(record);
     if (answer.action === "accept") {
-      const next = await this.#update(record, (current) =>
+      const next = await this.#ledger.update(record, (current) =>
         asked(current) ? { ...current, status: "working", statusMessage: "waiting for the user's decision on the confirmation page" } : undefined,
       );
       return this.#view(await this.#advance(next));
     }
     const why = answer.action === "decline" ? "the user declined to open the confirmation page" : "the user dismissed the confirmation request";
-    const failed = await this.#finish(record, asked, {
+    const failed = await this.#ledger.finish(record, asked, {
       ok: false,
       code: "CONFIRMATION_DENIED",
       message: `${why}: the confirmation request for ${record.tool} was withdrawn; nothing ran`,
@@ -122,10 +120,10 @@ export class TaskService implements RuntimeTasks {
   async cancel(principal: Principal, taskId: string): Promise<TaskCancelAnswer> {
     const record = await this.#visible(principal, taskId);
     const now = this.#parts.clock();
-    const next = await this.#update(record, (current) => {
+    const next = await this.#ledger.update(record, (current) => {
       if (isTerminalTask(current.status) || current.cancelRequestedAt !== undefined) return undefined;
       if (!current.begun) {
-        return this.#settled(current, "cancelled", `cancelled by the client before ${current.tool} ran; nothing ran`);
+        return settledTask(current, "cancelled", `cancelled by the client before ${current.tool} ran; nothing ran`);
       }
       return {
         ...current,
@@ -156,7 +154,7 @@ export class TaskService implements RuntimeTasks {
     const open = await this.#parts.store.listOpenTasks(this.#parts.clock(), SWEEP_LIMIT);
     for (const record of open) {
       if (this.#closed) break;
-      await this.#advance(record).catch((error: unknown) => this.#failedToMove(record, error));
+      await this.#advance(record).catch((error: unknown) => logTaskFailure(this.#parts.logger, record, error));
     }
     return open.length;
   }
@@ -171,7 +169,7 @@ export class TaskService implements RuntimeTasks {
   /** Stops moving tasks on and waits for the calls running here to record their outcome. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#running.values()]);
+    await this.#runner.close();
   }
 
   // -- moving a task on ----------------------------------------------------------------------------------
@@ -182,12 +180,12 @@ export class TaskService implements RuntimeTasks {
     const now = this.#parts.clock();
     if (!record.begun && now >= record.expiresAt) return this.#expire(record);
     if (!record.begun && record.confirmationId !== undefined) return this.#checkDecision(record);
-    if (this.#running.has(record.taskId) || (record.driverUntil > now && record.driver !== undefined)) return record;
+    if (this.#runner.has(record.taskId) || (record.driverUntil > now && record.driver !== undefined)) return record;
     // Its driver went away before the call was prepared, or while it ran: take it over.
-    const claimed = await this.#claim(record, (current) => current.driverUntil <= now || current.driver === undefined);
+    const claimed = await this.#ledger.claim(record, (current) => current.driverUntil <= now || current.driver === undefined);
     if (claimed === undefined) return (await this.#parts.store.getTask(record.tenantId, record.taskId)) ?? record;
     const kept = this.#keptOf(claimed);
-    return claimed.begun ? this.#launch(claimed, kept) : this.#prepare(claimed, kept);
+    return claimed.begun ? this.#runner.launch(claimed, kept) : this.#prepare(claimed, kept);
   }
 
   /** Before the call is handed to execute: does it need the user's approval? The task as it then stands. */
@@ -202,7 +200,7 @@ export class TaskService implements RuntimeTasks {
     }
     if (!confirmation.required) return this.#begin(record, kept, undefined);
     if (confirmation.mode === "token") {
-      return this.#finish(record, (current) => !current.begun, {
+      return this.#ledger.finish(record, (current) => !current.begun, {
         ok: false,
         code: "PERMISSION_DENIED",
         message:
@@ -211,16 +209,14 @@ export class TaskService implements RuntimeTasks {
         data: {},
       });
     }
-    const next = await this.#update(record, (current) => {
+    const next = await this.#ledger.update(record, (current) => {
       if (current.status !== "working" || current.begun) return undefined;
-      const { driver: _driver, ...rest } = current;
       return {
-        ...rest,
+        ...undrivenTask(current, this.#parts.clock() + WAITING_CHECK_MS),
         status: "input_required",
         statusMessage: `${record.tool} needs the user's approval: open the confirmation page; nothing runs until the user approves there`,
         confirmationId: confirmation.requestId,
         confirmUrl: confirmation.confirmUrl,
-        driverUntil: this.#parts.clock() + WAITING_CHECK_MS,
       };
     });
     // A decision that came between the preview and this write would have found no task: look once more.
@@ -238,118 +234,48 @@ export class TaskService implements RuntimeTasks {
         const now = this.#parts.clock();
         if (record.driverUntil > now) return record;
         // Looked at now: the sweep comes back to it after the others.
-        return this.#update(record, (current) => (waiting(current) ? { ...current, driverUntil: now + WAITING_CHECK_MS } : undefined));
+        return this.#ledger.update(record, (current) => (waiting(current) ? { ...current, driverUntil: now + WAITING_CHECK_MS } : undefined));
       }
       case "approved":
         return this.#begin(record, kept, status.token);
       case "denied":
-        return this.#finish(record, waiting, {
+        return this.#ledger.finish(record, waiting, {
           ok: false,
           code: "CONFIRMATION_DENIED",
           message: `the user denied ${record.tool} on the confirmation page; nothing ran`,
           data: {},
         });
       case "expired":
-        return this.#finish(record, waiting, {
+        return this.#ledger.finish(record, waiting, {
           ok: false,
           code: "CONFIRMATION_EXPIRED",
           message: `the confirmation request for ${record.tool} expired before the user decided; nothing ran`,
           data: {},
         });
       case "cancelled":
-        return this.#update(record, (current) =>
-          waiting(current) ? this.#settled(current, "cancelled", `the confirmation request for ${record.tool} was withdrawn; nothing ran`) : undefined,
+        return this.#ledger.update(record, (current) =>
+          waiting(current) ? settledTask(current, "cancelled", `the confirmation request for ${record.tool} was withdrawn; nothing ran`) : undefined,
         );
     }
   }
 
   /** Marks the call begun (this instance drives it) and runs it in the background. */
   async #begin(record: TaskRecord, kept: KeptCall, token: string | undefined): Promise<TaskRecord> {
-    const begun = await this.#claim(
+    const begun = await this.#ledger.claim(
       record,
       (current) => !current.begun,
       (current) => ({ ...current, status: "working", begun: true, statusMessage: `${record.tool} is running` }),
     );
     if (begun === undefined) return (await this.#parts.store.getTask(record.tenantId, record.taskId)) ?? record;
-    return this.#launch(begun, kept, token);
-  }
-
-  /** Runs the begun call in the background under this instance's claim; answers the record as it is now. */
-  #launch(record: TaskRecord, kept: KeptCall, token?: string): TaskRecord {
-    if (!this.#running.has(record.taskId)) {
-      const run = this.#run(record, kept, token)
-        .catch((error: unknown) => this.#failedToMove(record, error))
-        .finally(() => this.#running.delete(record.taskId));
-      this.#running.set(record.taskId, run);
-    }
-    return record;
-  }
-
-  /** The call itself, once: under the idempotency key `task:<taskId>`; its outcome is recorded on the task. */
-  async #run(record: TaskRecord, kept: KeptCall, approvedToken: string | undefined): Promise<void> {
-    const { calls, claimMs } = this.#parts;
-    const principal = principalOf(record, kept);
-    let latest = record;
-    const renew = setInterval(
-      () => {
-        void this.#claim(latest, (current) => current.driver === this.#parts.instanceId).then(
-          (renewed) => {
-            if (renewed !== undefined) latest = renewed;
-          },
-          () => {},
-        );
-      },
-      Math.max(100, Math.floor(claimMs / 3)),
-    );
-    renew.unref();
-    try {
-      const token = approvedToken ?? (await this.#tokenOf(record, principal));
-      const options = { idempotencyKey: `task:${record.taskId}`, ...(token === undefined ? {} : { confirmationToken: token }) };
-      let outcome: TaskOutcome;
-      try {
-        const executed = await calls.execute(principal, kept.ref, kept.input, options);
-        outcome = { ok: true, operationId: executed.operationId, result: executed.result ?? null };
-      } catch (error) {
-        if (isToolpactError(error) && error.code === "CONFIRMATION_REQUIRED" && record.confirmationId === undefined) {
-          // A gate asked for a confirmation the listing did not: nothing ran; go the confirmed way.
-          clearInterval(renew);
-          const back = await this.#update(latest, (current) => {
-            if (current.driver !== this.#parts.instanceId || isTerminalTask(current.status)) return undefined;
-            return current.cancelRequestedAt === undefined
-              ? { ...current, begun: false }
-              : this.#settled(current, "cancelled", `cancelled by the client before ${current.tool} ran; nothing ran`);
-          });
-          if (back.status === "working" && !back.begun) await this.#prepare(back, { ...kept, confirm: true });
-          return;
-        }
-        if (!isToolpactError(error) || error.code === "OPERATION_IN_PROGRESS" || error.code === "SHUTTING_DOWN") {
-          // Another instance runs it, or this one stops: leave it working for whoever comes next.
-          clearInterval(renew);
-          await this.#release(latest);
-          return;
-        }
-        outcome = { ok: false, code: error.code, message: error.message, data: error.data };
-      }
-      clearInterval(renew);
-      await this.#finish(latest, (current) => current.begun && !isTerminalTask(current.status), outcome);
-    } finally {
-      clearInterval(renew);
-    }
-  }
-
-  /** The token of the approved request a begun call carries after a restart (undefined: none, or no longer approved). */
-  async #tokenOf(record: TaskRecord, principal: Principal): Promise<string | undefined> {
-    if (record.confirmationId === undefined) return undefined;
-    const status = await this.#parts.calls.getConfirmation(principal, record.confirmationId);
-    return status.status === "approved" ? status.token : undefined;
+    return this.#runner.launch(begun, kept, token);
   }
 
   /** A task past its time to live whose call never began: it ends, nothing ran, and its request is withdrawn. */
   async #expire(record: TaskRecord): Promise<TaskRecord> {
-    const next = await this.#update(record, (current) =>
+    const next = await this.#ledger.update(record, (current) =>
       isTerminalTask(current.status) || current.begun
         ? undefined
-        : this.#settled(current, "cancelled", `the task expired before ${current.tool} ran; nothing ran`),
+        : settledTask(current, "cancelled", `the task expired before ${current.tool} ran; nothing ran`),
     );
     if (next.status === "cancelled") await this.#withdraw(next);
     return next;
@@ -358,48 +284,15 @@ export class TaskService implements RuntimeTasks {
   /** Before the call began: a refusal ends the task; shutting down or a store outage leaves it for the next driver. */
   async #failOrRelease(record: TaskRecord, error: unknown): Promise<TaskRecord> {
     if (!isToolpactError(error) || error.code === "SHUTTING_DOWN" || error.code === "STORE_UNAVAILABLE") {
-      await this.#release(record);
+      await this.#ledger.release(record);
       throw error;
     }
-    return this.#finish(record, (current) => !current.begun && !isTerminalTask(current.status), {
+    return this.#ledger.finish(record, (current) => !current.begun && !isTerminalTask(current.status), {
       ok: false,
       code: error.code,
       message: error.message,
       data: error.data,
     });
-  }
-
-  /** Records how the call ended (only while `may` holds for the row). */
-  #finish(record: TaskRecord, may: (current: TaskRecord) => boolean, outcome: TaskOutcome): Promise<TaskRecord> {
-    const sealed = this.#parts.sealed.sealTaskOutcome(record.tenantId, record.taskId, outcome);
-    return this.#update(record, (current) => {
-      if (!may(current)) return undefined;
-      const status = outcome.ok ? "completed" : "failed";
-      const message = outcome.ok ? `${current.tool} completed` : `${current.tool} failed: ${outcome.code}`;
-      const settled = this.#settled(current, status, message);
-      const operationId = outcome.ok ? outcome.operationId : typeof outcome.data.operationId === "string" ? outcome.data.operationId : undefined;
-      return {
-        ...settled,
-        sealedOutcome: sealed,
-        ...(operationId === undefined ? {} : { operationId }),
-        ...(outcome.ok ? {} : { errorCode: outcome.code }),
-      };
-    });
-  }
-
-  /** A terminal version of a record: no driver. */
-  #settled(record: TaskRecord, status: "completed" | "failed" | "cancelled", statusMessage: string): TaskRecord {
-    const { driver: _driver, ...rest } = record;
-    return { ...rest, status, statusMessage, driverUntil: 0 };
-  }
-
-  /** Lets go of a task this instance drove, so the next `get` or sweep (here or elsewhere) takes it over. */
-  async #release(record: TaskRecord): Promise<void> {
-    await this.#update(record, (current) => {
-      if (current.driver !== this.#parts.instanceId || isTerminalTask(current.status)) return undefined;
-      const { driver: _driver, ...rest } = current;
-      return { ...rest, driverUntil: 0 };
-    }).catch(() => {});
   }
 
   /** Withdraws the pending confirmation request of a task that ended before its call began. */
@@ -408,44 +301,6 @@ export class TaskService implements RuntimeTasks {
     await this.#parts.calls.cancelConfirmation(principalOf(record, this.#keptOf(record)), record.confirmationId).catch((error: unknown) => {
       this.#parts.logger.warn({ event: "task_withdraw_failed", tenantId: record.tenantId, errorClass: (error as Error)?.constructor?.name ?? "Error" });
     });
-  }
-
-  /**
-   * Takes (or renews) this instance's claim while `may` holds, applying `change` too; undefined when it
-   * does not hold (another instance drives the task, or it ended).
-   */
-  async #claim(
-    record: TaskRecord,
-    may: (current: TaskRecord) => boolean,
-    change: (current: TaskRecord) => TaskRecord = (current) => current,
-    now = this.#parts.clock(),
-  ): Promise<TaskRecord | undefined> {
-    let allowed = true;
-    const next = await this.#update(record, (current) => {
-      allowed = !isTerminalTask(current.status) && may(current);
-      if (!allowed) return undefined;
-      return { ...change(current), driver: this.#parts.instanceId, driverUntil: now + this.#parts.claimMs };
-    });
-    return allowed ? next : undefined;
-  }
-
-  /**
-   * Writes `decide(current)` over the row while it is still `current` (compare-and-set on the revision),
-   * reading again after a write that came first. `undefined` from `decide` leaves the row as it is.
-   */
-  async #update(record: TaskRecord, decide: (current: TaskRecord) => TaskRecord | undefined): Promise<TaskRecord> {
-    const { store, clock } = this.#parts;
-    let current = record;
-    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      const wanted = decide(current);
-      if (wanted === undefined) return current;
-      const next: TaskRecord = { ...wanted, updatedAt: clock(), revision: current.revision + 1 };
-      if (await store.replaceTask(next, current.revision)) return next;
-      const reread = await store.getTask(record.tenantId, record.taskId);
-      if (reread === undefined) return current;
-      current = reread;
-    }
-    throw new ToolpactError("CONCURRENT_CHANGE", `task ${record.taskId} changed ${CAS_ATTEMPTS} times while it was being updated: ask for it again`);
   }
 
   // -- reading ------------------------------------------------------------------------------------------
@@ -469,40 +324,12 @@ export class TaskService implements RuntimeTasks {
   }
 
   #view(record: TaskRecord): TaskView {
-    const outcome =
-      record.sealedOutcome === undefined
-        ? undefined
-        : (this.#parts.sealed.openTaskOutcome(record.tenantId, record.taskId, record.sealedOutcome) as TaskOutcome);
-    const asking = record.status === "input_required" && record.confirmationId !== undefined && record.confirmUrl !== undefined;
-    return {
-      taskId: record.taskId,
-      status: record.status,
-      ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
-      tool: record.tool,
-      createdAt: new Date(record.createdAt).toISOString(),
-      lastUpdatedAt: new Date(record.updatedAt).toISOString(),
-      ttlMs: record.expiresAt - record.createdAt,
-      pollIntervalMs: TASK_POLL_INTERVAL_MS,
-      ...(asking ? { confirmation: { requestId: record.confirmationId!, confirmUrl: record.confirmUrl! } } : {}),
-      effectBegun: record.begun,
-      cancelRequested: record.cancelRequestedAt !== undefined,
-      ...(record.operationId === undefined ? {} : { operationId: record.operationId }),
-      ...(outcome === undefined ? {} : { outcome }),
-    };
+    return viewOfTask(record, this.#parts.sealed);
   }
 
   #ttlOf(ttlMs: number | undefined): number {
     if (ttlMs === undefined) return Math.min(DEFAULT_TASK_TTL_MS, this.#parts.maxTtlMs);
     if (!Number.isFinite(ttlMs)) throw new ToolpactError("INPUT_INVALID", `a task's ttlMs must be a number of milliseconds; got ${String(ttlMs)}`);
     return Math.min(Math.max(Math.floor(ttlMs), MIN_TASK_TTL_MS), this.#parts.maxTtlMs);
-  }
-
-  #failedToMove(record: TaskRecord, error: unknown): void {
-    this.#parts.logger.error({
-      event: "task_move_failed",
-      tenantId: record.tenantId,
-      errorClass: (error as Error)?.constructor?.name ?? "Error",
-      ...(isToolpactError(error) ? { errorCode: error.code } : {}),
-    });
   }
 }

@@ -13,6 +13,7 @@ import { describeOperations } from "./store-contract/operations.js";
 import { describePresenceTokens } from "./store-contract/presence-tokens.js";
 import { describeRecords } from "./store-contract/records.js";
 import { describeSettledRecords } from "./store-contract/settled-records.js";
+import { describeTasks } from "./store-contract/tasks.js";
 
 export type { StoreContractFixture } from "./store-contract/kit.js";
 
@@ -40,5 +41,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describePresenceTokens(kit);
     describeSettledRecords(kit);
     describeChanges(kit);
+    describeTasks(kit);
   });
 }

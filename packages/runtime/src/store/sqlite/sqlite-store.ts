@@ -87,6 +87,13 @@ class SqliteStore implements Store {
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
 
+  // Tasks (migration 8): reads and writes through the one queue, like everything else.
+  readonly insertTask = (task: TaskRecord) => this.#queue.write(() => this.#tasks.insert(task));
+  readonly getTask = (tenantId: string, taskId: string) => this.#queue.read(() => this.#tasks.get(tenantId, taskId));
+  readonly replaceTask = (task: TaskRecord, expectedRevision: number) => this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
+  readonly listOpenTasks = (now: number, limit: number) => this.#queue.read(() => this.#tasks.open(now, limit));
+  readonly findTaskByConfirmation = (tenantId: string, requestId: string) => this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
+
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
@@ -271,26 +278,6 @@ class SqliteStore implements Store {
 
   closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
     return this.#queue.write(() => this.#s.closeRun.run(closedAt, tenantId, runId).changes > 0);
-  }
-
-  insertTask(task: TaskRecord): Promise<void> {
-    return this.#queue.write(() => this.#tasks.insert(task));
-  }
-
-  getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
-    return this.#queue.read(() => this.#tasks.get(tenantId, taskId));
-  }
-
-  replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean> {
-    return this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
-  }
-
-  listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]> {
-    return this.#queue.read(() => this.#tasks.open(now, limit));
-  }
-
-  findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined> {
-    return this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
   }
 
   createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
