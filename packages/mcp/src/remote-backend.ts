@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { exchangeFailure, withSendFailures, withToolpactAnswers, type WireCall } from "@toolpact/protocol";
 import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
+import type { CallerFacts } from "./request-state.js";
 import type { ToolBackend } from "./tool-backend.js";
 
 /** A caller's credentials, as `toolpact serve` checks them on every request. */
@@ -56,6 +58,7 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
     }
   };
   return {
+    caller: async () => callerFactsOf(await options.keys()),
     listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
     preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input })),
     execute: (ref, input, execute = {}) => wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
@@ -69,4 +72,24 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
 
 function refOf(ref: ToolRef): ToolRef {
   return ref.version === undefined ? { providerId: ref.providerId, tool: ref.tool } : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}
+
+/**
+ * Who the credentials act for, as far as this side can tell without the server's keys: the tenant and user
+ * the actor token names (the server checks the token on every call), and the plugin key as a digest (its
+ * plugin id is the server's to know). Enough to bind an approval state to these credentials.
+ */
+function callerFactsOf(keys: CallerKeys): CallerFacts {
+  const payload = keys.actorToken.split(".")[1] ?? "";
+  let claims: { tid?: unknown; sub?: unknown } = {};
+  try {
+    claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as typeof claims;
+  } catch {
+    claims = {};
+  }
+  return {
+    tenantId: typeof claims.tid === "string" ? claims.tid : "",
+    actorUserId: typeof claims.sub === "string" ? claims.sub : createHash("sha256").update(keys.actorToken).digest("base64url"),
+    callerPluginId: `key:${createHash("sha256").update(keys.pluginKey).digest("base64url").slice(0, 22)}`,
+  };
 }

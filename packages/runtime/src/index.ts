@@ -76,6 +76,7 @@ export { MAX_CONFIRMATION_WAIT_MS } from "@toolpact/contract";
 export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS, PRESENCE_REQUEST_CLAIM } from "./identity/presence-token.js";
 export { ACTOR_MAX_LIFETIME_CEILING_SECONDS, DEFAULT_ACTOR_MAX_LIFETIME_SECONDS } from "./identity/actor-token.js";
 export { CONFIRMATION_TOKEN_TYPE, CONFIRMATION_AUDIENCE } from "./confirmation/confirmation-tokens.js";
+export { BOUND_CALL_CLAIMS, type BoundCall } from "./confirmation/binding.js";
 export type {
   Runtime,
   RuntimeAdmin,

@@ -67,7 +67,7 @@ export interface ToolpactRoutesOptions {
   /** Said on the confirmation page's "Sign-in needed" page: where people find the link that signs them in. */
   readonly confirmationSignInHint?: string;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
-  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
+  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize" | "requestStateRoot">;
 }
 
 /**

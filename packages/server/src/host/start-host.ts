@@ -149,6 +149,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       }),
       // Derived from the first signing key: every instance sharing the keys accepts every session.
       sessionSecret: derivePresenceSessionSecret(secrets.signingKeys[0]!.key),
+      // 2026-07-28 approval states: a key of their own is derived from this (HKDF), so every instance accepts them.
+      mcp: { requestStateRoot: secrets.storageKey },
       ...withoutUndefined({ sessionTtlSeconds: config.limits.sessionTtlSeconds, confirmationSignInHint: options.confirmationSignInHint }),
       logger,
     });
