@@ -60,6 +60,18 @@ describe("a task for a call that needs the user's approval", () => {
     expect(executed("create-record")).toBe(1);
   });
 
+  it("many polls racing right after approval, here and on a second runtime on the file, run the call once", async () => {
+    await setup();
+    const second = await fx.reopen();
+    const started = await fx.runtime.tasks.start(caller, create, { title: "raced" });
+    await fx.runtime.decideConfirmation(alice, started.confirmation!.requestId, "approve");
+    const polls = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? fx.runtime : second).tasks.get(caller, started.taskId));
+    await Promise.all(polls);
+    const done = await pollTask(second, caller, started.taskId, ended);
+    expect(done).toMatchObject({ status: "completed", outcome: { ok: true } });
+    expect(executed("create-record")).toBe(1);
+  });
+
   it("a denial on the page ends the task as failed (CONFIRMATION_DENIED) and nothing runs", async () => {
     await setup();
     const started = await fx.runtime.tasks.start(caller, create, { title: "no" });
@@ -187,6 +199,34 @@ describe("who may see a task", () => {
     // None of those attempts touched it.
     expect((await fx.runtime.tasks.get(caller, started.taskId)).status).toBe("input_required");
     expect(await fx.runtime.getConfirmation(caller, started.confirmation!.requestId)).toMatchObject({ status: "pending" });
+  });
+
+  it("bounds the open tasks one caller holds for one user: the next is RATE_LIMITED, other users are not affected", async () => {
+    await setup();
+    const now = fx.now();
+    for (let i = 0; i < 64; i++) {
+      await fx.store.insertTask({
+        tenantId: TENANT,
+        taskId: `${i}`.padStart(48, "f"),
+        callerPluginId: UNTRUSTED,
+        actorUserId: "alice",
+        tool: `${NOTES}:create-record@1`,
+        status: "working",
+        begun: false,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now + 60_000,
+        driver: "elsewhere",
+        driverUntil: now + 60_000,
+        revision: 0,
+        sealedCall: new Uint8Array([0]),
+      });
+    }
+    const refused = await rejection(fx.runtime.tasks.start(caller, search, { query: "one more" }, { requiresConfirmation: false }));
+    expect(refused.code).toBe("RATE_LIMITED");
+    expect(refused.message).toContain("64 open tasks");
+    const bob = await fx.principal(UNTRUSTED, { sub: "bob" });
+    expect((await fx.runtime.tasks.start(bob, search, { query: "bob's" }, { requiresConfirmation: false })).status).toBe("working");
   });
 
   it("a malformed task id is INPUT_INVALID before any store query, and a malformed ref never becomes a task", async () => {

@@ -123,6 +123,8 @@ export interface Store {
   replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean>;
   /** Tasks not yet completed, failed or cancelled whose driver's claim lapsed at or before `now`, in any tenant, oldest claim first. */
   listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]>;
+  /** How many tasks of this caller and user are not yet completed, failed or cancelled. */
+  countOpenTasks(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number>;
   /** The task that waits for this platform confirmation request, if any. */
   findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined>;
 

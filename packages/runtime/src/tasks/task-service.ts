@@ -36,6 +36,10 @@ export interface TaskServiceParts {
 
 /** A task's time to live when the client names none, ms. */
 export const DEFAULT_TASK_TTL_MS = 60 * 60 * 1000;
+/** How many tasks one caller may have open (working or waiting) for one user at once. */
+export const MAX_OPEN_TASKS = 64;
+/** When a caller at its open-task bound is told to try again, ms. */
+const TASK_RETRY_AFTER_MS = 5000;
 /** The shortest time to live a task may have, ms. */
 export const MIN_TASK_TTL_MS = 10_000;
 /** How often a task that waits for a decision is looked at by the sweep when nothing announced the decision, ms. */
@@ -60,6 +64,13 @@ export class TaskService implements RuntimeTasks {
     const { store, sealed, clock, instanceId, claimMs } = this.#parts;
     checkRefShape(ref);
     const ttlMs = this.#ttlOf(options.ttlMs);
+    if ((await store.countOpenTasks(principal.tenantId, principal.callerPluginId, principal.actor.userId)) >= MAX_OPEN_TASKS) {
+      throw new ToolpactError(
+        "RATE_LIMITED",
+        `this caller already has ${MAX_OPEN_TASKS} open tasks for this user: wait for some to end, cancel them with tasks/cancel, or retry later`,
+        { retryAfterMs: TASK_RETRY_AFTER_MS },
+      );
+    }
     const now = clock();
     const taskId = newTaskId();
     const kept: KeptCall = keptCallOf(principal, ref, input, options.requiresConfirmation !== false);

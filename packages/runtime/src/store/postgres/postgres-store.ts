@@ -274,6 +274,10 @@ class PostgresStore implements Store {
     return this.#tasks.byConfirmation(tenantId, requestId);
   }
 
+  countOpenTasks(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number> {
+    return this.#tasks.countOpen(tenantId, callerPluginId, actorUserId);
+  }
+
   async createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
     const values = [...confirmationValues(record), maxPending];
     // Count and insert must not interleave with another instance's for the same (tenant, caller, actor):

@@ -43,6 +43,11 @@ const T = {
     "open_tasks",
     "SELECT * FROM tasks WHERE task_status IN ('working', 'input_required') AND driver_until <= $1::int8 ORDER BY driver_until LIMIT $2::int",
   ),
+  countOpen: statement(
+    "count_open_tasks",
+    `SELECT count(*)::int AS open FROM tasks WHERE tenant_id = $1::text AND caller_plugin_id = $2::text AND actor_user_id = $3::text
+       AND task_status IN ('working', 'input_required')`,
+  ),
   byConfirmation: statement("task_by_confirmation", "SELECT * FROM tasks WHERE tenant_id = $1::text AND confirmation_id = $2::text LIMIT 1"),
   /** Completed, failed or cancelled tasks past their time to live, in chunks. */
   prune: statement(
@@ -79,6 +84,11 @@ export class PostgresTasks {
 
   async open(now: number, limit: number): Promise<TaskRecord[]> {
     return (await this.#db.rows("could not list open tasks", T.open, [now, limit])).map(taskFromRow);
+  }
+
+  async countOpen(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number> {
+    const [row] = await this.#db.rows("could not count open tasks", T.countOpen, [tenantId, callerPluginId, actorUserId]);
+    return Number(row?.open ?? 0);
   }
 
   async byConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined> {

@@ -256,6 +256,7 @@ CREATE TABLE tasks (
 ) WITHOUT ROWID;
 CREATE INDEX tasks_open_by_driver ON tasks (driver_until) WHERE task_status IN ('working', 'input_required');
 CREATE INDEX tasks_by_confirmation ON tasks (tenant_id, confirmation_id) WHERE confirmation_id IS NOT NULL;
+CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_user_id) WHERE task_status IN ('working', 'input_required');
 CREATE INDEX tasks_by_expiry ON tasks (expires_at);
 `,
   },

@@ -93,6 +93,7 @@ class SqliteStore implements Store {
   readonly replaceTask = (task: TaskRecord, expectedRevision: number) => this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
   readonly listOpenTasks = (now: number, limit: number) => this.#queue.read(() => this.#tasks.open(now, limit));
   readonly findTaskByConfirmation = (tenantId: string, requestId: string) => this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
+  readonly countOpenTasks = (tenantId: string, caller: string, actor: string) => this.#queue.read(() => this.#tasks.countOpen(tenantId, caller, actor));
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;

@@ -9,6 +9,7 @@ export class SqliteTasks {
   readonly #replace: Database.Statement;
   readonly #open: Database.Statement;
   readonly #byConfirmation: Database.Statement;
+  readonly #countOpen: Database.Statement;
 
   constructor(db: Database.Database) {
     this.#insert = db.prepare(
@@ -22,6 +23,9 @@ export class SqliteTasks {
     );
     this.#open = db.prepare("SELECT * FROM tasks WHERE task_status IN ('working', 'input_required') AND driver_until <= ? ORDER BY driver_until LIMIT ?");
     this.#byConfirmation = db.prepare("SELECT * FROM tasks WHERE tenant_id = ? AND confirmation_id = ? LIMIT 1");
+    this.#countOpen = db
+      .prepare("SELECT count(*) FROM tasks WHERE tenant_id = ? AND caller_plugin_id = ? AND actor_user_id = ? AND task_status IN ('working', 'input_required')")
+      .pluck();
   }
 
   insert(task: TaskRecord): void {
@@ -39,6 +43,10 @@ export class SqliteTasks {
 
   open(now: number, limit: number): TaskRecord[] {
     return (this.#open.all(now, limit) as Row[]).map(taskFromRow);
+  }
+
+  countOpen(tenantId: string, callerPluginId: string, actorUserId: string): number {
+    return Number(this.#countOpen.get(tenantId, callerPluginId, actorUserId));
   }
 
   byConfirmation(tenantId: string, requestId: string): TaskRecord | undefined {

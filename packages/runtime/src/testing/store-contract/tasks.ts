@@ -61,6 +61,16 @@ export function describeTasks(kit: StoreContractKit): void {
       expect(answers.filter(Boolean)).toHaveLength(1);
     });
 
+    it("counts the open tasks of one caller and user", async () => {
+      const { store } = await open();
+      const t = tenant();
+      for (const status of ["working", "input_required", "completed", "cancelled"] as const) await store.insertTask(sampleTask(t, { status }));
+      await store.insertTask(sampleTask(t, { actorUserId: "user-2" }));
+      expect(await store.countOpenTasks(t, "com.example.caller", "user-1")).toBe(2);
+      expect(await store.countOpenTasks(t, "com.example.other", "user-1")).toBe(0);
+      expect(await store.countOpenTasks(tenant(), "com.example.caller", "user-1")).toBe(0);
+    });
+
     it("lists open tasks whose driver's claim lapsed, in any tenant; prune deletes ended ones past their time to live", async () => {
       const { store } = await open();
       const lapsed = sampleTask(tenant(), { driverUntil: NOW - 1 });
