@@ -216,6 +216,26 @@ describe("MCP tasks on /mcp (2026-07-28)", () => {
     expect(created(stack)).toBe(0);
   });
 
+  it("tasks/update accept: the task works while the user decides on the page, then completes", async () => {
+    const stack = await start();
+    const { taskId, requestId } = await startConfirmedTask(stack, "accepted");
+    await rpc(stack, "tasks/update", { taskId, inputResponses: { [requestId]: { action: "accept" } } });
+    const waiting = (await rpc(stack, "tasks/get", { taskId })).result;
+    expect(waiting).toMatchObject({ status: "working" });
+    expect(waiting?.inputRequests).toBeUndefined();
+    await decide(stack, requestId, "approve");
+    expect(await untilEnded(stack, taskId)).toMatchObject({ status: "completed" });
+    expect(created(stack)).toBe(1);
+  });
+
+  it("a read answers at once, not as a task, even when the client declares the extension", async () => {
+    const stack = await start();
+    const read = await rpc(stack, "tools/call", { name: "com-test-notes_list_notes", arguments: {} });
+    expect(read.result?.resultType).toBe("complete");
+    expect(read.result?.taskId).toBeUndefined();
+    expect(read.result?.isError).toBeFalsy();
+  });
+
   it("tasks/cancel withdraws the pending confirmation: cancelled, the page can no longer approve, and the ack says nothing ran", async () => {
     const stack = await start();
     const { taskId, requestId } = await startConfirmedTask(stack, "cancelled");
