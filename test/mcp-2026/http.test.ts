@@ -82,13 +82,18 @@ describe("/mcp at 2026-07-28", () => {
       expect(await names()).toContain(CREATE);
     });
 
-    it("errors keep the request's id: an unknown or removed method is -32601, an unsupported version names the supported ones", async () => {
+    it("errors keep the request's id: an unknown or removed method is -32601, an unsupported version names the supported ones, bad params -32602", async () => {
       const unknown = await rawModern(world, "tools/nonexistent", {}, { id: 41 });
       expect(unknown).toMatchObject({ id: 41, error: { code: -32601 } });
       const removed = await rawModern(world, "initialize", {}, { id: 42 });
       expect(removed).toMatchObject({ id: 42, error: { code: -32601 } });
       const future = await rawModern(world, "tools/list", {}, { id: 43, version: "2099-01-01" });
       expect(future).toMatchObject({ id: 43, error: { data: { supported: ["2026-07-28"], requested: "2099-01-01" } } });
+      for (const cursor of ["bm90LWEtY3Vyc29y", 5]) {
+        expect(await rawModern(world, "tools/list", { cursor }, { id: 44 }), String(cursor)).toMatchObject({ id: 44, error: { code: -32602 } });
+      }
+      const unknownTool = await rawModern(world, "tools/call", { name: "no_such_tool", arguments: {} }, { id: 45 });
+      expect(unknownTool).toMatchObject({ id: 45, error: { code: -32602 } });
     });
   });
 

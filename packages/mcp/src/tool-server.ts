@@ -68,8 +68,9 @@ const { version } = createRequire(import.meta.url)("../package.json") as { versi
 export const INSTRUCTIONS =
   "These are toolpact tools: each call acts for the signed-in user, within what the tenant's policy allows, and is recorded. " +
   "A tool that changes data or acts outside the platform may ask the user to approve the call on toolpact's confirmation " +
-  "page; the call waits for the decision, and nothing runs unless the user approves. If the client cannot show the page, " +
-  "the call fails with the page's URL: let the user open it and approve, then make the same call again.";
+  "page, and nothing runs unless the user approves there: the call either waits for the decision or answers with the page " +
+  "to show the user and a state to retry with. If the client cannot show the page, the call fails with the page's URL: " +
+  "let the user open it and approve, then make the same call again with the same arguments.";
 
 /**
  * The bridge never validates client-supplied schemas (it asks for no form input), so the SDK's default
