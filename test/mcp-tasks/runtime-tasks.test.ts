@@ -104,6 +104,21 @@ describe("a task for a call that needs the user's approval", () => {
     expect(fx.handlers.executed.map((call) => (call.input as { title: string }).title)).toEqual(["accepted"]);
   });
 
+  it("the request expiring, or the task's time to live passing, ends it: nothing ran", async () => {
+    await setup();
+    const expiring = await fx.runtime.tasks.start(caller, create, { title: "too late" });
+    fx.advance(301_000);
+    expect(await fx.runtime.tasks.get(caller, expiring.taskId)).toMatchObject({ status: "failed", outcome: { ok: false, code: "CONFIRMATION_EXPIRED" } });
+
+    const outlived = await fx.runtime.tasks.start(caller, create, { title: "outlived" }, { ttlMs: 10_000 });
+    fx.advance(11_000);
+    const gone = await fx.runtime.tasks.get(caller, outlived.taskId);
+    expect(gone).toMatchObject({ status: "cancelled", effectBegun: false });
+    expect(gone.statusMessage).toContain("expired");
+    expect(await fx.runtime.getConfirmation(caller, outlived.confirmation!.requestId)).toEqual({ status: "cancelled" });
+    expect(executed("create-record")).toBe(0);
+  });
+
   it("a token-mode decision is never taken by a task: it fails and nothing runs", async () => {
     await setup();
     const trusted = await fx.principal(ASSISTANT);

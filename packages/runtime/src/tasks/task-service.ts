@@ -260,7 +260,7 @@ export class TaskService implements RuntimeTasks {
         return this.#ledger.finish(record, waiting, {
           ok: false,
           code: "CONFIRMATION_EXPIRED",
-          message: `the confirmation request for ${record.tool} expired before the user decided; nothing ran`,
+          message: `the confirmation request for ${record.tool} expired before the call could run; nothing ran`,
           data: {},
         });
       case "cancelled":
