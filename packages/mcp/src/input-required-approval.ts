@@ -76,20 +76,19 @@ export async function retryRound(state: string, approval: RetryApproval): Promis
       }),
     };
   }
-  if (status.status === "pending") {
-    const answer = inputRequired({
-      inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({ message: approvalMessage(tool), url: checked.confirmUrl }) },
-      requestState: state,
-    });
-    return { approved: false, answer };
-  }
+  if (status.status === "pending") return { approved: false, answer: approvalInput(tool, checked.confirmUrl, state) };
   return stepOf(outcomeOf(status, { requestId: checked.requestId }, tool), checked.requestId);
 }
 
 async function askForApproval(approval: RetryApproval, request: PlatformConfirmation): Promise<InputRequiredResult> {
+  return approvalInput(approval.tool, request.confirmUrl, approval.channel.stateCodec.mint(await stateCallOf(approval), request));
+}
+
+/** `input_required` with the one URL input request (the confirmation page) and the state to retry with. */
+function approvalInput(tool: ToolListing, confirmUrl: string, requestState: string): InputRequiredResult {
   return inputRequired({
-    inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({ message: approvalMessage(approval.tool), url: request.confirmUrl }) },
-    requestState: approval.channel.stateCodec.mint(await stateCallOf(approval), request),
+    inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicitUrl({ message: approvalMessage(tool), url: confirmUrl }) },
+    requestState,
   });
 }
 
