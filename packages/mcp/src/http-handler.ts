@@ -16,6 +16,7 @@ import { createRequestStateCodec } from "./request-state.js";
 import { createRuntimeBackend } from "./tool-backend.js";
 import { createToolDirectory } from "./tool-names.js";
 import { createToolServer, type CallScope, type Era, type HandlerExtra } from "./tool-server.js";
+import { createRuntimeTasks } from "./tool-tasks.js";
 
 /** Options of `createMcpHttpHandler`; every omitted one has a default. */
 export interface McpHttpOptions {
@@ -82,7 +83,9 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const bodyLimits: BodyLimits = { maxBytes: options.maxBodyBytes, maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH };
   const scopeOf = (extra: HandlerExtra): CallScope => {
     const { principal, hangup } = requestContextOf(extra.http?.authInfo);
-    return { backend: createRuntimeBackend(runtime, principal, `mcp:${randomUUID()}`), hangup };
+    const correlationId = `mcp:${randomUUID()}`;
+    const acting = Object.freeze({ ...principal, correlationId });
+    return { backend: createRuntimeBackend(runtime, principal, correlationId), hangup, tasks: createRuntimeTasks(runtime, acting) };
   };
   const requestState = createRequestStateCodec(options.requestStateRoot);
   const toolServer = (canAskClient: boolean, era: Era = "legacy") =>
@@ -90,6 +93,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
       scopeOf,
       canAskClient,
       era,
+      tasks: era === "modern",
       requestState,
       logger,
       ...(waitRoundMs === undefined ? {} : { waitRoundMs }),

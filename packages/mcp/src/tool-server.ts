@@ -12,6 +12,7 @@ import {
   Server,
   type ElicitResult,
   type jsonSchemaValidator,
+  type CallToolResult,
   type ServerContext,
   type Transport,
 } from "@modelcontextprotocol/server";
@@ -26,6 +27,7 @@ import { traceContextOfRequest } from "./trace-context.js";
 import { DEFAULT_PAGE_SIZE, listPage } from "./tool-listing.js";
 import { createToolDirectory } from "./tool-names.js";
 import { CODE_META_KEY } from "./tool-results.js";
+import { TASKS_EXTENSION, registerTaskMethods, startTask, type TaskBackend } from "./tool-tasks.js";
 
 /** What a request handler of the bridge receives from the SDK. */
 export type HandlerExtra = ServerContext;
@@ -38,6 +40,8 @@ export interface CallScope {
   readonly backend: ToolBackend;
   /** Aborts when the HTTP request carrying the call closed before its answer (the client hung up). */
   readonly hangup?: AbortSignal;
+  /** The caller's tasks, where this server offers them (`ToolServerOptions.tasks`). */
+  readonly tasks?: TaskBackend;
 }
 
 /** Options of `createToolServer`. */
@@ -48,6 +52,8 @@ export interface ToolServerOptions {
   readonly canAskClient: boolean;
   /** The era this instance serves; default legacy. */
   readonly era?: Era;
+  /** Offers MCP tasks (io.modelcontextprotocol/tasks) to 2026-07-28 clients; every scope then carries `tasks`. Default false. */
+  readonly tasks?: boolean;
   /** Mints and checks the `requestState` of 2026-07-28 approvals. */
   readonly requestState: RequestStateCodec;
   /** How long one confirmation wait round lasts, ms (progress is reported after each); default 10 s. */
@@ -82,7 +88,10 @@ export function createToolServer(options: ToolServerOptions): Server {
   const server = new Server(
     { name: "toolpact", title: "toolpact", version },
     {
-      capabilities: { tools: { listChanged: true } },
+      capabilities: {
+        tools: { listChanged: true },
+        ...(options.era === "modern" && options.tasks === true ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: noFormInput,
       // A tool list changes with the tenant's policy, its plugins and their versions, and differs per caller
@@ -126,12 +135,26 @@ export function createToolServer(options: ToolServerOptions): Server {
       elicitUrl: (params, { signal, timeout }) => ctx.mcpReq.elicitInput(params, { signal, timeout }) as Promise<ElicitResult>,
     };
     try {
+      if (era === "modern" && scope.tasks !== undefined) {
+        const started = await startTask(scope.tasks, backend, request.params, ctx);
+        if (started !== undefined) return started as CallToolResult;
+      }
       return await callTool({ name: request.params.name, arguments: request.params.arguments, backend, channel, waitRoundMs, logger });
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
       throw protocolError(error, logger, "tools/call");
     }
   });
+  if (era === "modern" && options.tasks === true) {
+    registerTaskMethods(server, {
+      tasksOf: (ctx) => {
+        const tasks = options.scopeOf(ctx).tasks;
+        if (tasks === undefined) throw new ProtocolError(ProtocolErrorCode.InternalError, "tasks are not offered on this connection");
+        return tasks;
+      },
+      logger,
+    });
+  }
   return server;
 }
 

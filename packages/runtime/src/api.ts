@@ -18,6 +18,7 @@ import type { AdminViews } from "./admin-views.js";
 import type { CallTraceContext } from "./telemetry/trace-context.js";
 
 export type { CallTraceContext } from "./telemetry/trace-context.js";
+import type { RuntimeTasks } from "./tasks/task-api.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -356,6 +357,8 @@ export interface Runtime {
   settleExpiredLeases(): Promise<number>;
 
   readonly admin: RuntimeAdmin;
+  /** Tool calls as tasks whose state lives in the store (MCP's `io.modelcontextprotocol/tasks`). */
+  readonly tasks: RuntimeTasks;
   /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
   readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */

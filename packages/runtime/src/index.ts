@@ -129,3 +129,14 @@ export {
   type AdminKeyView,
 } from "./admin-views.js";
 export { traceContextOf, parseTraceparent, formatTraceparent, type ParsedTraceparent } from "./telemetry/trace-context.js";
+export type {
+  RuntimeTasks,
+  StartTaskOptions,
+  TaskCancelAnswer,
+  TaskConfirmation,
+  TaskInputAnswer,
+  TaskOutcome,
+  TaskStatus,
+  TaskView,
+} from "./tasks/task-api.js";
+export { TASK_STATES, isTerminalTask } from "./tasks/task-states.js";

@@ -50,6 +50,8 @@ import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import { Telemetry } from "./telemetry/telemetry.js";
+import { wireTasks } from "./tasks/runtime-tasks.js";
+import type { TaskService } from "./tasks/task-service.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -105,8 +107,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #unsubscribe: () => void;
+  readonly #unsubscribeTasks: () => void;
   readonly admin: RuntimeAdmin;
   readonly toolChanges: ToolChanges;
+  readonly #tasks: TaskService;
+  readonly tasks: Runtime["tasks"];
   #activityWriteFailures = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
@@ -154,6 +159,13 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     const recovery = new OperationRecovery(this.#parts);
     this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => counted(telemetry, recovery.recover(expired)) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
+    const wired = wireTasks(
+      { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
+      (work) => this.#track(work),
+    );
+    this.#tasks = wired.service;
+    this.tasks = wired.surface;
+    this.#unsubscribeTasks = wired.unsubscribe;
     this.#startTimers();
   }
 
@@ -297,10 +309,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     return this.#track(() => this.#recovery.pass());
   }
 
-  /** The periodic job: settle expired leases and expired confirmation requests. */
+  /** The periodic job: settle expired leases and expired confirmation requests, and move on tasks nobody drives. */
   async #maintain(): Promise<void> {
     if (this.#closing !== undefined) return;
-    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue())]);
+    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue()), this.#track(() => this.#tasks.sweep())]);
   }
 
   async #track<T>(work: () => Promise<T>): Promise<T> {
@@ -354,11 +366,14 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   async #close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#unsubscribe();
+    this.#unsubscribeTasks();
     this.#parts.confirmations.close();
     if (this.#inFlight > 0 && !(await this.#drain())) {
       this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#inFlight });
       this.#parts.pluginCode.abortAll(Object.assign(new Error("the runtime is shutting down"), { name: "AbortError" }));
     }
+    // Calls of tasks ran as in-flight calls; their outcomes are recorded before the store closes.
+    await this.#tasks.close();
     this.#parts.leases.stop();
     await this.#context.store.close();
   }

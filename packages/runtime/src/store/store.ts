@@ -37,9 +37,11 @@ import type {
   SettledOperationWrite,
   TenantConfigRecord,
 } from "./records.js";
+import type { TaskRecord } from "./task-records.js";
 
 export type { StoreChange, StoreChanges } from "./changes.js";
 export * from "./records.js";
+export type { TaskRecord } from "./task-records.js";
 
 /** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
 export interface Store {
@@ -114,6 +116,21 @@ export interface Store {
   transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined>;
   /** Pending requests that expired at or before `now`, in any tenant, oldest first. */
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]>;
+
+  /** Records a new task (its revision is 0). */
+  insertTask(task: TaskRecord): Promise<void>;
+  getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;
+  /**
+   * Writes `task` (revision `expectedRevision + 1`) over the row only while that row is still at
+   * `expectedRevision`: false when another write came first (read it again and decide again).
+   */
+  replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean>;
+  /** Tasks not yet completed, failed or cancelled whose driver's claim lapsed at or before `now`, in any tenant, oldest claim first. */
+  listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]>;
+  /** How many tasks of this caller and user are not yet completed, failed or cancelled. */
+  countOpenTasks(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number>;
+  /** The task that waits for this platform confirmation request, if any. */
+  findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined>;
 
   /** Claims up to `limit` unclaimed (or claim-expired at `now`) outbox rows of a tenant, oldest first, until `claimUntil`. */
   claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]>;

@@ -256,6 +256,43 @@ CREATE INDEX activity_by_caller ON activity (tenant_id, actor_user_id, caller_pl
 DROP INDEX activity_by_actor;
 `,
   },
+  {
+    // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
+    // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
+    version: 8,
+    name: "tasks",
+    sql: `
+CREATE TABLE tasks (
+  tenant_id text COLLATE "C" NOT NULL,
+  task_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text NOT NULL,
+  actor_user_id text NOT NULL,
+  key_id text,
+  tool text NOT NULL,
+  task_status text NOT NULL CHECK (task_status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message text,
+  confirmation_id text,
+  confirm_url text,
+  begun boolean NOT NULL,
+  cancel_requested_at bigint,
+  operation_id text,
+  error_code text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  driver text,
+  driver_until bigint NOT NULL,
+  revision integer NOT NULL,
+  sealed_call bytea NOT NULL,
+  sealed_outcome bytea,
+  PRIMARY KEY (tenant_id, task_id)
+);
+CREATE INDEX tasks_open_by_driver ON tasks (driver_until) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_confirmation ON tasks (tenant_id, confirmation_id) WHERE confirmation_id IS NOT NULL;
+CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_user_id) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere (one home: @toolpact/contract). */

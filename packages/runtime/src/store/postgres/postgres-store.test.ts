@@ -77,6 +77,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
         "plugin_installs",
         "plugin_keys",
         "runs",
+        "tasks",
         "tenants",
         "toolpact_migrations",
         "used_presence_tokens",

@@ -223,6 +223,43 @@ CREATE INDEX activity_by_caller ON activity (tenant_id, actor_user_id, caller_pl
 DROP INDEX activity_by_actor;
 `,
   },
+  {
+    // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
+    // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
+    version: 8,
+    name: "tasks",
+    sql: `
+CREATE TABLE tasks (
+  tenant_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  key_id TEXT,
+  tool TEXT NOT NULL,
+  task_status TEXT NOT NULL CHECK (task_status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message TEXT,
+  confirmation_id TEXT,
+  confirm_url TEXT,
+  begun INTEGER NOT NULL CHECK (begun IN (0, 1)),
+  cancel_requested_at INTEGER,
+  operation_id TEXT,
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  driver TEXT,
+  driver_until INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  sealed_call BLOB NOT NULL,
+  sealed_outcome BLOB,
+  PRIMARY KEY (tenant_id, task_id)
+) WITHOUT ROWID;
+CREATE INDEX tasks_open_by_driver ON tasks (driver_until) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_confirmation ON tasks (tenant_id, confirmation_id) WHERE confirmation_id IS NOT NULL;
+CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_user_id) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

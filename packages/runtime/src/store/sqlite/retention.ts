@@ -31,5 +31,6 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
     // Operation ids are UUIDv7 too: a range of the primary key; a running operation stays whatever its age.
     operations = db.prepare("DELETE FROM operations WHERE operation_id < ? AND state <> 'running'").run(uuidv7Floor(request.operationsBefore + 1)).changes;
   }
-  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations };
+  const tasks = db.prepare("DELETE FROM tasks WHERE expires_at <= ? AND task_status IN ('completed', 'failed', 'cancelled')").run(request.now).changes;
+  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations, tasks };
 }

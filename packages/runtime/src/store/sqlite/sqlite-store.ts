@@ -47,6 +47,7 @@ import type {
   SettledOperationWrite,
   Store,
   StoreChanges,
+  TaskRecord,
   TenantConfigRecord,
 } from "../store.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
@@ -54,6 +55,7 @@ import { createConfirmation, transitionConfirmation } from "./confirmation-write
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
+import { SqliteTasks } from "./tasks.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { SqliteChanges } from "./sqlite-changes.js";
@@ -82,13 +84,23 @@ class SqliteStore implements Store {
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
+  readonly #tasks: SqliteTasks;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
+
+  // Tasks (migration 8): reads and writes through the one queue, like everything else.
+  readonly insertTask = (task: TaskRecord) => this.#queue.write(() => this.#tasks.insert(task));
+  readonly getTask = (tenantId: string, taskId: string) => this.#queue.read(() => this.#tasks.get(tenantId, taskId));
+  readonly replaceTask = (task: TaskRecord, expectedRevision: number) => this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
+  readonly listOpenTasks = (now: number, limit: number) => this.#queue.read(() => this.#tasks.open(now, limit));
+  readonly findTaskByConfirmation = (tenantId: string, requestId: string) => this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
+  readonly countOpenTasks = (tenantId: string, caller: string, actor: string) => this.#queue.read(() => this.#tasks.countOpen(tenantId, caller, actor));
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
+    this.#tasks = new SqliteTasks(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
