@@ -45,7 +45,24 @@ export type {
   SettledOperationResult,
   StoreChange,
   StoreChanges,
+  ActivityChainStore,
+  ActivityCheckpointRecord,
+  ChainedActivityRecord,
+  ChainExtension,
+  ChainLink,
+  ChainRange,
 } from "./store/store.js";
+export { chainGenesis, linkHash, canonicalEvent } from "./audit/chain-hash.js";
+export { deriveAuditKey, checkpointVerifier, AUDIT_KEY_INFO, type AuditKey, type CheckpointClaims } from "./audit/checkpoint-key.js";
+export { storeChainSource, listedChainSource, type ChainSource } from "./audit/chain-source.js";
+export {
+  verifyActivityChain,
+  type AuditReport,
+  type AuditProblem,
+  type AuditProblemKind,
+  type TenantAudit,
+} from "./audit/chain-verifier.js";
+export { checkpointActivity, type CheckpointOptions, type CheckpointRun } from "./audit/chain-checkpointer.js";
 export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {

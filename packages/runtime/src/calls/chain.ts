@@ -11,14 +11,10 @@ import type { EffectOutcome } from "./outcome.js";
 export type { Next };
 
 /** A step any chain may hold (whatever it answers): reads the facts `N`, hands on the call with `A` set too. */
-export interface Step<N extends FactName, A extends FactName = never> {
-  <T>(call: CallAt<N>, next: Next<CallAt<N | A>, T>): Promise<T>;
-}
+export type Step<N extends FactName, A extends FactName = never> = <T>(call: CallAt<N>, next: Next<CallAt<N | A>, T>) => Promise<T>;
 
 /** A step of a chain answering `TOutcome`. */
-export interface StepOf<TOutcome, N extends FactName, A extends FactName = never> {
-  (call: CallAt<N>, next: Next<CallAt<N | A>, TOutcome>): Promise<TOutcome>;
-}
+export type StepOf<TOutcome, N extends FactName, A extends FactName = never> = (call: CallAt<N>, next: Next<CallAt<N | A>, TOutcome>) => Promise<TOutcome>;
 
 /** The last step of a chain: it answers. */
 export type LastStep<TOutcome, N extends FactName> = (call: CallAt<N>) => Promise<TOutcome>;
@@ -28,9 +24,10 @@ export type LastStep<TOutcome, N extends FactName> = (call: CallAt<N>) => Promis
  * hands on the call it was given (`C`, with whatever facts it holds) with `A` set too: the effect reads more
  * than the boundary does.
  */
-export interface Boundary<TOutcome, TInner, N extends FactName, A extends FactName = never> {
-  <C extends CallAt<N>>(call: C, next: Next<C & Facts<A>, TInner>): Promise<TOutcome>;
-}
+export type Boundary<TOutcome, TInner, N extends FactName, A extends FactName = never> = <C extends CallAt<N>>(
+  call: C,
+  next: Next<C & Facts<A>, TInner>,
+) => Promise<TOutcome>;
 
 /** An effect step after the provider: takes the outcome so far and answers the outcome it becomes (never throws). */
 export type EffectStep<N extends FactName> = (call: CallAt<N>, outcome: EffectOutcome) => EffectOutcome | Promise<EffectOutcome>;

@@ -50,6 +50,8 @@ import type {
   TenantConfigRecord,
 } from "../store.js";
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { PostgresActivityChain } from "./activity-chain.js";
 import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
@@ -87,6 +89,7 @@ class PostgresStore implements Store {
   readonly #listener: PostgresChangeListener;
   readonly #records: RecordBatcher;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
 
   constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
@@ -94,6 +97,7 @@ class PostgresStore implements Store {
     this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
     this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
     this.changes = this.#feed.changes;
+    this.activityChain = new PostgresActivityChain(db);
   }
 
   /** Starts hearing other instances' changes (the first connection is awaited; later ones reconnect on their own). */

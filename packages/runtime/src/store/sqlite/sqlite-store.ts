@@ -48,6 +48,8 @@ import type {
   StoreChanges,
   TenantConfigRecord,
 } from "../store.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { SqliteActivityChain } from "./activity-chain.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
@@ -83,6 +85,7 @@ class SqliteStore implements Store {
   readonly #presence: SqlitePresenceTokens;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
@@ -92,6 +95,7 @@ class SqliteStore implements Store {
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
     this.changes = this.#announce.changes;
+    this.activityChain = new SqliteActivityChain(db, queue);
   }
 
   /** Announces that `tenantId`'s config moved, once `written` committed and (when `changed` says so) changed something. */
