@@ -52,7 +52,7 @@ export type {
   ChainLink,
   ChainRange,
 } from "./store/store.js";
-export { chainGenesis, linkHash, canonicalEvent } from "./audit/chain-hash.js";
+export { chainGenesis, linkHash, canonicalEvent, CHAINED_FIELDS } from "./audit/chain-hash.js";
 export { deriveAuditKey, checkpointVerifier, AUDIT_KEY_INFO, type AuditKey, type CheckpointClaims } from "./audit/checkpoint-key.js";
 export { storeChainSource, listedChainSource, type ChainSource } from "./audit/chain-source.js";
 export {
@@ -63,6 +63,8 @@ export {
   type TenantAudit,
 } from "./audit/chain-verifier.js";
 export { checkpointActivity, type CheckpointOptions, type CheckpointRun } from "./audit/chain-checkpointer.js";
+export { exportActivity, type ActivityExportQuery, type ActivityExportRecord } from "./audit/chain-export.js";
+export { AUDIT_DEFAULTS, type AuditOptions } from "./audit/audit-options.js";
 export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {

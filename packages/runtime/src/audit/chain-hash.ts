@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { ActivityRecord } from "../store/store.js";
 
 /** The event fields a link covers, in this order; a field added to events is added here (at the end). */
-const CHAINED_FIELDS = [
+export const CHAINED_FIELDS = [
   "tenantId",
   "id",
   "at",

@@ -13,6 +13,7 @@ import {
 } from "@toolpact/contract";
 import { ACTOR_MAX_LIFETIME_CEILING_SECONDS, POSTGRES_POOL_DEFAULTS, RETENTION_DEFAULTS, isPostgresUrl } from "@toolpact/runtime";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
+import { auditConfigSchema, type HostAudit } from "./audit-config.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
 
@@ -200,6 +201,7 @@ export const configSchema = z.strictObject({
     .default({})
     .describe("Request, input, confirmation and timing limits."),
   retention: retentionSchema.default({}).describe("How long kept rows live, and how often the pruning job runs."),
+  audit: auditConfigSchema,
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -269,6 +271,8 @@ export interface HostConfig {
   };
   /** Retention of kept rows and the pruning job's interval. */
   readonly retention: HostRetention;
+  /** When the activity log is checkpointed. */
+  readonly audit: HostAudit;
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
 }
@@ -345,6 +349,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
       ...withoutUndefined({ rateLimits: config.limits.rateLimits === undefined ? undefined : withoutUndefined(config.limits.rateLimits) }),
     },
     retention: withoutUndefined(config.retention),
+    audit: withoutUndefined(config.audit),
     secrets: withoutUndefined(config.secrets),
   };
 }
