@@ -107,7 +107,7 @@ export interface ActivityEvent {
   readonly schemaHash?: string;
   /** What the tenant's policy decided for the call: `allow`, `confirm` or `deny`. */
   readonly policyDecision?: PolicyDecisionName;
-  /** SHA-256 (hex) of the call's idempotency key, never the key itself. */
+  /** SHA-256 (base64url) of the call's idempotency key, as the idempotency record keeps it; never the key itself. */
   readonly idempotencyKeyHash?: string;
 }
 

@@ -42,8 +42,8 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
       );
     }
     return scope.correlationId === undefined
-      ? { tenantId: scope.tenantId, callerPluginId: pluginId, actor: scope.actor }
-      : { tenantId: scope.tenantId, callerPluginId: pluginId, actor: scope.actor, correlationId: scope.correlationId };
+      ? { tenantId: scope.tenantId, callerPluginId: pluginId, actor: scope.actor, authenticatedBy: "in-process" as const }
+      : { tenantId: scope.tenantId, callerPluginId: pluginId, actor: scope.actor, correlationId: scope.correlationId, authenticatedBy: "in-process" as const };
   };
   const tools: PluginTools = Object.freeze({
     provide: (name: string, handler: ToolHandler<never, unknown>) => {
@@ -68,7 +68,7 @@ export function createPluginSdk(host: SdkHost, pluginId: string): PluginSdk {
       const resolve = async (): Promise<Principal> => {
         if (principal !== undefined && host.clock() <= expiresAt) return principal;
         const verified = await host.verifyActor(actorToken, pluginId);
-        principal = Object.freeze({ tenantId: verified.tenantId, callerPluginId: pluginId, actor: verified.actor });
+        principal = Object.freeze({ tenantId: verified.tenantId, callerPluginId: pluginId, actor: verified.actor, authenticatedBy: "in-process" as const });
         expiresAt = verified.expiresAt;
         return principal;
       };

@@ -74,6 +74,7 @@ export class Authenticator {
       actor: verified.actor,
       via: credentials.via ?? "in-process",
       keyId,
+      authenticatedBy: "plugin-key",
     });
   }
 
