@@ -56,7 +56,7 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import("./commands/migrate.js")).run,
   },
   audit: {
-    summary: "audit <verify|checkpoint|export|key> check the activity log against its signed checkpoints; export it",
+    summary: "audit verify|checkpoint|export|key  check the activity log against its signed checkpoints; export it",
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/audit.js")).run,
   },
