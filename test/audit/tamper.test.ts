@@ -145,6 +145,17 @@ function tamperCases(open: () => Promise<Tamperable>) {
     void events;
   });
 
+  it("retention is not tampering: verify starts at the oldest event left, and a log pruned past its checkpoints is empty, not broken", async () => {
+    const { store } = await open();
+    const events = await seed(store);
+    await store.prune({ now: NOW, activityBefore: events[2]!.at });
+    const report = await verify(store);
+    expect(report.intact).toBe(true);
+    expect(report.tenants.find((t) => t.tenantId === TENANT)).toMatchObject({ verified: 5, startsAt: 4 });
+    await store.prune({ now: NOW, activityBefore: NOW });
+    expect(await verify(store)).toEqual({ intact: true, tenants: [] });
+  });
+
   it("a second checkpoint run continues the chain, and a verifier with another key refuses it", async () => {
     const { store } = await open();
     await seed(store);

@@ -270,6 +270,8 @@ export const S = {
        WHERE s.tenant_id IS NOT NULL
        LIMIT $2::int))`,
   ),
+  /** Checkpoints whose last event is past retention: the events they covered are gone (a small table, one statement). */
+  pruneCheckpoints: statement("prune_checkpoints", "DELETE FROM activity_checkpoints WHERE last_id < $1::text"),
   pruneConfirmations: statement(
     "prune_confirmations",
     `DELETE FROM confirmation_requests WHERE ctid = ANY (ARRAY(
