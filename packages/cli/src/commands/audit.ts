@@ -126,7 +126,8 @@ function printReport(report: AuditReport, where: string, io: CliIo): number {
   for (const tenant of report.tenants) {
     if (tenant.problem !== undefined) continue;
     const latest = tenant.latest === undefined ? "no checkpoint yet" : `checkpoint ${tenant.latest.seq} of ${new Date(tenant.latest.createdAt).toISOString()}`;
-    const start = tenant.startsAt === undefined ? "" : ` (from position ${tenant.startsAt}: older events are past retention)`;
+    const start =
+      tenant.startsAt === undefined ? "" : ` (from chain position ${tenant.startsAt}: older events are not here, past retention or outside the export)`;
     io.stdout(`tenant ${tenant.tenantId}: ${tenant.verified} events intact up to ${latest}${start}; ${tenant.pending} newer, not yet checkpointed`);
   }
   if (report.problem !== undefined) {
