@@ -47,6 +47,7 @@ const COMMAND_MODULES = {
   serve: () => import("./commands/serve.js"),
   token: () => import("./commands/token.js"),
   validate: () => import("./commands/validate.js"),
+  audit: () => import("./commands/audit.js"),
 };
 
 /** Runs `node dist/bin.js ...args` and collects its output: the outside test, as users run it. */

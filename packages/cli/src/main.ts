@@ -55,6 +55,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/migrate.js")).run,
   },
+  audit: {
+    summary: "audit verify|checkpoint|export|key  check the activity log against its signed checkpoints; export it",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/audit.js")).run,
+  },
 };
 
 export const USAGE = [

@@ -113,7 +113,26 @@ export interface ActivityEvent {
   readonly seam?: string;
   /** How a caller's call arrived: `http`, `mcp` or `in-process` (calls only). */
   readonly via?: CallerTransport;
+  /** How the caller was authenticated (calls only): its plugin key, OAuth, or in process. */
+  readonly authenticatedBy?: "plugin-key" | "oauth" | "in-process";
+  /** How the call was confirmed: a confirmation token, the platform's confirmation page, or an MCP approval. */
+  readonly confirmation?: ActivityConfirmation;
+  /** Who confirmed the call: the user who approved it. */
+  readonly confirmedBy?: string;
+  /** The provider's manifest version (its `plugin.json` `version`), when the call resolved a tool. */
+  readonly manifestVersion?: string;
+  /** The resolved tool's schema hash. */
+  readonly schemaHash?: string;
+  /** What the tenant's policy decided for the call: `allow`, `confirm` or `deny`. */
+  readonly policyDecision?: PolicyDecisionName;
+  /** SHA-256 (base64url) of the call's idempotency key, as the idempotency record keeps it; never the key itself. */
+  readonly idempotencyKeyHash?: string;
 }
+
+/** How a call was confirmed: a confirmation token, the platform's confirmation page, or an MCP approval. */
+export type ActivityConfirmation = "token" | "platform-page" | "mcp-approval";
+/** A policy decision as the activity log records it. */
+export type PolicyDecisionName = "allow" | "confirm" | "deny";
 
 /** One page request of `listActivity`. */
 export interface ActivityQuery {

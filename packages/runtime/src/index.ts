@@ -45,7 +45,26 @@ export type {
   SettledOperationResult,
   StoreChange,
   StoreChanges,
+  ActivityChainStore,
+  ActivityCheckpointRecord,
+  ChainedActivityRecord,
+  ChainExtension,
+  ChainLink,
+  ChainRange,
 } from "./store/store.js";
+export { chainGenesis, linkHash, canonicalEvent, CHAINED_FIELDS } from "./audit/chain-hash.js";
+export { deriveAuditKey, checkpointVerifier, AUDIT_KEY_INFO, type AuditKey, type CheckpointClaims } from "./audit/checkpoint-key.js";
+export { storeChainSource, listedChainSource, type ChainSource } from "./audit/chain-source.js";
+export {
+  verifyActivityChain,
+  type AuditReport,
+  type AuditProblem,
+  type AuditProblemKind,
+  type TenantAudit,
+} from "./audit/chain-verifier.js";
+export { checkpointActivity, type CheckpointOptions, type CheckpointRun } from "./audit/chain-checkpointer.js";
+export { exportActivity, type ActivityExportQuery, type ActivityExportRecord } from "./audit/chain-export.js";
+export { AUDIT_DEFAULTS, type AuditOptions } from "./audit/audit-options.js";
 export { UnansweredCommit, isUnansweredCommit } from "./store/unanswered-commit.js";
 export type { PluginSdk, PluginTools, ToolCaller, ActorBoundSdk, SeamProvider } from "./plugin-sdk.js";
 export {

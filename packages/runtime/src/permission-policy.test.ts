@@ -18,6 +18,7 @@ function registered(declaration: Partial<ToolDeclaration> & Pick<ToolDeclaration
     declaration: full,
     fullName: `${providerId}:${full.name}@${full.version}`,
     schemaHash: "h",
+    manifestVersion: "1.0.0",
     validateInput: () => [],
     validateOutput: undefined,
     handler: undefined,

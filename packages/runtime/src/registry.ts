@@ -20,6 +20,8 @@ export interface RegisteredTool {
   readonly fullName: string;
   /** schemaHash of the input schema: the `sch` claim of its tokens. */
   readonly schemaHash: string;
+  /** The provider manifest's semver `version`, recorded with each call's activity. */
+  readonly manifestVersion: string;
   readonly validateInput: (value: unknown) => readonly ValidationIssue[];
   readonly validateOutput: ((value: unknown) => readonly ValidationIssue[]) | undefined;
   /** The provider's handler once `provide` registered it. */
@@ -91,6 +93,7 @@ export class PluginRegistry {
         declaration,
         fullName: toolFullName(manifest.id, declaration.name, declaration.version),
         schemaHash: input.hash,
+        manifestVersion: manifest.version,
         validateInput: (value) => input.validate(value),
         validateOutput: output === undefined ? undefined : (value) => output.validate(value),
         handler: undefined,

@@ -52,6 +52,7 @@ import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
+import { checkpointActivity, type CheckpointRun } from "./audit/chain-checkpointer.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -75,6 +76,11 @@ export interface ToolpactRuntime extends Runtime {
   readonly metrics: RuntimeMetrics;
   /** Deletes what is past its retention: consumed token ids, idempotency records, activity, confirmations, runs, outbox rows, settled operations. */
   prune(): Promise<PruneResult>;
+  /**
+   * Links settled activity events into the hash chain and signs a checkpoint (the job `audit` schedules;
+   * `toolpact audit checkpoint` runs it at once). A run while one is in flight waits for that one's answer.
+   */
+  checkpointActivity(): Promise<CheckpointRun>;
 }
 
 /** How soon after creation the first recovery pass runs, ms. */
@@ -106,6 +112,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #recovery: RecoveryScheduler;
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #timers: NodeJS.Timeout[] = [];
+  #checkpointing: Promise<CheckpointRun> | undefined;
   readonly #unsubscribe: () => void;
   readonly #unsubscribeTasks: () => void;
   readonly admin: RuntimeAdmin;
@@ -179,6 +186,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       this.#timers.push(setInterval(maintain, recoveryIntervalMs));
     }
     if (pruneIntervalMs > 0) this.#timers.push(setInterval(() => void this.prune().catch(failed("prune_failed")), pruneIntervalMs));
+    const { checkpointIntervalMs } = this.#context.audit;
+    if (checkpointIntervalMs > 0) {
+      this.#timers.push(setInterval(() => void this.checkpointActivity().catch(failed("activity_checkpoint_failed")), checkpointIntervalMs));
+    }
     for (const timer of this.#timers) timer.unref();
   }
 
@@ -351,6 +362,16 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       outboxBefore: now - context.outboxRetentionMs,
       operationsBefore: now - context.operationRetentionMs,
     });
+  }
+
+  checkpointActivity(): Promise<CheckpointRun> {
+    if (this.#checkpointing !== undefined) return this.#checkpointing;
+    const context = this.#context;
+    const run = checkpointActivity(context.store.activityChain, context.auditKey, { now: context.clock(), settleMs: context.audit.settleMs });
+    this.#checkpointing = run.finally(() => {
+      this.#checkpointing = undefined;
+    });
+    return this.#checkpointing;
   }
 
   async ready(): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { isToolpactError, toolFullName } from "@toolpact/contract";
-import type { ActivityKind, ActivityOutcome, ActivityPhase, Principal } from "../api.js";
+import type { ActivityConfirmation, ActivityKind, ActivityOutcome, ActivityPhase, PolicyDecisionName, Principal } from "../api.js";
 import { uuidv7 } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { RegisteredTool } from "../registry.js";
@@ -64,6 +64,9 @@ export class CallTrace {
   #tool: RegisteredTool | undefined;
   #confirmationId: string | undefined;
   #seam: string | undefined;
+  #policyDecision: PolicyDecisionName | undefined;
+  #confirmation: { readonly how: ActivityConfirmation; readonly by: string } | undefined;
+  #idempotencyKeyHash: string | undefined;
   #recorded = false;
 
   constructor(writer: ActivityWriter, about: { principal: Principal; phase: ActivityPhase; kind: ActivityKind }) {
@@ -97,6 +100,22 @@ export class CallTrace {
   /** The confirmation (token id or platform request id) the call made or carries; undefined forgets it. */
   confirmedBy(confirmationId: string | undefined): void {
     this.#confirmationId = confirmationId;
+    if (confirmationId === undefined) this.#confirmation = undefined;
+  }
+
+  /** What the tenant's policy decided for the call. */
+  policyDecided(decision: PolicyDecisionName): void {
+    this.#policyDecision = decision;
+  }
+
+  /** How the call's confirmation was given and by which user (`confirmedBy(undefined)` forgets it with the id). */
+  confirmedThrough(confirmation: { readonly how: ActivityConfirmation; readonly by: string }): void {
+    this.#confirmation = confirmation;
+  }
+
+  /** The hash of the call's idempotency key. */
+  keyedBy(keyHash: string): void {
+    this.#idempotencyKeyHash = keyHash;
   }
 
   /** The gate or guard (`<pluginId>:<name>`) that decided the call's fate. */
@@ -132,6 +151,8 @@ export class CallTrace {
       event.tool = tool.fullName;
       event.version = tool.declaration.version;
       event.effect = tool.declaration.effect;
+      event.manifestVersion = tool.manifestVersion;
+      event.schemaHash = tool.schemaHash;
     } else if (providerId !== undefined && this.#toolName !== undefined) {
       const version = this.#version;
       event.tool = version === undefined ? `${providerId}:${this.#toolName}` : toolFullName(providerId, this.#toolName, version);
@@ -141,6 +162,13 @@ export class CallTrace {
     if (this.#seam !== undefined) event.seam = this.#seam;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
     if (this.#kind === "call") event.via = principal.via ?? "in-process";
+    if (this.#kind === "call" && principal.authenticatedBy !== undefined) event.authenticatedBy = principal.authenticatedBy;
+    if (this.#policyDecision !== undefined) event.policyDecision = this.#policyDecision;
+    if (this.#confirmation !== undefined) {
+      event.confirmation = this.#confirmation.how;
+      event.confirmedBy = this.#confirmation.by;
+    }
+    if (this.#idempotencyKeyHash !== undefined) event.idempotencyKeyHash = this.#idempotencyKeyHash;
     return event as unknown as ActivityRecord;
   }
 

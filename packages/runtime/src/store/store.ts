@@ -4,6 +4,7 @@
  * id is how a request's tenant is found) and `prune` (retention is a host job).
  * Times are Unix milliseconds; payloads arrive already sealed (the store never sees plaintext).
  */
+import type { ActivityChainStore } from "./activity-chain.js";
 import type { StoreChanges } from "./changes.js";
 import type {
   ActivationRecord,
@@ -42,6 +43,7 @@ import type { TaskRecord } from "./task-records.js";
 export type { StoreChange, StoreChanges } from "./changes.js";
 export * from "./records.js";
 export type { TaskRecord } from "./task-records.js";
+export type * from "./activity-chain.js";
 
 /** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
 export interface Store {
@@ -155,6 +157,8 @@ export interface Store {
    * and, when asked, expired confirmations and runs, old outbox rows and old settled operations.
    */
   prune(request: PruneRequest): Promise<PruneResult>;
+  /** The activity hash chain and its signed checkpoints (`toolpact audit`, the runtime's checkpoint job). */
+  readonly activityChain: ActivityChainStore;
   /** Changes committed to this database, by this instance and (where the store can tell) by others. */
   readonly changes: StoreChanges;
   /** True when the store answers. */

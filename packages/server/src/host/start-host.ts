@@ -1,3 +1,4 @@
+import { auditOptionsOf } from "./audit-config.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { BODY_ENVELOPE_DEPTH, DEFAULT_MAX_BODY_DEPTH, withoutUndefined, type Manifest } from "@toolpact/contract";
@@ -114,6 +115,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       rateLimits: config.limits.rateLimits,
     }),
     ...retentionOf(config.retention),
+    ...auditOptionsOf(config.audit),
     ...inputLimitsOf(config),
     logger,
   }).catch(async (error: unknown) => {

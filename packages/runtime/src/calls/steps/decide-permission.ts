@@ -8,6 +8,7 @@ import type { Step } from "../chain.js";
 export const decidePermission: Step<"tenant" | "tool", "permission"> = function decidePermission(call, next) {
   const { principal, tool } = call;
   const decision = call.tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
+  call.trace.policyDecided(decision.kind === "deny" ? "deny" : decision.confirm ? "confirm" : "allow");
   if (decision.kind === "deny") {
     throw new ToolpactError("PERMISSION_DENIED", `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`, {
       tool: tool.fullName,

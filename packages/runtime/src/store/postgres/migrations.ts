@@ -257,6 +257,35 @@ DROP INDEX activity_by_actor;
 `,
   },
   {
+    // The chain columns are written by the audit checkpointer, never by a call's own commit: a call's
+    // insert stays one row and one index entry, whatever else writes at the same time.
+    version: 7,
+    name: "how calls were authenticated and confirmed; the activity hash chain and its signed checkpoints",
+    sql: `
+ALTER TABLE activity
+  ADD COLUMN authenticated_by text,
+  ADD COLUMN confirmation text,
+  ADD COLUMN confirmed_by text,
+  ADD COLUMN manifest_version text,
+  ADD COLUMN schema_hash text,
+  ADD COLUMN policy_decision text,
+  ADD COLUMN idempotency_key_hash text,
+  ADD COLUMN chain_seq bigint,
+  ADD COLUMN chain_hash text;
+
+CREATE TABLE activity_checkpoints (
+  tenant_id text COLLATE "C" NOT NULL,
+  seq bigint NOT NULL,
+  last_id text COLLATE "C" NOT NULL,
+  chain_hash text NOT NULL,
+  created_at bigint NOT NULL,
+  key_id text NOT NULL,
+  signature text NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+`,
+  },
+  {
     // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
     // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
     version: 8,

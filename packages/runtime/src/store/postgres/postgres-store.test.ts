@@ -68,6 +68,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       ]);
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         "activity",
+        "activity_checkpoints",
         "confirmation_requests",
         "consumed_tokens",
         "idempotency_keys",

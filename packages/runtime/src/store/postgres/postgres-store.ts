@@ -52,6 +52,8 @@ import type {
   TenantConfigRecord,
 } from "../store.js";
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { PostgresActivityChain } from "./activity-chain.js";
 import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
@@ -91,6 +93,7 @@ class PostgresStore implements Store {
   readonly #records: RecordBatcher;
   readonly #tasks: PostgresTasks;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
 
   constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
@@ -99,6 +102,7 @@ class PostgresStore implements Store {
     this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
     this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
     this.changes = this.#feed.changes;
+    this.activityChain = new PostgresActivityChain(db);
   }
 
   /** Starts hearing other instances' changes (the first connection is awaited; later ones reconnect on their own). */

@@ -18,6 +18,7 @@ export async function prunePostgres(db: PostgresConnection, request: PruneReques
   const consumedTokens = await drain(S.pruneTokens, request.consumedTokensExpiredBefore ?? request.now - CONSUMED_TOKEN_GRACE_MS);
   const idempotencyRecords = await drain(S.pruneIdempotency, request.now);
   const activityEvents = await drain(S.pruneActivity, uuidv7Floor(request.activityBefore + 1));
+  await db.pruneChunk(S.pruneCheckpoints, [uuidv7Floor(request.activityBefore + 1)]);
   const expiredBefore = request.confirmationsExpiredBefore;
   const confirmations = expiredBefore === undefined ? 0 : await drain(S.pruneConfirmations, expiredBefore);
   const runs = expiredBefore === undefined ? 0 : await drain(S.pruneRuns, expiredBefore);

@@ -224,6 +224,34 @@ DROP INDEX activity_by_actor;
 `,
   },
   {
+    // The chain columns are written by the audit checkpointer, never by a call's own commit: a call's
+    // insert stays one row and one index entry, whatever else writes at the same time.
+    version: 7,
+    name: "how calls were authenticated and confirmed; the activity hash chain and its signed checkpoints",
+    sql: `
+ALTER TABLE activity ADD COLUMN authenticated_by TEXT;
+ALTER TABLE activity ADD COLUMN confirmation TEXT;
+ALTER TABLE activity ADD COLUMN confirmed_by TEXT;
+ALTER TABLE activity ADD COLUMN manifest_version TEXT;
+ALTER TABLE activity ADD COLUMN schema_hash TEXT;
+ALTER TABLE activity ADD COLUMN policy_decision TEXT;
+ALTER TABLE activity ADD COLUMN idempotency_key_hash TEXT;
+ALTER TABLE activity ADD COLUMN chain_seq INTEGER;
+ALTER TABLE activity ADD COLUMN chain_hash TEXT;
+
+CREATE TABLE activity_checkpoints (
+  tenant_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  last_id TEXT NOT NULL,
+  chain_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  key_id TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+) WITHOUT ROWID;
+`,
+  },
+  {
     // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
     // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
     version: 8,

@@ -14,6 +14,8 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   const deleteOld = db.prepare("DELETE FROM activity WHERE tenant_id = ? AND id < ?");
   let activityEvents = 0;
   for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
+  // Checkpoints whose last event is past retention go with the events they covered.
+  db.prepare("DELETE FROM activity_checkpoints WHERE last_id < ?").run(floor);
   let confirmations = 0;
   let runs = 0;
   let outboxItems = 0;

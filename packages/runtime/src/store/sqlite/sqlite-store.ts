@@ -50,6 +50,8 @@ import type {
   TaskRecord,
   TenantConfigRecord,
 } from "../store.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { SqliteActivityChain } from "./activity-chain.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
@@ -87,6 +89,7 @@ class SqliteStore implements Store {
   readonly #tasks: SqliteTasks;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
 
   // Tasks (migration 8): reads and writes through the one queue, like everything else.
   readonly insertTask = (task: TaskRecord) => this.#queue.write(() => this.#tasks.insert(task));
@@ -105,6 +108,7 @@ class SqliteStore implements Store {
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
     this.changes = this.#announce.changes;
+    this.activityChain = new SqliteActivityChain(db, queue);
   }
 
   /** Announces that `tenantId`'s config moved, once `written` committed and (when `changed` says so) changed something. */
