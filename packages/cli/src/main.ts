@@ -36,6 +36,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/dev.js")).run,
   },
+  policy: {
+    summary: "policy test <policy> <cases>        try a tenant policy on cases; exit 1 on an unexpected decision",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/policy.js")).run,
+  },
   token: {
     summary: "token --user <id> [--presence]      mint an actor or presence token from the configured secret",
     load: async () => (await import("./commands/token.js")).run,

@@ -39,3 +39,11 @@ export { reexecWithoutSecrets, receiveHandedOverSecrets, secretsInEnvironment, t
 export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
 export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost, type ConfirmationRequested } from "./host/start-host.js";
 export { oauthConfigSchema, parseOAuthConfig, type OAuthConfig, type OAuthConfigInput, type OAuthIssuerConfig } from "./oauth/oauth-config.js";
+export {
+  PermissionPolicy,
+  normalizePolicy,
+  policyIssues,
+  explainPolicyDecision,
+  type PolicyExplanation,
+  type PolicyTool,
+} from "@toolpact/runtime";

@@ -7,19 +7,7 @@ import type { Step } from "../chain.js";
  */
 export const decidePermission: Step<"tenant" | "tool", "permission"> = function decidePermission(call, next) {
   const { principal, tool } = call;
-  const decision = call.tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
-  if (decision.kind === "deny") {
-    throw new ToolpactError("PERMISSION_DENIED", `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`, {
-      tool: tool.fullName,
-    });
-  }
-  if (principal.actor.verificationLevel < decision.minVerificationLevel) {
-    throw new ToolpactError(
-      "VERIFICATION_REQUIRED",
-      `${tool.fullName} needs verification level ${decision.minVerificationLevel}; the user is at ${principal.actor.verificationLevel}: ` +
-        "the user must verify further",
-      { tool: tool.fullName },
-    );
-  }
-  return next(call.permitted(decision));
+  const explained = call.tenant.policy.explain(tool, principal.callerPluginId, principal.actor);
+  if (explained.decision === "deny") throw new ToolpactError(explained.code, explained.reason, { tool: tool.fullName });
+  return next(call.permitted(explained.permission));
 };
