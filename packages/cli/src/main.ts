@@ -37,7 +37,7 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: async () => (await import("./commands/dev.js")).run,
   },
   policy: {
-    summary: "policy test <policy> <cases>        try a tenant policy on cases; exit 1 on an unexpected decision",
+    summary: "policy test|replay <policy> ...     try a tenant policy on cases (exit 1 on a mismatch) or on recorded calls",
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/policy.js")).run,
   },

@@ -36,7 +36,7 @@ export {
 } from "./host/config.js";
 export { readSecrets, SECRET_ENV_VARS, type ResolvedSecrets } from "./host/secrets.js";
 export { reexecWithoutSecrets, receiveHandedOverSecrets, secretsInEnvironment, type Reexecution } from "./host/secret-handover.js";
-export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
+export { migrateDatabase, describeDatabase, openStore, type MigrationResult } from "./host/database.js";
 export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost, type ConfirmationRequested } from "./host/start-host.js";
 export { oauthConfigSchema, parseOAuthConfig, type OAuthConfig, type OAuthConfigInput, type OAuthIssuerConfig } from "./oauth/oauth-config.js";
 export {
@@ -46,4 +46,5 @@ export {
   explainPolicyDecision,
   type PolicyExplanation,
   type PolicyTool,
+  type ActivityRecord,
 } from "@toolpact/runtime";
