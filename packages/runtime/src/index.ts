@@ -99,6 +99,7 @@ export type {
   OperationView,
   ActivityKind,
   ActivityPhase,
+  ShadowOutcome,
   ActivityOutcome,
   ActivityEvent,
   ActivityQuery,

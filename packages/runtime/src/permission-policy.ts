@@ -73,6 +73,8 @@ const EMPTY_POLICY: TenantPolicy = Object.freeze({ rules: Object.freeze([]) });
  */
 export class PermissionPolicy {
   readonly policy: TenantPolicy;
+  /** The shadow policy tried beside this one (never enforced), when the tenant set one. */
+  readonly shadow: PermissionPolicy | undefined;
   readonly #rules: readonly CompiledRule[];
   readonly #trusted: ReadonlySet<string>;
   readonly #subsets = new Map<string, RuleSubset>();
@@ -90,6 +92,7 @@ export class PermissionPolicy {
       roles: rule.roles,
     }));
     this.#trusted = new Set(policy.trustedConfirmationUis ?? []);
+    this.shadow = policy.shadow === undefined ? undefined : new PermissionPolicy(policy.shadow);
   }
 
   /** Decides one call. */
@@ -235,8 +238,15 @@ export function policyIssues(policy: unknown): ValidationIssue[] {
   if (typeof policy !== "object" || policy === null || Array.isArray(policy)) {
     return [{ path: "", message: "a policy is an object { rules, trustedConfirmationUis? }" }];
   }
-  const { rules, trustedConfirmationUis, minVerificationLevel, narrow, ...rest } = policy as Record<string, unknown>;
+  const { rules, trustedConfirmationUis, minVerificationLevel, narrow, shadow, ...rest } = policy as Record<string, unknown>;
   for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown policy field" });
+  if (shadow !== undefined) {
+    if (typeof shadow === "object" && shadow !== null && "shadow" in shadow) {
+      issues.push({ path: "/shadow/shadow", message: "a shadow policy has no shadow of its own" });
+    } else {
+      for (const issue of policyIssues(shadow)) issues.push({ path: `/shadow${issue.path}`, message: issue.message });
+    }
+  }
   if (minVerificationLevel !== undefined) {
     if (typeof minVerificationLevel !== "object" || minVerificationLevel === null || Array.isArray(minVerificationLevel)) {
       issues.push({ path: "/minVerificationLevel", message: "minVerificationLevel is an object { read?, write?, external? }" });
@@ -353,6 +363,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     trustedConfirmationUis?: readonly string[];
     minVerificationLevel?: EffectVerificationLevels;
     narrow?: Readonly<Record<string, readonly string[]>>;
+    shadow?: TenantPolicy;
   } = { rules: Object.freeze(rules) };
   if (policy.trustedConfirmationUis !== undefined) out.trustedConfirmationUis = Object.freeze([...policy.trustedConfirmationUis]);
   if (policy.minVerificationLevel !== undefined) {
@@ -366,6 +377,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
   if (policy.narrow !== undefined) {
     out.narrow = Object.freeze(Object.fromEntries(Object.entries(policy.narrow).map(([key, patterns]) => [key, Object.freeze([...patterns])])));
   }
+  if (policy.shadow !== undefined) out.shadow = normalizePolicy(policy.shadow);
   return Object.freeze(out);
 }
 
