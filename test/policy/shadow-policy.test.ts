@@ -93,6 +93,21 @@ describe("shadow policy", () => {
     ]);
   });
 
+  it("never lifts a confirmation or a verification floor the live policy asks for", async () => {
+    const running = await start({
+      rules: [...LIVE_RULES, { tools: `${TICKETS}:close`, decision: "confirm" }, { tools: `${TICKETS}:create`, decision: "allow", minVerificationLevel: 3 }],
+      shadow: { rules: [{ tools: `${TICKETS}:*`, decision: "allow" }] },
+    });
+    const transport = running.transport({ actor: { verificationLevel: 1 } });
+    await expect(transport.execute({ providerId: TICKETS, tool: "close" }, { id: "1" })).rejects.toMatchObject({ code: "CONFIRMATION_REQUIRED" });
+    await expect(transport.execute({ providerId: TICKETS, tool: "create" }, { id: "1" })).rejects.toMatchObject({ code: "VERIFICATION_REQUIRED" });
+    const events = await shadowEvents(running, 2);
+    expect(events.map((event) => [event.tool, event.outcome])).toEqual([
+      [`${TICKETS}:create@1`, "allow"],
+      [`${TICKETS}:close@1`, "allow"],
+    ]);
+  });
+
   it("records nothing where the shadow agrees", async () => {
     const running = await start({ rules: LIVE_RULES, shadow: { rules: [...LIVE_RULES, { tools: `${TICKETS}:other`, decision: "deny" }] } });
     const transport = running.transport();
