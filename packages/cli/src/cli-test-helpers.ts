@@ -44,6 +44,7 @@ const COMMAND_MODULES = {
   init: () => import("./commands/init.js"),
   mcp: () => import("./commands/mcp.js"),
   migrate: () => import("./commands/migrate.js"),
+  policy: () => import("./commands/policy.js"),
   serve: () => import("./commands/serve.js"),
   token: () => import("./commands/token.js"),
   validate: () => import("./commands/validate.js"),

@@ -36,6 +36,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/dev.js")).run,
   },
+  policy: {
+    summary: "policy test|replay <policy> ...     try a tenant policy on cases (exit 1 on a mismatch) or on recorded calls",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/policy.js")).run,
+  },
   token: {
     summary: "token --user <id> [--presence]      mint an actor or presence token from the configured secret",
     load: async () => (await import("./commands/token.js")).run,

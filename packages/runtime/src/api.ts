@@ -84,9 +84,11 @@ export interface OperationView {
 /** What an activity event is about. */
 export type ActivityKind = "call" | "confirmation" | "policy" | "recovery" | "hook";
 /** Which step of its kind an activity event records. */
-export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change";
+export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change" | "shadow";
 /** How the recorded step ended: a call as its operation settled (or previewed, or denied), a confirmation as decided. */
-export type ActivityOutcome = "previewed" | SettledOperationState | "denied" | "approved" | "expired";
+export type ActivityOutcome = "previewed" | SettledOperationState | "denied" | "approved" | "expired" | ShadowOutcome;
+/** What a tenant's shadow policy would have decided on a call where it disagrees with the live one (phase `shadow`). */
+export type ShadowOutcome = "allow" | "confirm" | "deny";
 
 /** One activity event. Never raw input or output, never a provider's message. */
 export interface ActivityEvent {
@@ -180,6 +182,11 @@ export interface TenantPolicy {
    * `appliesTo` is the declared one intersected with these patterns.
    */
   readonly narrow?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * A proposed policy tried beside this one: decided on every call, never enforced; each call where it decides
+   * otherwise is recorded as an activity event (kind `policy`, phase `shadow`, outcome its decision).
+   */
+  readonly shadow?: Omit<TenantPolicy, "shadow">;
 }
 
 /** What `openRun` takes: the tool patterns the run allows, and how long it lives. */

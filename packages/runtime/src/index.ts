@@ -92,6 +92,16 @@ export {
   type SeamContext,
 } from "./seams.js";
 export { MAX_CONFIRMATION_WAIT_MS } from "@toolpact/contract";
+export {
+  PermissionPolicy,
+  normalizePolicy,
+  policyIssues,
+  explainPolicyDecision,
+  type PolicyExplanation,
+  type PolicyTool,
+  type PolicyRuleRef,
+  type PermissionDecision,
+} from "./permission-policy.js";
 export { PRESENCE_AUDIENCE, PRESENCE_MAX_TTL_SECONDS, PRESENCE_REQUEST_CLAIM } from "./identity/presence-token.js";
 export { isNameClaim } from "./identity/name-claims.js";
 export { ACTOR_MAX_LIFETIME_CEILING_SECONDS, DEFAULT_ACTOR_MAX_LIFETIME_SECONDS } from "./identity/actor-token.js";
@@ -110,6 +120,7 @@ export type {
   OperationView,
   ActivityKind,
   ActivityPhase,
+  ShadowOutcome,
   ActivityOutcome,
   ActivityEvent,
   ActivityQuery,

@@ -1,5 +1,5 @@
 import { isToolpactError, toolFullName } from "@toolpact/contract";
-import type { ActivityConfirmation, ActivityKind, ActivityOutcome, ActivityPhase, PolicyDecisionName, Principal } from "../api.js";
+import type { ActivityConfirmation, ActivityKind, ActivityOutcome, ActivityPhase, PolicyDecisionName, Principal, ShadowOutcome } from "../api.js";
 import { uuidv7 } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { RegisteredTool } from "../registry.js";
@@ -175,6 +175,15 @@ export class CallTrace {
   /** The event of an AfterTool hook that failed, committed with its operation. */
   hookFailed(hook: string, operationId: string, errorClass: string): ActivityRecord {
     return { ...this.event("failed", { operationId, errorClass }), kind: "hook", phase: "execute", seam: hook };
+  }
+
+  /**
+   * Records, without waiting and apart from the call's own event, that the tenant's shadow policy decides this
+   * call otherwise than the live one: `outcome` is the shadow's decision (`errorCode` its refusal's code).
+   */
+  shadowDisagreed(outcome: ShadowOutcome, errorCode: string | undefined): void {
+    const { durationMs: _duration, via: _via, ...call } = this.event(outcome, errorCode === undefined ? {} : { errorCode });
+    void this.#writer.append({ ...call, kind: "policy", phase: "shadow" });
   }
 
   /** The operation's settle committed the call's event. */

@@ -8,7 +8,7 @@ import type { Authenticator } from "../identity/authenticator.js";
 import type { IdempotencyKeying } from "../ledger/idempotency.js";
 import type { LeaseKeeper } from "../ledger/lease-keeper.js";
 import type { RuntimeContext } from "../options.js";
-import type { PermissionDecision } from "../permission-policy.js";
+import type { AllowDecision } from "../permission-policy.js";
 import { CallAbort } from "../plugin-code/call-scope.js";
 import type { PluginCodeRunner } from "../plugin-code/plugin-code-runner.js";
 import type { WindowRateLimiter } from "../rate-limit.js";
@@ -52,7 +52,7 @@ export interface CallRequest {
 }
 
 /** An allowing permission decision: what decide-permission hands on. */
-export type Permission = Extract<PermissionDecision, { kind: "allow" }>;
+export type Permission = AllowDecision;
 
 /** A gate answered the call with a value (a frozen JSON copy): the provider is not invoked. */
 export interface GateAnswer {

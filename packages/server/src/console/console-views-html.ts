@@ -22,8 +22,8 @@ import { consoleHref, csrfField, renderPage, type PageFrame } from "./console-la
 /** A signed-in page's frame: the tenant is chosen, the CSRF token known. */
 export type ViewFrame = PageFrame & { readonly tenantId: string; readonly csrfToken: string; readonly tenants: readonly string[] };
 
-/** The outcomes the timeline's filter offers. */
-export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired"];
+/** The outcomes the timeline's filter offers (`allow`, `confirm`, `deny`: a shadow policy's disagreements). */
+export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired", "allow", "confirm", "deny"];
 
 /** The timeline: filters (a GET form), the chart of calls and refusals, and the matching events, newest first. */
 export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, result: AdminActivityResult): string {
