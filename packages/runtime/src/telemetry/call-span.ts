@@ -120,12 +120,18 @@ export class CallSpan {
     }
   }
 
-  /**
-   * Runs one of the effect's steps under a span of its own, as the active context (plugin code's spans nest
-   * in it); without step spans, under the call's span as the active context.
-   */
+  /** False when the call records its own span only (`telemetry.stepSpans: false`). */
+  get stepSpans(): boolean {
+    return this.#stepSpans;
+  }
+
+  /** Runs `run` with the call's span as the active context (spans plugin code makes nest under it). */
+  underCall<T>(run: () => Promise<T>): Promise<T> {
+    return this.#api.context.with(this.#parent, run);
+  }
+
+  /** Runs one of the effect's steps under a span of its own, as the active context (plugin code's spans nest in it). */
   async effect<T>(name: string, run: () => T | Promise<T>): Promise<T> {
-    if (!this.#stepSpans) return this.#api.context.with(this.#parent, run);
     const span = this.#start(name);
     try {
       const answer = await this.#api.context.with(this.#api.trace.setSpan(this.#parent, span), run);
