@@ -14,7 +14,7 @@ import { startToolpactHosts } from "../lib/toolpact-host.mjs";
 const NO_SDK = { OTEL_TRACES_EXPORTER: "", OTEL_METRICS_EXPORTER: "" };
 
 /** The SDK exporting everything: a queue large enough that no span is dropped at full load. */
-const exporting = (endpoint) => ({
+export const exporting = (endpoint) => ({
   OTEL_TRACES_EXPORTER: "otlp",
   OTEL_METRICS_EXPORTER: "otlp",
   OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,

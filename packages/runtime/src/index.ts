@@ -1,5 +1,5 @@
 export { createRuntime, type ToolpactRuntime, type RuntimeMetrics } from "./runtime.js";
-export type { RuntimeOptions, RetentionOptions, RateLimitOptions } from "./options.js";
+export type { RuntimeOptions, RetentionOptions, RateLimitOptions, TelemetryOptions } from "./options.js";
 export { RETENTION_DEFAULTS } from "./options.js";
 export { silentLogger, type Logger } from "./logger.js";
 export { parseSigningKeys, checkSecrets, MIN_SECRET_BYTES, type SigningKey, type HostSecrets } from "./secrets.js";

@@ -107,6 +107,18 @@ export interface RuntimeOptions {
   readonly audit?: AuditOptions;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
+  /** What the runtime's OpenTelemetry traces hold, when an SDK is registered (docs/observability.md). */
+  readonly telemetry?: TelemetryOptions;
+}
+
+/** What a traced call records. */
+export interface TelemetryOptions {
+  /**
+   * A child span per step of the call's chain (default true). False records the call's span only (one span
+   * per call instead of about fifteen: the cost of exporting every trace falls to a few percent); the
+   * call's attributes, its metrics and the `traceparent` handed to providers (then the call's span) stay.
+   */
+  readonly stepSpans?: boolean;
 }
 
 /** Options resolved once, every default filled in. */

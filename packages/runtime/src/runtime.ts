@@ -95,7 +95,7 @@ const STARTUP_RECOVERY_DELAY_MS = 1000;
  */
 export async function createRuntime(options: RuntimeOptions): Promise<ToolpactRuntime> {
   const resolved = resolveOptions(options);
-  const telemetry = await Telemetry.create();
+  const telemetry = await Telemetry.create(options.telemetry);
   const context: RuntimeContext = { ...resolved, store: telemetry.store(resolved.store) };
   const [tokens, actors] = await Promise.all([
     ConfirmationTokens.create(context.signingKeys, context.confirmationTtlSeconds, context.clock),

@@ -25,7 +25,14 @@ const afterProviderNames = afterProvider.map((step) => stepSpanName(step.name));
 
 /** Runs the effect of a call whose operation began: `invoke-provider`, then each step of `afterProvider`. */
 export async function runEffect(call: CallAt<EffectFacts>): Promise<EffectOutcome> {
-  if (call.span !== undefined) return runTracedEffect(call, call.span);
+  const span = call.span;
+  if (span === undefined) return runPlainEffect(call);
+  // Without step spans, the whole effect runs once under the call's span (plugin code's spans nest there).
+  return span.stepSpans ? runTracedEffect(call, span) : span.underCall(() => runPlainEffect(call));
+}
+
+/** The effect's steps, one after the other, with no spans of their own. */
+async function runPlainEffect(call: CallAt<EffectFacts>): Promise<EffectOutcome> {
   let outcome = await invokeProvider(call);
   for (const step of afterProvider) {
     const next = step(call, outcome);

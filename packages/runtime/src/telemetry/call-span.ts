@@ -24,27 +24,31 @@ export class CallSpan {
   #parent: Context;
   /** The innermost open span: the one plugin code running now is under. */
   #current: Span;
+  /** False: the call's span only, its steps run without spans of their own. */
+  readonly #stepSpans: boolean;
 
-  private constructor(api: OtelApi, tracer: Tracer, root: Span, parent: Context) {
+  private constructor(api: OtelApi, tracer: Tracer, root: Span, parent: Context, stepSpans: boolean) {
     this.#api = api;
     this.#tracer = tracer;
     this.#root = root;
+    this.#stepSpans = stepSpans;
     this.#parent = api.trace.setSpan(parent, root);
     this.#current = root;
   }
 
   /**
    * Starts a call's span under the caller's trace (or the active context); undefined when the sampler did
-   * not record it (then its steps make no spans either: they would not be recorded).
+   * not record it (then its steps make no spans either: they would not be recorded). `stepSpans` false:
+   * its steps make none at all.
    */
   static start(
     api: OtelApi,
     tracer: Tracer,
-    about: { readonly name: string; readonly attributes: Attributes; readonly principal: Principal },
+    about: { readonly name: string; readonly attributes: Attributes; readonly principal: Principal; readonly stepSpans: boolean },
   ): CallSpan | undefined {
     const parent = remoteParent(api, about.principal.traceContext) ?? api.context.active();
     const root = tracer.startSpan(about.name, { kind: api.SpanKind.INTERNAL, attributes: about.attributes }, parent);
-    return root.isRecording() ? new CallSpan(api, tracer, root, parent) : undefined;
+    return root.isRecording() ? new CallSpan(api, tracer, root, parent, about.stepSpans) : undefined;
   }
 
   /** Sets attributes on the call's span. */
@@ -68,6 +72,7 @@ export class CallSpan {
 
   /** Runs a chain step under a span of its own, ended when it hands the call on or answers. */
   step(name: string, step: AnyStep, call: unknown, next: (call: unknown) => Promise<unknown>): Promise<unknown> {
+    if (!this.#stepSpans) return step(call, next);
     const span = this.#start(name);
     let open = true;
     const end = (error?: unknown): void => {
@@ -99,6 +104,7 @@ export class CallSpan {
 
   /** Runs the step around the effect under a span that holds the effect's steps, through its settle. */
   async around(name: string, boundary: AnyStep, call: unknown, next: (call: unknown) => Promise<unknown>): Promise<unknown> {
+    if (!this.#stepSpans) return boundary(call, next);
     const span = this.#start(name);
     const outer = this.#parent;
     this.#parent = this.#api.trace.setSpan(outer, span);
@@ -112,6 +118,16 @@ export class CallSpan {
     } finally {
       this.#parent = outer;
     }
+  }
+
+  /** False when the call records its own span only (`telemetry.stepSpans: false`). */
+  get stepSpans(): boolean {
+    return this.#stepSpans;
+  }
+
+  /** Runs `run` with the call's span as the active context (spans plugin code makes nest under it). */
+  underCall<T>(run: () => Promise<T>): Promise<T> {
+    return this.#api.context.with(this.#parent, run);
   }
 
   /** Runs one of the effect's steps under a span of its own, as the active context (plugin code's spans nest in it). */

@@ -9,8 +9,10 @@ import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, TOOL_NAME_MAX_LENGTH, TOOL_NAM
 import { outcomeOf } from "../activity/error-class.js";
 import type { Principal } from "../api.js";
 import type { CallFacts } from "../calls/call.js";
+import type { TelemetryOptions } from "../options.js";
 import type { Store } from "../store/store.js";
 import { ATTR } from "./attributes.js";
+import { AttributeSets, CallMetrics } from "./call-metrics.js";
 import { CallSpan } from "./call-span.js";
 import { createInstruments, type Instruments } from "./instruments.js";
 import { loadOtelApi, type OtelApi } from "./otel-api.js";
@@ -24,16 +26,20 @@ export type RecoveryRun = "recovered" | "skipped" | "failed";
 /** What a runtime's telemetry does. */
 export class Telemetry {
   /** No telemetry: what a runtime without a registered provider (or without the API) holds. */
-  static readonly off = new Telemetry(undefined, undefined, undefined);
+  static readonly off = new Telemetry(undefined, undefined, undefined, false);
 
   readonly #api: OtelApi | undefined;
   readonly #tracer: Tracer | undefined;
   readonly #instruments: Instruments | undefined;
+  readonly #stepSpans: boolean;
+  /** Metric attributes by what they hold, made once each and reused (their kinds are few: phases, vias, tools, outcomes, codes). */
+  readonly #attributeSets = new AttributeSets();
 
-  private constructor(api: OtelApi | undefined, tracer: Tracer | undefined, instruments: Instruments | undefined) {
+  private constructor(api: OtelApi | undefined, tracer: Tracer | undefined, instruments: Instruments | undefined, stepSpans: boolean) {
     this.#api = api;
     this.#tracer = tracer;
     this.#instruments = instruments;
+    this.#stepSpans = stepSpans;
   }
 
   /**
@@ -41,7 +47,7 @@ export class Telemetry {
    * never ended, says so: the API's no-op tracer makes an invalid span context, an SDK a valid one even
    * when its sampler drops the span), metrics when a meter provider is.
    */
-  static async create(): Promise<Telemetry> {
+  static async create(options: TelemetryOptions = {}): Promise<Telemetry> {
     const api = await loadOtelApi();
     if (api === undefined) return Telemetry.off;
     const tracer = api.trace.getTracer(SCOPE);
@@ -50,7 +56,7 @@ export class Telemetry {
     const meter = api.metrics.getMeterProvider().getMeter(SCOPE);
     const metering = !(meter instanceof api.createNoopMeter().constructor);
     if (!tracing && !metering) return Telemetry.off;
-    return new Telemetry(api, tracing ? tracer : undefined, metering ? createInstruments(meter) : undefined);
+    return new Telemetry(api, tracing ? tracer : undefined, metering ? createInstruments(meter) : undefined, options.stepSpans !== false);
   }
 
   /** True when calls are traced. */
@@ -62,10 +68,11 @@ export class Telemetry {
   observe(principal: Principal, phase: "preview" | "execute", ref: ToolRef): CallObservation | undefined {
     if (this.#api === undefined) return undefined;
     // Metrics name the tool once it resolved (a caller's made-up names would be unbounded labels).
-    const attributes: Attributes = { [ATTR.phase]: phase, [ATTR.via]: principal.via ?? "in-process" };
-    if (this.#tracer === undefined) return new CallObservation(undefined, this.#instruments, attributes);
+    const via = principal.via ?? "in-process";
+    const metrics = new CallMetrics(this.#instruments, this.#attributeSets, phase, via);
+    if (this.#tracer === undefined) return new CallObservation(undefined, metrics);
     const trace = principal.traceContext;
-    const spanAttributes: Attributes = { ...attributes, [ATTR.caller]: principal.callerPluginId, [ATTR.tenant]: principal.tenantId };
+    const spanAttributes: Attributes = { [ATTR.phase]: phase, [ATTR.via]: via, [ATTR.caller]: principal.callerPluginId, [ATTR.tenant]: principal.tenantId };
     // The span names the tool as the call did, when the name is well formed (else once it resolves).
     const named = wellFormedName(ref);
     if (named !== undefined) {
@@ -76,8 +83,13 @@ export class Telemetry {
     if (phase === "execute") spanAttributes[ATTR.operationName] = "execute_tool";
     if (principal.via === "mcp") spanAttributes[ATTR.mcpMethod] = "tools/call";
     if (trace?.jsonrpcRequestId !== undefined) spanAttributes[ATTR.jsonrpcRequestId] = trace.jsonrpcRequestId;
-    const span = CallSpan.start(this.#api, this.#tracer, { name: `${phase}_tool ${toolName}`, attributes: spanAttributes, principal });
-    return span === undefined && this.#instruments === undefined ? undefined : new CallObservation(span, this.#instruments, attributes);
+    const span = CallSpan.start(this.#api, this.#tracer, {
+      name: `${phase}_tool ${toolName}`,
+      attributes: spanAttributes,
+      principal,
+      stepSpans: this.#stepSpans,
+    });
+    return span === undefined && this.#instruments === undefined ? undefined : new CallObservation(span, metrics);
   }
 
   /** Counts one recovery pass. */
@@ -91,17 +103,14 @@ export class Telemetry {
   }
 }
 
-/** One call being observed: its span (when traced) and what its metrics are recorded with. */
+/** One call being observed: its span (when traced) and its metrics (when recorded). */
 export class CallObservation {
   readonly span: CallSpan | undefined;
-  readonly #instruments: Instruments | undefined;
-  readonly #attributes: Attributes;
-  readonly #started = performance.now();
+  readonly #metrics: CallMetrics;
 
-  constructor(span: CallSpan | undefined, instruments: Instruments | undefined, attributes: Attributes) {
+  constructor(span: CallSpan | undefined, metrics: CallMetrics) {
     this.span = span;
-    this.#instruments = instruments;
-    this.#attributes = attributes;
+    this.#metrics = metrics;
   }
 
   /**
@@ -111,17 +120,12 @@ export class CallObservation {
   end(facts: Partial<CallFacts>, phase: "preview" | "execute", error?: unknown): void {
     const code = error === undefined ? undefined : isToolpactError(error) ? error.code : "INTERNAL";
     const outcome = code === undefined ? (phase === "preview" ? "previewed" : "succeeded") : isToolpactError(error) ? outcomeOf(error.code) : "failed";
-    const attributes: Attributes = { ...this.#attributes, [ATTR.outcome]: outcome };
     const { tool, decision, operation } = facts;
-    if (tool !== undefined) {
-      attributes[ATTR.toolName] = `${tool.providerId}:${tool.declaration.name}`;
-      attributes[ATTR.effect] = tool.declaration.effect;
-    }
     const span = this.span;
     if (span !== undefined) {
       const more: Attributes = { [ATTR.outcome]: outcome };
       if (tool !== undefined) {
-        more[ATTR.toolName] = attributes[ATTR.toolName];
+        more[ATTR.toolName] = `${tool.providerId}:${tool.declaration.name}`;
         more[ATTR.provider] = tool.providerId;
         more[ATTR.effect] = tool.declaration.effect;
         more[ATTR.version] = tool.declaration.version;
@@ -137,14 +141,7 @@ export class CallObservation {
       span.set(more);
       span.end(code);
     }
-    const instruments = this.#instruments;
-    if (instruments === undefined) return;
-    instruments.calls.add(1, attributes);
-    instruments.callDuration.record((performance.now() - this.#started) / 1000, attributes);
-    if (code !== undefined) {
-      const { [ATTR.outcome]: _outcome, ...refusal } = attributes;
-      instruments.refusals.add(1, { ...refusal, [ATTR.refusalCode]: code });
-    }
+    this.#metrics.end(tool, outcome, code);
   }
 }
 
