@@ -110,7 +110,7 @@ describe("validate-input, decide-permission, provider-authorize", () => {
           "manifestVersion": "1.0.0",
           "outcome": "denied",
           "phase": "execute",
-          "policyDecision": "allow",
+          "policyDecision": "deny",
           "providerPluginId": "com.example.notes",
           "schemaHash": "c0f00621ba42dc1169cada464288b7e72467105c72f48a996833673ce4435390",
           "tenantId": "tenant-a",
