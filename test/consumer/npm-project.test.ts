@@ -132,7 +132,7 @@ describe("a plugin author's project, installed with npm", () => {
       writeSurface(project, "caller-surface.ts", published.entryPointsInstalled(project));
       await compileWith(project, ["TypeScript 5.9"], "tsconfig.caller.json");
     },
-    2 * MINUTE,
+    5 * MINUTE,
   );
 
   describe("with npm install -D @toolpact/server", () => {

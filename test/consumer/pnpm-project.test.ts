@@ -81,9 +81,9 @@ describe("the same project, installed with pnpm 10", () => {
       expect(codegen.stderr).toBe("");
       expect(codegen.code).toBe(0);
       writeSurface(project, "surface.ts", published.entryPointsInstalled(project));
-      await runOk(process.execPath, [tscOf(project, "TypeScript 5.9"), "-p", "tsconfig.json"], { cwd: project, timeoutMs: 2 * MINUTE });
+      await runOk(process.execPath, [tscOf(project, "TypeScript 5.9"), "-p", "tsconfig.json"], { cwd: project, timeoutMs: 4 * MINUTE });
     },
-    3 * MINUTE,
+    6 * MINUTE,
   );
 
   it(
