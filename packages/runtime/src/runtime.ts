@@ -209,7 +209,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     let sdk = this.#sdks.get(pluginId);
     if (sdk === undefined) {
       if (this.#registry.get(pluginId) === undefined) {
-        throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`);
+        // The host's own mistake, not a plugin's undeclared capability: a TypeError that says the fix, like the runtime's option checks.
+        throw new TypeError(`plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`);
       }
       sdk = createPluginSdk(
         {
