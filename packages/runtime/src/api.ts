@@ -132,6 +132,20 @@ export interface PolicyRule {
   readonly mode?: "token" | "platform";
   /** Raises (never lowers) the verification level the actor needs, 0..3. */
   readonly minVerificationLevel?: number;
+  /**
+   * Lets the signed-in user approve a grant on the confirmation page for the calls this rule matches (off
+   * when absent): at most `maxCalls` calls and/or `maxSeconds` seconds. A tool whose declaration requires
+   * confirmation gets grants only from a rule that names it without a wildcard.
+   */
+  readonly grants?: GrantLimits;
+}
+
+/** The most a grant may allow, as a policy rule bounds it: at least one of the two. */
+export interface GrantLimits {
+  /** 1..GRANT_MAX_CALLS calls. */
+  readonly maxCalls?: number;
+  /** 1..GRANT_MAX_SECONDS seconds from the grant's creation. */
+  readonly maxSeconds?: number;
 }
 
 /** A verification level floor per effect class, 0..3 (tightens tool declarations, never loosens them). */

@@ -93,6 +93,7 @@ export type {
   ActivityEvent,
   ActivityQuery,
   ActivityPage,
+  GrantLimits,
   PolicyRule,
   TenantPolicy,
   EffectVerificationLevels,

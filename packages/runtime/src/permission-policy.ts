@@ -11,7 +11,8 @@ import {
   type ActorInfo,
   type ValidationIssue,
 } from "@toolpact/contract";
-import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
+import type { EffectVerificationLevels, GrantLimits, PolicyRule, TenantPolicy } from "./api.js";
+import { GRANT_MAX_CALLS, GRANT_MAX_SECONDS } from "./grants/grant-bounds.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** The outcome of decide-permission for one call. */
@@ -27,6 +28,11 @@ export type PermissionDecision =
       readonly confirmRule?: { readonly index: number; readonly tools: string };
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
+      /**
+       * When the user may approve a grant for this call on the confirmation page: the tightest limits of the
+       * matching rules that allow grants. Absent when no rule allows one.
+       */
+      readonly grants?: GrantLimits;
     };
 
 interface CompiledRule {
@@ -119,6 +125,7 @@ export class PermissionPolicy {
     let confirmRule: CompiledRule | undefined;
     let platform = false;
     let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
+    let grants: GrantLimits | undefined;
     for (const compiled of rules) {
       if (actor !== undefined) {
         if (compiled.users !== undefined && !compiled.users.has(actor.userId)) continue;
@@ -132,6 +139,10 @@ export class PermissionPolicy {
       if (rule.decision === "confirm") confirmRule ??= compiled;
       if (rule.mode === "platform") platform = true;
       if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
+      // A wildcard rule never opens grants for a tool whose own declaration asks for confirmation.
+      if (rule.grants !== undefined && (!tool.declaration.requiresConfirmation || !rule.tools.includes("*"))) {
+        grants = tighterGrantLimits(grants, rule.grants);
+      }
     }
     if (!matched) {
       return {
@@ -141,10 +152,26 @@ export class PermissionPolicy {
     }
     const confirm = tool.declaration.requiresConfirmation || confirmRule !== undefined;
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
-    return confirmRule === undefined
-      ? { kind: "allow", confirm, mode, minVerificationLevel: level }
-      : { kind: "allow", confirm, mode, minVerificationLevel: level, confirmRule: { index: confirmRule.index, tools: confirmRule.rule.tools } };
+    return {
+      kind: "allow",
+      confirm,
+      mode,
+      minVerificationLevel: level,
+      ...(confirmRule === undefined ? {} : { confirmRule: { index: confirmRule.index, tools: confirmRule.rule.tools } }),
+      ...(confirm && grants !== undefined ? { grants } : {}),
+    };
   }
+}
+
+/** The tighter of two rules' grant limits: each bound is the smaller one, a bound either names is kept. */
+function tighterGrantLimits(current: GrantLimits | undefined, next: GrantLimits): GrantLimits {
+  if (current === undefined) return next;
+  const maxCalls = Math.min(current.maxCalls ?? Number.POSITIVE_INFINITY, next.maxCalls ?? Number.POSITIVE_INFINITY);
+  const maxSeconds = Math.min(current.maxSeconds ?? Number.POSITIVE_INFINITY, next.maxSeconds ?? Number.POSITIVE_INFINITY);
+  return {
+    ...(Number.isFinite(maxCalls) ? { maxCalls } : {}),
+    ...(Number.isFinite(maxSeconds) ? { maxSeconds } : {}),
+  };
 }
 
 /** Every problem of a policy, at once. */
@@ -194,7 +221,7 @@ function isLevel(level: unknown): boolean {
   return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= MAX_VERIFICATION_LEVEL;
 }
 
-const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
+const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel", "grants"]);
 /** A tool pattern as rules, runs, `narrow` and recovery rules take it (its one home is @toolpact/contract). */
 export { TOOL_PATTERN };
 
@@ -232,7 +259,30 @@ function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
   if (level !== undefined && !isLevel(level)) {
     issues.push({ path: `${path}/minVerificationLevel`, message: `minVerificationLevel is an integer from 0 to ${MAX_VERIFICATION_LEVEL}` });
   }
+  if (record.grants !== undefined) grantLimitIssues(record.grants, `${path}/grants`, issues);
   return issues;
+}
+
+function grantLimitIssues(grants: unknown, path: string, issues: ValidationIssue[]): void {
+  if (typeof grants !== "object" || grants === null || Array.isArray(grants)) {
+    issues.push({ path, message: "grants is an object { maxCalls?, maxSeconds? } with at least one of them" });
+    return;
+  }
+  const { maxCalls, maxSeconds, ...rest } = grants as Record<string, unknown>;
+  for (const key of Object.keys(rest)) issues.push({ path: `${path}/${key}`, message: "unknown grants field: use maxCalls or maxSeconds" });
+  if (maxCalls === undefined && maxSeconds === undefined) {
+    issues.push({ path, message: "grants needs maxCalls, maxSeconds or both: a grant is always bounded" });
+  }
+  if (maxCalls !== undefined && !isIntegerIn(maxCalls, 1, GRANT_MAX_CALLS)) {
+    issues.push({ path: `${path}/maxCalls`, message: `maxCalls is an integer from 1 to ${GRANT_MAX_CALLS}` });
+  }
+  if (maxSeconds !== undefined && !isIntegerIn(maxSeconds, 1, GRANT_MAX_SECONDS)) {
+    issues.push({ path: `${path}/maxSeconds`, message: `maxSeconds is an integer from 1 to ${GRANT_MAX_SECONDS} (30 days)` });
+  }
+}
+
+function isIntegerIn(value: unknown, min: number, max: number): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 
 function stringList(value: unknown, path: string, issues: ValidationIssue[]): void {
@@ -264,6 +314,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     if (rule.effects !== undefined) copy.effects = Object.freeze([...rule.effects]);
     if (rule.mode !== undefined) copy.mode = rule.mode;
     if (rule.minVerificationLevel !== undefined) copy.minVerificationLevel = rule.minVerificationLevel;
+    if (rule.grants !== undefined) copy.grants = Object.freeze(tighterGrantLimits({}, rule.grants));
     return Object.freeze(copy) as unknown as PolicyRule;
   });
   const out: {
