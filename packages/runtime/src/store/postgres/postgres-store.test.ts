@@ -70,6 +70,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
         "activity",
         "confirmation_requests",
         "consumed_tokens",
+        "grants",
         "idempotency_keys",
         "operations",
         "outbox",
