@@ -39,6 +39,8 @@ import type {
   PluginEnabledChange,
   PluginKeyLookup,
   PluginKeyRecord,
+  GrantRecord,
+  GrantUse,
   PresenceTokenUse,
   PruneRequest,
   PruneResult,
@@ -53,6 +55,7 @@ import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
+import { SqliteGrants } from "./grants.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
@@ -82,6 +85,7 @@ class SqliteStore implements Store {
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
+  readonly #grants: SqliteGrants;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
 
@@ -89,6 +93,7 @@ class SqliteStore implements Store {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
+    this.#grants = new SqliteGrants(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
@@ -367,6 +372,22 @@ class SqliteStore implements Store {
 
   usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
     return this.#queue.write(() => this.#presence.use(use));
+  }
+
+  insertGrant(grant: GrantRecord): Promise<void> {
+    return this.#queue.write(() => this.#grants.insert(grant));
+  }
+
+  listGrants(tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> {
+    return this.#queue.write(() => this.#grants.list(tenantId, actorUserId, limit));
+  }
+
+  revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> {
+    return this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now));
+  }
+
+  useGrant(use: GrantUse): Promise<boolean> {
+    return this.#queue.write(() => this.#grants.use(use));
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {
