@@ -54,6 +54,12 @@ export const ledger: Boundary<ExecuteAnswer, EffectOutcome, Reads, "operation"> 
       return { retry: "replay", record: begun.record };
     case "token-used":
       throw tokenUsed(call, begun.consumed);
+    case "grant-ended":
+      throw new ToolpactError(
+        "CONFIRMATION_REQUIRED",
+        `${tool.fullName}: the grant that covered this call ended before it began (used up, revoked or expired); nothing ran: confirm the call`,
+        { tool: tool.fullName },
+      );
   }
 };
 

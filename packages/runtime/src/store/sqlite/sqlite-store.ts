@@ -214,7 +214,7 @@ class SqliteStore implements Store {
   }
 
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
-    return this.#queue.write(() => beginOperation(this.#s, begin));
+    return this.#queue.write(() => beginOperation(this.#s, this.#grants, begin));
   }
 
   recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
