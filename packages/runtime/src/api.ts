@@ -105,6 +105,8 @@ export interface ActivityEvent {
   readonly seam?: string;
   /** How a caller's call arrived: `http`, `mcp` or `in-process` (calls only). */
   readonly via?: CallerTransport;
+  /** The user grant that authorized a call in place of a confirmation; on a `grant` event, the grant it records. */
+  readonly grantId?: string;
 }
 
 /** One page request of `listActivity`. */

@@ -63,6 +63,7 @@ export class CallTrace {
   #version: number | undefined;
   #tool: RegisteredTool | undefined;
   #confirmationId: string | undefined;
+  #grantId: string | undefined;
   #seam: string | undefined;
   #recorded = false;
 
@@ -97,6 +98,11 @@ export class CallTrace {
   /** The confirmation (token id or platform request id) the call made or carries; undefined forgets it. */
   confirmedBy(confirmationId: string | undefined): void {
     this.#confirmationId = confirmationId;
+  }
+
+  /** The user grant that authorized the call in place of a confirmation. */
+  grantedBy(grantId: string | undefined): void {
+    this.#grantId = grantId;
   }
 
   /** The gate or guard (`<pluginId>:<name>`) that decided the call's fate. */
@@ -139,6 +145,7 @@ export class CallTrace {
     }
     if (this.#confirmationId !== undefined) event.confirmationId = this.#confirmationId;
     if (this.#seam !== undefined) event.seam = this.#seam;
+    if (this.#grantId !== undefined) event.grantId = this.#grantId;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
     if (this.#kind === "call") event.via = principal.via ?? "in-process";
     return event as unknown as ActivityRecord;

@@ -55,7 +55,7 @@ export function scopeValues(scope: IdempotencyScope): [string, string, string, s
 /** The activity columns, in the order of `activityValues`. */
 export const ACTIVITY_COLUMNS =
   "tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version, effect, phase, outcome, " +
-  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via";
+  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via, grant_id";
 
 /** An event's values in the order of `ACTIVITY_COLUMNS`, absent properties as NULL. */
 export function activityValues(event: ActivityRecord): unknown[] {
@@ -81,6 +81,7 @@ export function activityValues(event: ActivityRecord): unknown[] {
     event.correlationId ?? null,
     event.seam ?? null,
     event.via ?? null,
+    event.grantId ?? null,
   ];
 }
 
@@ -306,5 +307,6 @@ export function activityFromRow(row: Row): ActivityRecord {
     correlationId: str(row.correlation_id),
     seam: str(row.seam),
     via: str(row.via) as ActivityRecord["via"],
+    grantId: str(row.grant_id),
   });
 }

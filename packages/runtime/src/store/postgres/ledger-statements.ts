@@ -248,6 +248,7 @@ export function activityJson(event: ActivityRecord): Record<string, unknown> {
     correlation_id: event.correlationId ?? null,
     seam: event.seam ?? null,
     via: event.via ?? null,
+    grant_id: event.grantId ?? null,
   };
 }
 

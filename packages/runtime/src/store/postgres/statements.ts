@@ -39,12 +39,13 @@ export const ACTIVITY_TYPES = [
   "text",
   "text",
   "text",
+  "text",
 ] as const;
 /** The activity columns as `jsonb_to_recordset` reads them, for events that come in a list. */
 export const ACTIVITY_RECORD =
   "tenant_id text, id text, at bigint, kind text, actor_user_id text, caller_plugin_id text, provider_plugin_id text, " +
   "tool text, version integer, effect text, phase text, outcome text, error_code text, error_class text, operation_id text, " +
-  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text";
+  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text, grant_id text";
 
 /** The columns a begin writes into `operations`. */
 export const OPERATION_COLUMNS =

@@ -13,7 +13,6 @@ import {
   scopeValues,
   tenantConfigFromRow,
   tokenFromRow,
-  activityFromRow,
   type Row,
 } from "../rows.js";
 import type {
@@ -55,6 +54,7 @@ import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
+import { listActivity } from "./activity-reads.js";
 import { SqliteGrants } from "./grants.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { openSqlite } from "./open-database.js";
@@ -351,44 +351,20 @@ class SqliteStore implements Store {
   }
 
   listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
-    return this.#queue.read(() => {
-      const limit = Math.max(1, Math.floor(query.limit));
-      let rows: Row[];
-      const caller = query.caller;
-      if (caller !== undefined) {
-        rows = (
-          query.beforeId === undefined
-            ? this.#s.listCallerActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
-            : this.#s.listCallerActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
-        ) as Row[];
-      } else {
-        rows = (
-          query.beforeId === undefined ? this.#s.listActivity.all(tenantId, limit) : this.#s.listActivityBefore.all(tenantId, query.beforeId, limit)
-        ) as Row[];
-      }
-      return rows.map(activityFromRow);
-    });
+    return this.#queue.read(() => listActivity(this.#s, tenantId, query));
   }
 
   usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
     return this.#queue.write(() => this.#presence.use(use));
   }
 
-  insertGrant(grant: GrantRecord): Promise<void> {
-    return this.#queue.write(() => this.#grants.insert(grant));
-  }
-
-  listGrants(tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> {
-    return this.#queue.write(() => this.#grants.list(tenantId, actorUserId, limit));
-  }
-
-  revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> {
-    return this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now));
-  }
-
-  useGrant(use: GrantUse): Promise<boolean> {
-    return this.#queue.write(() => this.#grants.use(use));
-  }
+  // Grants (migration 9) through the queue.
+  readonly insertGrant = (grant: GrantRecord): Promise<void> => this.#queue.write(() => this.#grants.insert(grant));
+  readonly listGrants = (tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> =>
+    this.#queue.read(() => this.#grants.list(tenantId, actorUserId, limit));
+  readonly revokeGrant = (tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> =>
+    this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now));
+  readonly useGrant = (use: GrantUse): Promise<boolean> => this.#queue.write(() => this.#grants.use(use));
 
   prune(request: PruneRequest): Promise<PruneResult> {
     return this.#queue.write(() => pruneSqlite(this.#db, request));
