@@ -1,7 +1,7 @@
 /**
- * `tools/call`, top to bottom: resolve the MCP name in this caller's listing; a tool that needs no
- * confirmation executes at once; otherwise preview, get the user's approval (platform mode only), and
- * execute once with the token.
+ * `tools/call`, top to bottom: resolve the MCP name in this caller's listing; execute at once (a call that
+ * needs no confirmation, or one a live user grant covers, runs); when the runtime answers
+ * CONFIRMATION_REQUIRED, preview, get the user's approval (platform mode only), and execute once with the token.
  */
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolpactError, isToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
@@ -36,13 +36,12 @@ export async function callTool(call: ToolCall): Promise<CallToolResult> {
     const tool = await resolveTool(call);
     const ref: ToolRef = { providerId: tool.providerId, tool: tool.name, version: tool.version };
     const input = call.arguments ?? {};
-    if (!tool.requiresConfirmation) {
-      try {
-        return outputResult(await call.backend.execute(ref, input));
-      } catch (error) {
-        // A gate may still demand a confirmation at run time: then it goes the confirmed way.
-        if (!isToolpactError(error) || error.code !== "CONFIRMATION_REQUIRED") throw error;
-      }
+    // Executed first even when the tool declares confirmation: a live user grant may cover the call (the
+    // runtime decides). A confirmation still asked for (by the declaration, a rule or a gate) goes the confirmed way.
+    try {
+      return outputResult(await call.backend.execute(ref, input));
+    } catch (error) {
+      if (!isToolpactError(error) || error.code !== "CONFIRMATION_REQUIRED") throw error;
     }
     return await confirmThenExecute(call, tool, ref, input);
   } catch (error) {
