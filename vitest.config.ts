@@ -2,6 +2,19 @@ import { defineConfig } from "vitest/config";
 
 /** Tests that measure latency under load: they run after everything else, alone. */
 const QUIET = ["test/hostile/abusive-caller.test.ts"];
+/**
+ * The release gates: a reader's project installed from the packed packages (npm and pnpm), the first
+ * hour of docs/getting-started.md, and the docs' shell sessions. They are the longest files and mostly
+ * wait on package managers and child processes, so they start first and the suite's files fill the
+ * workers around them.
+ */
+const RELEASE = ["test/consumer/**/*.test.ts", "examples/docs-check/src/docs.test.ts"];
+/**
+ * Workers for the release gates and the suite together. Most files wait on servers, subprocesses,
+ * package managers and databases rather than on a core: on a 2-core machine vitest's default (one
+ * worker) leaves the CPU idle most of the time. (Projects that run together must share this number.)
+ */
+const WORKERS = Number(process.env.TOOLPACT_TEST_WORKERS ?? 4);
 
 export default defineConfig({
   resolve: { conditions: ["@toolpact/source"] },
@@ -13,13 +26,16 @@ export default defineConfig({
     projects: [
       {
         extends: true,
+        // Queued before the suite (same group; vitest orders a group's files by project name first).
+        test: { name: "release", include: RELEASE, maxWorkers: WORKERS, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
         test: {
           name: "suite",
           include: ["packages/*/src/**/*.test.ts", "codegen/src/**/*.test.ts", "examples/*/src/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: ["**/node_modules/**", ...QUIET],
-          // Most files wait on servers, subprocesses and databases rather than on a core: on a 2-core
-          // machine vitest's default (one worker) leaves the CPU idle most of the time.
-          maxWorkers: Number(process.env.TOOLPACT_TEST_WORKERS ?? 3),
+          exclude: ["**/node_modules/**", ...QUIET, ...RELEASE],
+          maxWorkers: WORKERS,
           sequence: { groupOrder: 0 },
         },
       },

@@ -2,7 +2,7 @@
 // Uses the built packages (dist): `pnpm bench` builds first; otherwise run `pnpm build` before.
 //   node bench/run.mjs                 default run (about 2.5 minutes on an idle 2-core machine)
 //   node bench/run.mjs --full          longer and steadier (about 12 minutes)
-//   node bench/run.mjs --only durable  one group (overhead | durable | micro | codegen; comma-separated for several)
+//   node bench/run.mjs --only durable  one group (overhead | durable | micro | codegen | telemetry; comma-separated for several)
 //   node bench/run.mjs --write         also replace the results in docs/benchmarks.md
 //   node bench/run.mjs --smoke         checks the harness in about a minute (figures mean nothing)
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,6 +18,7 @@ import { SCRATCH_ENV } from "./lib/scratch.mjs";
 import { markdownTable, verdict } from "./lib/stats.mjs";
 import { runMicro } from "./micro/run.mjs";
 import { runOverhead } from "./overhead/run.mjs";
+import { runTelemetry } from "./telemetry/run.mjs";
 
 const DOC = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
 const BEGIN = "<!-- bench:results:begin (written by `node bench/run.mjs --write`; edit outside these markers) -->";
@@ -28,6 +29,7 @@ const GROUPS = [
   { name: "overhead", order: 1, title: "1. Call overhead on loopback: the same no-op tool through each system", run: runOverhead },
   { name: "durable", order: 2, title: "2. Durable throughput: SQLite and PostgreSQL ledgers", run: runDurable },
   { name: "micro", order: 4, title: "4. Micro costs of the guarantees (in process)", run: runMicro },
+  { name: "telemetry", order: 5, title: "5. OpenTelemetry: the read execute with no SDK, an SDK recording nothing, and an SDK exporting", run: runTelemetry },
   { name: "codegen", order: 3, title: "3. Codegen and type-checking (bench/codegen/run.mjs)", run: runCodegen },
 ];
 

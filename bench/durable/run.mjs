@@ -11,7 +11,13 @@ import { formatCount, formatMs, formatRate, formatRatio, markdownTable } from ".
 import { startToolpactHosts } from "../lib/toolpact-host.mjs";
 import { hasPostgresStore } from "../lib/world.mjs";
 
-/** @type {{ name: string, label: string, store: string, instances: number | "-", driver: "load" | "inProcess", kind: string, postgres?: boolean }[]} */
+/** How often the audit rows' runtime checkpoints the activity log (settle window 0: every event so far), ms. */
+const AUDIT_CHECKPOINT_MS = 250;
+
+/**
+ * `auditOf`: the same configuration with the checkpoint job running, compared with the one it names (paired rounds).
+ * @type {{ name: string, label: string, store: string, instances: number | "-", driver: "load" | "inProcess", kind: string, postgres?: boolean, auditOf?: string }[]}
+ */
 const CONFIGS = [
   { name: "inproc-sqlite", label: "in process, `runtime.execute`", store: "SQLite", instances: "-", driver: "inProcess", kind: "toolpact-runtime" },
   {
@@ -22,6 +28,25 @@ const CONFIGS = [
     driver: "inProcess",
     kind: "toolpact-runtime",
     postgres: true,
+  },
+  {
+    name: "inproc-sqlite-audit",
+    label: `in process, \`runtime.execute\`, activity checkpointed every ${AUDIT_CHECKPOINT_MS} ms`,
+    store: "SQLite",
+    instances: "-",
+    driver: "inProcess",
+    kind: "toolpact-runtime",
+    auditOf: "inproc-sqlite",
+  },
+  {
+    name: "inproc-postgres-audit",
+    label: `in process, \`runtime.execute\`, activity checkpointed every ${AUDIT_CHECKPOINT_MS} ms`,
+    store: "PostgreSQL",
+    instances: "-",
+    driver: "inProcess",
+    kind: "toolpact-runtime",
+    postgres: true,
+    auditOf: "inproc-postgres",
   },
   { name: "serve-sqlite", label: "`toolpact serve` over HTTP", store: "SQLite", instances: 1, driver: "load", kind: "toolpact-read" },
   { name: "serve-postgres-1", label: "`toolpact serve` over HTTP", store: "PostgreSQL", instances: 1, driver: "load", kind: "toolpact-read", postgres: true },
@@ -67,7 +92,7 @@ export async function runDurable(settings, log) {
         database = fresh.url;
       }
       /** @type {Record<string, unknown>} */
-      let spec = { name: config.name, kind: config.kind, database };
+      let spec = { name: config.name, kind: config.kind, database, ...(config.auditOf === undefined ? {} : { checkpointEveryMs: AUDIT_CHECKPOINT_MS }) };
       if (config.driver === "load") {
         let hosts;
         try {
@@ -122,7 +147,11 @@ function report(results, checked, unavailable, settings, postgresVersionText) {
       config.store,
       String(config.instances),
       formatRate(result.rate),
-      config.driver === "load" ? formatRatio(1 / pairedRatios(result, sqliteServe).throughput) : "",
+      config.driver === "load"
+        ? formatRatio(1 / pairedRatios(result, sqliteServe).throughput)
+        : config.auditOf !== undefined && results.has(config.auditOf)
+          ? `${formatRatio(1 / pairedRatios(result, results.get(config.auditOf)).throughput)} of without`
+          : "",
       formatMs(result.latency.p50),
       formatMs(result.latency.p99),
       `${formatCount(checked.get(config.name).activity)} = ${formatCount(result.calls)}`,

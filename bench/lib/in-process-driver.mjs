@@ -29,8 +29,8 @@ const makers = {
       },
     };
   },
-  "toolpact-runtime": async ({ name, database }) => {
-    const world = await createWorld({ database });
+  "toolpact-runtime": async ({ name, database, checkpointEveryMs }) => {
+    const world = await createWorld({ database, checkpointEveryMs });
     const principal = await world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
     return {
       info: { sqliteFile: world.sqliteFile ?? null },

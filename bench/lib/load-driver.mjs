@@ -1,6 +1,7 @@
 // The load client of the HTTP benchmarks, in its own process: one client per compared system, each the
 // client people would use with it (fetch, tRPC httpLink, @toolpact/client's HTTP transport, the MCP SDK client,
 // which also calls toolpact's MCP bridge).
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
@@ -72,6 +73,11 @@ const makers = {
   mcp: async ({ url, name }) => mcpSystem(name, "get-item", new StreamableHTTPClientTransport(new URL(url), { fetch: sdkFetch })),
   /** The same SDK client against toolpact's MCP bridge (`/mcp` of `toolpact serve`) with the caller's credentials. */
   "toolpact-mcp": ({ urls, pluginKey, actorToken, name }) => mcpSystem(name, MCP_READ_TOOL, toolpactMcpTransport(urls[0], { pluginKey, actorToken })),
+  /** tools/call at 2026-07-28 through the v2 SDK client (pinned: no initialize, one POST per call). */
+  "mcp-2026": ({ url, name }) => mcp2026System(name, "get-item", new URL(url), {}),
+  /** The same v2 client, pinned to 2026-07-28, against toolpact's MCP bridge with the caller's credentials. */
+  "toolpact-mcp-2026": ({ urls, pluginKey, actorToken, name }) =>
+    mcp2026System(name, MCP_READ_TOOL, new URL(`${urls[0]}/mcp`), { authorization: `Bearer ${pluginKey}`, "x-toolpact-actor": actorToken }),
   /** As above, without a session: the client never sees a session id, so each call is answered on its own. */
   "toolpact-mcp-stateless": ({ urls, pluginKey, actorToken, name }) =>
     mcpSystem(name, MCP_READ_TOOL, toolpactMcpTransport(urls[0], { pluginKey, actorToken }, withoutSessions)),
@@ -86,6 +92,24 @@ async function mcpSystem(name, tool, transport) {
   await client.connect(transport);
   return {
     info: { sessionId: transport.sessionId ?? null },
+    call: async (i) => {
+      const input = inputOf(i);
+      const result = await client.callTool({ name: tool, arguments: input });
+      if (result.isError) throw new Error(`${name}: tool error ${JSON.stringify(result.content)}`);
+      const [first] = /** @type {{ type: string, text?: string }[]} */ (result.content);
+      checkItem(JSON.parse(first?.text ?? "null"), input.id, name);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** A v2 SDK client pinned to 2026-07-28 calling `tool`; it reads the item from the text content. */
+async function mcp2026System(name, tool, url, headers) {
+  const client = new ClientV2({ name: "bench-load-client", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  await client.connect(new StreamableHTTPClientTransportV2(url, { requestInit: { headers }, fetch: sdkFetch }));
+  if (client.getProtocolEra() !== "modern") throw new Error(`${name}: the client did not land on 2026-07-28`);
+  return {
+    info: { era: client.getProtocolEra() },
     call: async (i) => {
       const input = inputOf(i);
       const result = await client.callTool({ name: tool, arguments: input });

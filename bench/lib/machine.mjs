@@ -26,6 +26,7 @@ export async function describeMachine() {
       "TypeScript 7": packageVersion("typescript7"),
       "tRPC (@trpc/server, @trpc/client)": `${packageVersion("@trpc/server")}, ${packageVersion("@trpc/client")}`,
       "MCP SDK (@modelcontextprotocol/sdk)": packageVersion("@modelcontextprotocol/sdk"),
+      "MCP SDK v2 (@modelcontextprotocol/server, client)": `${packageVersion("@modelcontextprotocol/server")}, ${packageVersion("@modelcontextprotocol/client")}`,
       zod: packageVersion("zod"),
       "better-sqlite3": packageVersion("better-sqlite3"),
       "pg (node-postgres)": packageVersion("pg"),

@@ -14,11 +14,11 @@ const SERVING = /^toolpact serving \d+ plugins? at (http:\/\/\S+)\/trpc$/;
 
 /**
  * Starts `instances` `toolpact serve` processes on one `database` (default: a fresh SQLite file in a temp
- * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`).
+ * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`); `env` adds to its environment.
  * Answers the URLs, the caller's credentials, the SQLite file (if any) and `stop()`.
  */
-/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[] }} [options] */
-export async function startToolpactHosts({ database, instances = 1, nodeArgs = [] } = {}) {
+/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[], env?: Record<string, string> }} [options] */
+export async function startToolpactHosts({ database, instances = 1, nodeArgs = [], env: extraEnv = {} } = {}) {
   const dir = await scratchDir("toolpact-host-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   const configFile = path.join(dir, "toolpact.config.json");
@@ -42,6 +42,7 @@ export async function startToolpactHosts({ database, instances = 1, nodeArgs = [
     TOOLPACT_SIGNING_KEYS: `bench:${randomBytes(32).toString("base64")}`,
     TOOLPACT_STORAGE_KEY: randomBytes(32).toString("base64"),
     TOOLPACT_DATABASE_URL: "",
+    ...extraEnv,
   };
   const children = [];
   const start = async (index) => {

@@ -16,8 +16,12 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
  * Creates the runtime on a fresh SQLite file, or on `database` (a `postgres://` URL) through `createStore`.
  * Answers the runtime, the caller's credentials, the SQLite file (if any) and `close()`.
  */
-/** @param {{ database?: string | undefined }} [options] */
-export async function createWorld({ database } = {}) {
+/**
+ * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
+ * audit rows); without it the job is off, so the other rows measure calls alone.
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined }} [options]
+ */
+export async function createWorld({ database, checkpointEveryMs } = {}) {
   const dir = await scratchDir("toolpact-world-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   let store;
@@ -31,6 +35,7 @@ export async function createWorld({ database } = {}) {
     storageKey: new Uint8Array(randomBytes(32)),
     actorTokens: { issuer: ACTOR_ISSUER, secret: actorSecret },
     rateLimits: RATE_LIMITS,
+    audit: checkpointEveryMs === undefined ? { checkpointIntervalMs: 0 } : { checkpointIntervalMs: checkpointEveryMs, settleMs: 0 },
   });
   for (const dir of PLUGIN_DIRS) {
     const manifest = await loadManifestOrThrow(path.join(dir, "plugin.json"));

@@ -71,6 +71,22 @@ const SYSTEMS = [
     server: "toolpact",
   },
   {
+    name: "mcp-v2-2026",
+    label: "MCP SDK v2 `tools/call` at 2026-07-28, Streamable HTTP, stateless (createMcpHandler)",
+    how: "HTTP, MCP SDK v2 client",
+    driver: "load",
+    kind: "mcp-2026",
+    server: "mcp-v2",
+  },
+  {
+    name: "toolpact-mcp-2026",
+    label: "toolpact MCP bridge `tools/call` at 2026-07-28 (`/mcp`, SQLite ledger)",
+    how: "HTTP, MCP SDK v2 client",
+    driver: "load",
+    kind: "toolpact-mcp-2026",
+    server: "toolpact",
+  },
+  {
     name: "toolpact-in-process",
     label: "toolpact `runtime.execute` in process (SQLite ledger)",
     how: "in process",
@@ -94,6 +110,7 @@ async function startServers() {
     startJsonServer(here("./servers/mcp.mjs"), { args: ["stateless"] }),
     startJsonServer(here("./servers/mcp.mjs"), { args: ["session"] }),
     startToolpactHosts(),
+    startJsonServer(here("./servers/mcp-v2.mjs")),
   ]);
   const failed = started.find((result) => result.status === "rejected");
   if (failed !== undefined) {
@@ -102,7 +119,7 @@ async function startServers() {
     if (host.status === "fulfilled") await host.value.stop();
     throw failed.reason;
   }
-  const [bareHttp, bareTrpc, mcpStateless, mcpSession, toolpact] = /** @type {[any, any, any, any, any]} */ (
+  const [bareHttp, bareTrpc, mcpStateless, mcpSession, toolpact, mcpV2] = /** @type {[any, any, any, any, any, any]} */ (
     started.map((result) => /** @type {PromiseFulfilledResult<any>} */ (result).value)
   );
   return {
@@ -110,6 +127,7 @@ async function startServers() {
     "bare-trpc": { url: bareTrpc.url, stop: () => stopChild(bareTrpc.child) },
     "mcp-stateless": { url: mcpStateless.url, stop: () => stopChild(mcpStateless.child) },
     "mcp-session": { url: mcpSession.url, stop: () => stopChild(mcpSession.child) },
+    "mcp-v2": { url: mcpV2.url, stop: () => stopChild(mcpV2.child) },
     toolpact: { urls: toolpact.urls, pluginKey: toolpact.pluginKey, actorToken: toolpact.actorToken, sqliteFile: toolpact.sqliteFile, stop: toolpact.stop },
   };
 }
@@ -135,7 +153,10 @@ export async function runOverhead(settings, log) {
     const results = await measureInterleaved(systems, settings, (line) => log(line));
 
     // Every toolpact read call, over tRPC or MCP, left one operation and one activity row in its store.
-    const served = ["toolpact-read", "toolpact-mcp-stateless", "toolpact-mcp-session"].reduce((sum, name) => sum + results.get(name).calls, 0);
+    const served = ["toolpact-read", "toolpact-mcp-stateless", "toolpact-mcp-session", "toolpact-mcp-2026"].reduce(
+      (sum, name) => sum + results.get(name).calls,
+      0,
+    );
     checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), served, "toolpact serve (SQLite), read execute over tRPC and MCP");
     for (const name of ["toolpact-in-process", "toolpact-in-process-transport"]) {
       checkLedger(await countLedger({ sqliteFile: infos.get(name).sqliteFile }), results.get(name).calls, `${name} (SQLite)`);
@@ -225,6 +246,14 @@ function report(results, settings) {
         met: ratio <= 1,
       };
     }),
+    (() => {
+      const ratio = pairedRatios(results.get("toolpact-mcp-2026"), results.get("mcp-v2-2026")).p50;
+      return {
+        target: "MCP bridge `tools/call` of the read tool at 2026-07-28: p50 at most the MCP SDK v2's own stateless server's",
+        measured: targetRatio(ratio),
+        met: ratio <= 1,
+      };
+    })(),
     {
       target: `in-process durable execute on SQLite: at least 40,000 calls/s at ${settings.inFlight} in flight`,
       measured: `${formatRate({ ...inProcess.rate, rounds: 1 })} calls/s`,

@@ -67,14 +67,14 @@ if (SKIP) {
         for (const path of ["/console", "/console/keys", "/console/plugins", `/console/operations/${world.confirmedOperationId}`]) {
           const answer = await page.goto(`${world.url}${path}`);
           expect(answer?.status(), path).toBe(401);
-          const text = await page.locator("main").innerText();
+          const text = await page.locator("main").textContent();
           expect(text).toContain("Sign in to the toolpact console");
           for (const fact of [REFUSED_USER, CALLER, world.callerKeyId, "PERMISSION_DENIED", "2.3.0"]) expect(text, path).not.toContain(fact);
           expect(await page.locator("header nav").count()).toBe(0);
         }
         await page.fill("#admin-key", "not-the-admin-key");
         await Promise.all([page.waitForNavigation(), page.click("#sign-in")]);
-        expect(await page.locator("#message").innerText()).toContain("not this server's admin key");
+        expect(await page.locator("#message").textContent()).toContain("not this server's admin key");
         expect((await browser.cookies()).filter((cookie) => cookie.name.includes("console"))).toEqual([]);
         const again = await page.goto(`${world.url}/console/keys`);
         expect(again?.status()).toBe(401);
@@ -89,7 +89,7 @@ if (SKIP) {
       expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/console" });
       // The chart counts the seeded calls and the one refusal.
       expect(await page.locator("svg#chart rect.calls").count()).toBe(24);
-      expect(await page.locator("#chart-summary").innerText()).toMatch(/ calls?, 1 refused/);
+      expect(await page.locator("#chart-summary").textContent()).toMatch(/ calls?, 1 refused/);
       // The first Tab reaches "Skip to content", the next the navigation; Enter on the skip link moves on to the filters.
       await page.keyboard.press("Tab");
       expect(await page.evaluate(() => document.activeElement?.id)).toBe("skip");
@@ -115,7 +115,7 @@ if (SKIP) {
       expect(await rows.count()).toBe(1);
       const row = rows.first();
       expect(await row.getAttribute("class")).toBe("refused");
-      const cells = await row.locator("td").allInnerTexts();
+      const cells = await row.locator("td").allTextContents();
       expect(cells[2]).toBe(`${PROVIDER}:purge-notes@2`);
       expect(cells[3]).toBe(CALLER);
       expect(cells[4]).toBe(REFUSED_USER);
@@ -128,9 +128,9 @@ if (SKIP) {
     it("opens an operation's story from the timeline with Enter: its confirmation and outcome, never its input", async () => {
       const page = await signedIn();
       await enterOn(page, `a[href*="/console/operations/${world.confirmedOperationId}"]`);
-      expect(await page.locator("h1").innerText()).toContain(world.confirmedOperationId);
-      expect(await page.locator("#state").innerText()).toBe("succeeded");
-      const story = await page.locator("#story").innerText();
+      expect(await page.locator("h1").textContent()).toContain(world.confirmedOperationId);
+      expect(await page.locator("#state").textContent()).toBe("succeeded");
+      const story = await page.locator("#story").textContent();
       expect(story).toMatch(/confirmation approve: approved/);
       expect(story).toMatch(/call execute: succeeded/);
       expect(story).toContain("by bob");
@@ -141,27 +141,27 @@ if (SKIP) {
     it("shows pending confirmations, plugins with tools and versions, the policy and key ages, reached from the navigation by keyboard", async () => {
       const page = await signedIn();
       await enterOn(page, 'header a[href^="/console/confirmations"]');
-      const pending = await page.locator("#pending").innerText();
+      const pending = await page.locator("#pending").textContent();
       expect(pending).toContain(world.pendingRequestId);
       expect(pending).toContain("carol");
       expect(pending).not.toContain("n-2");
 
       await enterOn(page, 'header a[href^="/console/plugins"]');
-      const provider = await page.locator(`tr[data-plugin="${PROVIDER}"]`).innerText();
+      const provider = await page.locator(`tr[data-plugin="${PROVIDER}"]`).textContent();
       expect(provider).toContain("2.3.0");
       expect(provider).toContain("purge-notes@2");
       expect(provider).toContain("delete-note@1 write, confirmed");
-      expect(await page.locator(`tr[data-plugin="${CALLER}"] td.state`).innerText()).toBe("enabled");
+      expect(await page.locator(`tr[data-plugin="${CALLER}"] td.state`).textContent()).toBe("enabled");
 
       await enterOn(page, 'header a[href^="/console/policy"]');
-      const policy = await page.locator("#policy").innerText();
+      const policy = await page.locator("#policy").textContent();
       expect(policy).toContain(`${PROVIDER}:purge-notes`);
       expect(policy).toContain(REFUSED_USER);
 
       await enterOn(page, 'header a[href^="/console/keys"]');
       const key = page.locator(`tr[data-key="${world.callerKeyId}"]`);
-      expect(await key.locator("td.age").innerText()).toBe("0 days");
-      expect(await key.locator("td.state").innerText()).toBe("live");
+      expect(await key.locator("td.age").textContent()).toBe("0 days");
+      expect(await key.locator("td.state").textContent()).toBe("live");
 
       // The tenant picker: another tenant's keys, chosen with the keyboard.
       await tabTo(page, "#f-tenant");
@@ -176,24 +176,24 @@ if (SKIP) {
     it("disables a plugin and revokes a key only after asking again; Cancel changes nothing", async () => {
       const page = await signedIn(`/console/plugins?tenant=${OTHER_TENANT}`);
       await enterOn(page, `tr[data-plugin="${PROVIDER}"] button`);
-      expect(await page.locator("#consequence").innerText()).toContain(`Plugin "${PROVIDER}" stops serving`);
+      expect(await page.locator("#consequence").textContent()).toContain(`Plugin "${PROVIDER}" stops serving`);
       await enterOn(page, "#cancel");
-      expect(await page.locator(`tr[data-plugin="${PROVIDER}"] td.state`).innerText()).toBe("enabled");
+      expect(await page.locator(`tr[data-plugin="${PROVIDER}"] td.state`).textContent()).toBe("enabled");
       await enterOn(page, `tr[data-plugin="${PROVIDER}"] button`);
       await enterOn(page, "#confirm-action");
-      expect(await page.locator("#message").innerText()).toBe(`Plugin "${PROVIDER}" is disabled for tenant "${OTHER_TENANT}".`);
+      expect(await page.locator("#message").textContent()).toBe(`Plugin "${PROVIDER}" is disabled for tenant "${OTHER_TENANT}".`);
       await enterOn(page, "#back");
-      expect(await page.locator(`tr[data-plugin="${PROVIDER}"] td.state`).innerText()).toBe("disabled");
+      expect(await page.locator(`tr[data-plugin="${PROVIDER}"] td.state`).textContent()).toBe("disabled");
 
       const { keyId } = await world.host.runtime.admin.issuePluginKey(TENANT, CALLER);
       await page.goto(`${world.url}/console/keys?tenant=${TENANT}`);
       await enterOn(page, `tr[data-key="${keyId}"] button`);
-      expect(await page.locator("#consequence").innerText()).toContain(`plugin key "${keyId}"`);
+      expect(await page.locator("#consequence").textContent()).toContain(`plugin key "${keyId}"`);
       await enterOn(page, "#confirm-action");
-      expect(await page.locator("#message").innerText()).toBe(`Plugin key "${keyId}" of tenant "${TENANT}" is revoked.`);
+      expect(await page.locator("#message").textContent()).toBe(`Plugin key "${keyId}" of tenant "${TENANT}" is revoked.`);
       await enterOn(page, "#back");
-      expect(await page.locator(`tr[data-key="${keyId}"] td.state`).innerText()).toMatch(/^revoked /);
-      expect(await page.locator(`tr[data-key="${world.callerKeyId}"] td.state`).innerText()).toBe("live");
+      expect(await page.locator(`tr[data-key="${keyId}"] td.state`).textContent()).toMatch(/^revoked /);
+      expect(await page.locator(`tr[data-key="${world.callerKeyId}"] td.state`).textContent()).toBe("live");
       await page.close();
     });
   });

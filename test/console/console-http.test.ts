@@ -153,6 +153,14 @@ describe("the console over HTTP", () => {
     for (const secret of ["secret input never shown", "Delete note", "n-1", "n-2", world.adminKey]) expect(all).not.toContain(secret);
   });
 
+  it("links a confirmed call's preview and decision to the story of the operation it let run", async () => {
+    const { cookie } = await signIn();
+    const html = await (await get(`/console?tenant=${TENANT}&actor=bob`, { cookie })).text();
+    const rows = [...html.matchAll(/<tr data-event="[^"]+">(.*?)<\/tr>/g)].map((match) => match[1]!);
+    expect(rows).toHaveLength(3); // preview, approve, execute
+    for (const row of rows) expect(row).toContain(`/console/operations/${world.confirmedOperationId}?tenant=${TENANT}`);
+  });
+
   it("says what is wrong with a filter, escapes what it echoes, and answers 404 for an unknown operation", async () => {
     const { cookie } = await signIn();
     const badTime = await get(`/console?tenant=${TENANT}&since=yesterday`, { cookie });

@@ -65,6 +65,24 @@ const message = fc.oneof(
         junk,
         fc.record({ name: fc.oneof(edgeString, fc.constantFrom("notes_create_note", "notes_list_notes")), arguments: junk, _meta: junk }, { requiredKeys: [] }),
         fc.record({ protocolVersion: edgeString, capabilities: junk, clientInfo: junk }, { requiredKeys: [] }),
+        // 2026-07-28: the per-request envelope, and a retry's requestState and inputResponses.
+        fc.record(
+          {
+            name: fc.oneof(edgeString, fc.constantFrom("com-test-notes_create_note", "com-test-notes_list_notes")),
+            arguments: junk,
+            requestState: fc.oneof(edgeString, junk, fc.constant("tp1.e30.AAAA")),
+            inputResponses: junk,
+            _meta: fc.record(
+              {
+                "io.modelcontextprotocol/protocolVersion": fc.oneof(fc.constantFrom("2026-07-28", "2099-01-01", "2025-11-25"), edgeString),
+                "io.modelcontextprotocol/clientCapabilities": fc.oneof(junk, fc.constant({ elicitation: { url: {} } })),
+                "io.modelcontextprotocol/clientInfo": junk,
+              },
+              { requiredKeys: [] },
+            ),
+          },
+          { requiredKeys: [] },
+        ),
       ),
     },
     { requiredKeys: [] },
@@ -88,6 +106,14 @@ const mcpHeaders = fc.record(
     accept: fc.constantFrom("application/json, text/event-stream", "application/json", "text/event-stream", "*/*", ""),
     "mcp-protocol-version": fc.oneof(
       fc.constantFrom("2025-11-25", "2025-06-18", "2026-07-28", "junk"),
+      edgeString.filter((s) => /^[\x20-\x7e]*$/.test(s)),
+    ),
+    "mcp-method": fc.oneof(
+      fc.constantFrom("tools/call", "tools/list", "server/discover"),
+      edgeString.filter((s) => /^[\x20-\x7e]*$/.test(s)),
+    ),
+    "mcp-name": fc.oneof(
+      fc.constantFrom("com-test-notes_create_note"),
       edgeString.filter((s) => /^[\x20-\x7e]*$/.test(s)),
     ),
     "mcp-session-id": fc.oneof(

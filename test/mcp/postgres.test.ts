@@ -1,6 +1,7 @@
 /**
  * MCP against two `toolpact serve` processes (the built CLI) on one PostgreSQL database: an agent's call
- * waits on one instance while the person approves on the other instance's page; it runs once. A session
+ * waits on one instance while the person approves on the other instance's page; it runs once. At 2026-07-28
+ * a requestState one instance minted is accepted by the other (the key derives from the shared storage key). A session
  * on one instance hears of a tool change made through the other.
  * Needs TOOLPACT_TEST_PG_URL; without it the file is skipped with one line saying so.
  */
@@ -69,6 +70,55 @@ describe.skipIf(skip !== undefined)("MCP on two toolpact serve instances sharing
     const result = await calling;
     expect(result.structuredContent).toMatchObject({ done: true, title: "approved on the other instance", by: a!.pid });
     expect(invocations(root, tenantId).filter((entry) => entry.title === "approved on the other instance")).toHaveLength(1);
+  });
+
+  it("2026-07-28: a state minted by one instance is accepted by the other, and the approved call runs once", async () => {
+    const [a, b] = instances;
+    /** One 2026-07-28 tools/call of the charge tool, sent by hand to an instance. */
+    const call = async (url: string, extra: Record<string, unknown> = {}) => {
+      const envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "pg-agent-2026", version: "1.0.0" },
+        "io.modelcontextprotocol/clientCapabilities": { elicitation: { url: {} } },
+      };
+      const body = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "com-test-pg_charge", arguments: { title: "2026 across instances" }, ...extra, _meta: envelope },
+      };
+      const response = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: {
+          ...headers,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": "com-test-pg_charge",
+        },
+        body: JSON.stringify(body),
+      });
+      const text = await response.text();
+      return JSON.parse(text.startsWith("{") ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? "{}")) as {
+        result?: {
+          resultType?: string;
+          requestState?: string;
+          inputRequests?: { toolpact_approval?: { params?: { url?: string } } };
+          structuredContent?: unknown;
+        };
+      };
+    };
+    const first = await call(a!.url);
+    expect(first.result?.resultType).toBe("input_required");
+    const requestId = new URL(first.result!.inputRequests!.toolpact_approval!.params!.url!).pathname.split("/").pop()!;
+    const session = await signIn(b!.url, secrets.actorSecret, { tid: tenantId, sub: "user-1" });
+    const page = await fetchPage(b!.url, requestId, session);
+    expect((await postDecision(b!.url, requestId, "approve", { session, csrf: page.csrf! })).status).toBe(200);
+
+    const retries = await Promise.all([b!.url, a!.url, b!.url].map((url) => call(url, { requestState: first.result!.requestState })));
+    for (const retried of retries) expect(retried.result?.structuredContent).toMatchObject({ done: true, title: "2026 across instances" });
+    expect(invocations(root, tenantId).filter((entry) => entry.title === "2026 across instances")).toHaveLength(1);
   });
 
   it("a session on one instance is told at once when the tools change through the other (LISTEN/NOTIFY, not the 15 s poll)", async () => {

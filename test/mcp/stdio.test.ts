@@ -96,7 +96,9 @@ describe("toolpact mcp (stdio)", () => {
     stop.abort();
     await expect(calling).rejects.toThrow();
     const principal = await world.stack.runtime.authenticate({ pluginKey: pluginKey(), actorToken: await actorToken() });
-    await expect.poll(async () => (await world.stack.runtime.getConfirmation(principal, asked[0]!.elicitationId)).status).toBe("cancelled");
+    await expect
+      .poll(async () => (await world.stack.runtime.getConfirmation(principal, asked[0]!.elicitationId)).status, { timeout: 10_000 })
+      .toBe("cancelled");
   });
 
   it("sends a client without URL elicitation to the page with the URL-elicitation-required error", async () => {

@@ -190,6 +190,10 @@ describe("OAuth 2.1 resource server", () => {
     );
     expect(answer.status).toBe(200);
     expect(world.stack.probe.lastContext).toMatchObject({ tenantId: "t1", callerPluginId: ASSISTANT_ID, actor: { userId: BOT_CLIENT.id } });
+    // The activity log says an access token authenticated the call (and a plugin key never did).
+    const { events } = await world.stack.runtime.admin.listActivity("t1", { limit: 5 });
+    const call = events.find((event) => event.kind === "call" && event.tool?.includes(":echo@") && event.actorUserId === BOT_CLIENT.id);
+    expect(call).toMatchObject({ authenticatedBy: "oauth", via: "http", callerPluginId: ASSISTANT_ID });
   });
 
   describe("refuses each bad token with nothing run", () => {

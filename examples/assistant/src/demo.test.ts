@@ -26,6 +26,8 @@ describe("pnpm demo", () => {
     expect(stdout).toMatch(/refused:\s+CONFIRMATION_USED/);
     expect(stdout).toMatch(/refused:\s+CONFIRMATION_MISMATCH/);
     expect(stdout).toMatch(/elicitation:\s+the agent's client shows ada the link toolpact sent/);
+    expect(stdout).toContain("revision 2026-07-28");
+    expect(stdout).toMatch(/retry:\s+the client retries the same call with the bridge.s requestState/);
     expect(stdout).toMatch(/mailer:\s+outbox: 2 messages to ada@example.com/);
     expect(stdout).toContain("demo: every step behaved as expected");
   }, 90_000);

@@ -1,11 +1,11 @@
 /**
  * The demo's MCP leg: an AI agent reaches the same tools through toolpact's MCP bridge (`/mcp`) with the
- * official MCP SDK client. It lists the tools, calls a read tool, and calls a confirmed one: the bridge
- * sends the user to toolpact's confirmation page (URL elicitation) and runs the call once she approves.
+ * official MCP SDK client (v2), speaking the 2026-07-28 revision: no initialize, no session. It lists the
+ * tools, calls a read tool, and calls a confirmed one: the bridge answers `input_required` with one URL
+ * input request (toolpact's confirmation page) and a `requestState`; once the user approved there, the
+ * client retries with the state and the call runs once.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { Client, StreamableHTTPClientTransport, type CallToolResult, type Tool } from "@modelcontextprotocol/client";
 import type { Narrator } from "./narrator.js";
 import { SessionCheckError, type AssistantSessionOptions } from "./session.js";
 
@@ -29,16 +29,23 @@ export interface AgentSessionResult {
  */
 export async function runAgentOverMcp(options: AssistantSessionOptions): Promise<AgentSessionResult> {
   const { narrator: say, user } = options;
-  say.heading(`8. An AI agent over MCP  (the official MCP SDK client at ${options.url}/mcp)`);
-  const client = new Client({ name: "demo-agent", version: "1.0.0" }, { capabilities: { elicitation: { url: {} } } });
+  say.heading(`8. An AI agent over MCP  (the official MCP SDK client at ${options.url}/mcp, revision 2026-07-28)`);
+  const client = new Client(
+    { name: "demo-agent", version: "1.0.0" },
+    { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
   let approval: Promise<void> | undefined;
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
-    if (request.params.mode !== "url") throw new SessionCheckError(`the bridge should ask by URL elicitation; it asked ${JSON.stringify(request.params)}`);
-    say.say(
-      "elicitation",
-      `the agent's client shows ${user.id} the link toolpact sent (URL elicitation, id ${request.params.elicitationId}):\n${request.params.url}`,
-    );
-    approval = options.userApproves(request.params.url, say);
+  // At 2026-07-28 the SDK client calls this for each URL input request of an `input_required` answer, then
+  // retries the call with the bridge's requestState once it returns: so it returns when the user decided.
+  client.setRequestHandler("elicitation/create", async (request) => {
+    const params = request.params as { mode?: string; url?: string; message: string };
+    if (params.mode !== "url" || params.url === undefined) {
+      throw new SessionCheckError(`the bridge should ask for URL input; it asked ${JSON.stringify(request.params)}`);
+    }
+    say.say("elicitation", `the agent's client shows ${user.id} the link toolpact sent (input_required, one URL input request):\n${params.url}`);
+    approval = options.userApproves(params.url, say);
+    await approval;
+    say.say("retry", "the client retries the same call with the bridge's requestState (signed, bound to the call; no token in it)");
     return { action: "accept" };
   });
   const transport = new StreamableHTTPClientTransport(new URL(`${options.url}/mcp`), {
@@ -46,7 +53,10 @@ export async function runAgentOverMcp(options: AssistantSessionOptions): Promise
   });
   await client.connect(transport);
   try {
-    say.say("connected", `as the assistant plugin (its key) for ${user.id} (her actor token), like any caller; session ${transport.sessionId ?? "none"}`);
+    say.say(
+      "connected",
+      `as the assistant plugin (its key) for ${user.id} (her actor token), like any caller; protocol ${client.getProtocolEra() === "modern" ? "2026-07-28, no session" : "2025-11-25"}`,
+    );
 
     const { tools } = await client.listTools();
     say.table(
@@ -65,7 +75,7 @@ export async function runAgentOverMcp(options: AssistantSessionOptions): Promise
     check(found.length === 1, `the agent should find the note the session created; it found ${found.length}`);
 
     const mail = { to: user.email, subject: "Summary, sent by the agent", body: "The Q3 plan is in your notes." };
-    say.say("call", `com-example-mailer_send_summary to ${mail.to}: external, so it waits for ${user.id}'s approval on toolpact's page`);
+    say.say("call", `com-example-mailer_send_summary to ${mail.to}: external, so the bridge answers input_required: ${user.id} approves on toolpact's page`);
     const sent = await client.callTool({ name: "com-example-mailer_send_summary", arguments: mail });
     check(approval !== undefined, "the bridge should have sent the user to the confirmation page before it ran");
     await approval;

@@ -44,9 +44,11 @@ const COMMAND_MODULES = {
   init: () => import("./commands/init.js"),
   mcp: () => import("./commands/mcp.js"),
   migrate: () => import("./commands/migrate.js"),
+  policy: () => import("./commands/policy.js"),
   serve: () => import("./commands/serve.js"),
   token: () => import("./commands/token.js"),
   validate: () => import("./commands/validate.js"),
+  audit: () => import("./commands/audit.js"),
 };
 
 /** Runs `node dist/bin.js ...args` and collects its output: the outside test, as users run it. */

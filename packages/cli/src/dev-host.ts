@@ -12,11 +12,14 @@ import { HostError, loadHostConfig, startHost, type ConfirmationRequested, type 
 import { findActorSigning, DEV_TENANT } from "./actor-signing.js";
 import { mintActorToken, mintPresenceToken } from "./commands/token.js";
 import { DEV_ENV_FILE, DEV_POLICY, DEV_READY_LINE } from "./dev-session.js";
+import { startTelemetry } from "./otel-sdk.js";
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { setup: { type: "boolean" }, user: { type: "string", default: "dev" } } });
 const configFile = positionals[0]!;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+// Before the host: the runtime looks for a registered tracer and meter provider once, when it is created.
+const stopTelemetry = await startTelemetry((line) => process.stderr.write(`toolpact dev: ${line}\n`));
 let host: RunningHost;
 let pluginDirs: readonly string[];
 try {
@@ -39,6 +42,7 @@ try {
 } catch (error) {
   process.stderr.write(`toolpact dev: the host did not start: ${(error as Error).message}\n`);
   if (error instanceof HostError) for (const detail of error.details) process.stderr.write(`  ${detail}\n`);
+  await stopTelemetry?.();
   process.exit(1);
 }
 
@@ -53,6 +57,7 @@ await new Promise<void>((resolve) => {
 });
 process.on("SIGINT", () => {}).on("SIGTERM", () => {}); // while draining, a second signal is the supervisor's to act on
 await host.close();
+await stopTelemetry?.();
 process.exit(0);
 
 /**

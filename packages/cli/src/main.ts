@@ -36,6 +36,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/dev.js")).run,
   },
+  policy: {
+    summary: "policy test|replay <policy> ...     try a tenant policy on cases (exit 1 on a mismatch) or on recorded calls",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/policy.js")).run,
+  },
   token: {
     summary: "token --user <id> [--presence]      mint an actor or presence token from the configured secret",
     load: async () => (await import("./commands/token.js")).run,
@@ -54,6 +59,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "migrate [--config file]             apply the store's migrations and exit",
     requires: SERVER_PACKAGE,
     load: async () => (await import("./commands/migrate.js")).run,
+  },
+  audit: {
+    summary: "audit verify|checkpoint|export|key  check the activity log against its signed checkpoints; export it",
+    requires: SERVER_PACKAGE,
+    load: async () => (await import("./commands/audit.js")).run,
   },
 };
 

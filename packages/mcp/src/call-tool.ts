@@ -3,10 +3,11 @@
  * needs no confirmation, or one a live user grant covers, runs); when the runtime answers
  * CONFIRMATION_REQUIRED, preview, get the user's approval (platform mode only), and execute once with the token.
  */
-import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { ToolpactError, isToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
 import type { Logger, ToolListing } from "@toolpact/runtime";
 import { awaitApproval, type CallChannel } from "./confirmation-flow.js";
+import { firstRound, retryRound, type RetryApproval } from "./input-required-approval.js";
 import type { ToolBackend } from "./tool-backend.js";
 import { createToolDirectory, similarNames } from "./tool-names.js";
 import { errorResult, outputResult, refusalResult } from "./tool-results.js";
@@ -28,14 +29,23 @@ export function approvalIdempotencyKey(requestId: string): string {
 
 /**
  * Runs one `tools/call`. Toolpact refusals come back as tool errors (`isError`).
- * @throws McpError InvalidParams for a name this caller has no tool by.
- * @throws UrlElicitationRequiredError when the client must open the confirmation page and call again.
+ * @throws ProtocolError InvalidParams for a name this caller has no tool by.
+ * @throws UrlElicitationRequiredError when a 2025-era client must open the confirmation page and call again.
  */
-export async function callTool(call: ToolCall): Promise<CallToolResult> {
+export async function callTool(call: ToolCall): Promise<CallToolResult | InputRequiredResult> {
   try {
     const tool = await resolveTool(call);
     const ref: ToolRef = { providerId: tool.providerId, tool: tool.name, version: tool.version };
     const input = call.arguments ?? {};
+    const state = call.channel.era === "modern" ? call.channel.requestState : undefined;
+    // A retry that echoes a state goes straight to the request the state names: no new preview.
+    if (state !== undefined)
+      return await afterRetryStep(
+        call,
+        ref,
+        input,
+        await retryRound(state, { backend: call.backend, tool, ref, input, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger }),
+      );
     // Executed first even when the tool declares confirmation: a live user grant may cover the call (the
     // runtime decides). A confirmation still asked for (by the declaration, a rule or a gate) goes the confirmed way.
     try {
@@ -55,14 +65,14 @@ async function resolveTool(call: ToolCall): Promise<ToolListing> {
   const tool = directory.resolve(call.name);
   if (tool !== undefined) return tool;
   const similar = similarNames(directory, call.name);
-  throw new McpError(
-    ErrorCode.InvalidParams,
+  throw new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
     `unknown tool "${call.name}": no tool by that name is offered to this caller and user` +
       (similar.length > 0 ? `; did you mean ${similar.map((name) => `"${name}"`).join(", ")}?` : ": list them with tools/list"),
   );
 }
 
-async function confirmThenExecute(call: ToolCall, tool: ToolListing, ref: ToolRef, input: unknown): Promise<CallToolResult> {
+async function confirmThenExecute(call: ToolCall, tool: ToolListing, ref: ToolRef, input: unknown): Promise<CallToolResult | InputRequiredResult> {
   const { backend } = call;
   const { confirmation } = await backend.preview(ref, input);
   if (!confirmation.required) return outputResult(await backend.execute(ref, input));
@@ -75,10 +85,26 @@ async function confirmThenExecute(call: ToolCall, tool: ToolListing, ref: ToolRe
         'key of its own that is not in trustedConfirmationUis, or set mode: "platform" on the policy rule for this tool',
     );
   }
+  if (call.channel.era === "modern") {
+    const approval: RetryApproval = { backend, tool, ref, input, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger };
+    return afterRetryStep(call, ref, input, await firstRound(confirmation, approval));
+  }
   const approval = await awaitApproval(confirmation, { backend, tool, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger });
   if (!approval.approved) return approval.result;
   const options: ExecuteOptions = { confirmationToken: approval.token, idempotencyKey: approvalIdempotencyKey(confirmation.requestId) };
   return outputResult(await executeOnce(backend, { ref, input, options }, call.channel.signal));
+}
+
+/** Runs an approved 2026-07-28 call once (under the approval's idempotency key), or answers what the step says. */
+async function afterRetryStep(
+  call: ToolCall,
+  ref: ToolRef,
+  input: unknown,
+  step: Awaited<ReturnType<typeof retryRound>>,
+): Promise<CallToolResult | InputRequiredResult> {
+  if (!step.approved) return step.answer;
+  const options: ExecuteOptions = { confirmationToken: step.token, idempotencyKey: approvalIdempotencyKey(step.requestId) };
+  return outputResult(await executeOnce(call.backend, { ref, input, options }, call.channel.signal));
 }
 
 const IN_PROGRESS_FIRST_DELAY_MS = 50;

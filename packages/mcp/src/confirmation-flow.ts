@@ -9,12 +9,13 @@ import {
   type CallToolResult,
   type ElicitRequestURLParams,
   type ElicitResult,
+  type Notification,
   type ProgressToken,
-  type ServerNotification,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import { MAX_CONFIRMATION_WAIT_MS, type Logger, type ToolListing } from "@toolpact/runtime";
 import { isToolpactError, type ConfirmationInfo, type ConfirmationStatus } from "@toolpact/contract";
 import type { ToolBackend } from "./tool-backend.js";
+import type { RequestStateCodec } from "./request-state.js";
 import { REQUEST_META_KEY, errorResult } from "./tool-results.js";
 
 /** A platform-mode confirmation request, as preview opened it. */
@@ -26,9 +27,19 @@ export interface CallChannel {
   readonly signal: AbortSignal;
   /** The call's `_meta.progressToken`, when the client asked for progress. */
   readonly progressToken?: ProgressToken;
-  /** True when the client declared URL elicitation and can answer a request on this call (not stateless HTTP). */
+  /** The protocol era of the call: `modern` (2026-07-28) answers with `input_required` instead of asking during the call. */
+  readonly era: "legacy" | "modern";
+  /**
+   * Legacy: the client declared URL elicitation and can answer a request on this call (not stateless HTTP).
+   * Modern: the request's envelope declares URL input, so an `input_required` URL request may be returned.
+   */
   readonly urlElicitation: boolean;
-  notify(notification: ServerNotification): Promise<void>;
+  /** Modern: the `requestState` the client echoed on this retry, as sent. */
+  readonly requestState: string | undefined;
+  /** Modern: what the client answered to the approval's URL input request on this retry, if it answered. */
+  readonly approvalAnswer: "accept" | "decline" | "cancel" | undefined;
+  readonly stateCodec: RequestStateCodec;
+  notify(notification: Notification): Promise<void>;
   elicitUrl(params: ElicitRequestURLParams, options: { readonly signal: AbortSignal; readonly timeout: number }): Promise<ElicitResult>;
 }
 
@@ -138,11 +149,16 @@ function abortReason(signal: AbortSignal): string {
 }
 
 /** What the client shows next to the link (MCP: the message itself carries no URL). */
-function approvalMessage(tool: ToolListing): string {
+export function approvalMessage(tool: ToolListing): string {
   return `Approve or deny "${tool.title ?? tool.fullName}" on toolpact's confirmation page. Nothing runs until you approve it there.`;
 }
 
-function outcomeOf(status: Exclude<ConfirmationStatus, { status: "pending" }>, request: PlatformConfirmation, tool: ToolListing): ApprovalOutcome {
+/** The outcome of a decided request: its token, or the result that says nothing ran and why. */
+export function outcomeOf(
+  status: Exclude<ConfirmationStatus, { status: "pending" }>,
+  request: Pick<PlatformConfirmation, "requestId">,
+  tool: ToolListing,
+): ApprovalOutcome {
   switch (status.status) {
     case "approved":
       return { approved: true, token: status.token };
@@ -159,7 +175,7 @@ function outcomeOf(status: Exclude<ConfirmationStatus, { status: "pending" }>, r
   }
 }
 
-function refused(code: "CONFIRMATION_DENIED" | "CONFIRMATION_EXPIRED", message: string, request: PlatformConfirmation): ApprovalOutcome {
+function refused(code: "CONFIRMATION_DENIED" | "CONFIRMATION_EXPIRED", message: string, request: Pick<PlatformConfirmation, "requestId">): ApprovalOutcome {
   return { approved: false, result: errorResult(code, message, { [REQUEST_META_KEY]: request.requestId }) };
 }
 
@@ -175,7 +191,7 @@ async function reportProgress(channel: CallChannel, started: number): Promise<vo
 }
 
 /** Withdraws a request nobody waits for any more; a request decided meanwhile is left as it is. */
-async function withdraw(backend: ToolBackend, request: PlatformConfirmation, logger: Logger): Promise<void> {
+export async function withdraw(backend: ToolBackend, request: Pick<PlatformConfirmation, "requestId">, logger: Logger): Promise<void> {
   try {
     await backend.cancelConfirmation(request.requestId);
   } catch (error) {

@@ -1,20 +1,22 @@
 /**
- * `/mcp`: MCP over Streamable HTTP for `toolpact serve`, with sessions (an initialize opens one) and
- * without (any request that names no session is answered on its own). Every request authenticates like
- * the HTTP API (`Authorization: Bearer <plugin key>`, `X-Toolpact-Actor`); a session belongs to the caller
- * and user that opened it.
+ * `/mcp`: MCP over Streamable HTTP for `toolpact serve`, both eras on one endpoint. A request that carries
+ * the 2026-07-28 `_meta` envelope is answered statelessly by the v2 SDK's modern handler (no initialize, no
+ * session; an unsupported version is answered with the supported ones). Any other (2025-era) request goes
+ * the legacy way: with sessions (an initialize opens one) and without (a request that names no session is
+ * answered on its own). Every request authenticates like the HTTP API (`Authorization: Bearer <plugin key>`,
+ * `X-Toolpact-Actor`); a session belongs to the caller and user that opened it.
  */
 import { randomUUID } from "node:crypto";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from "@modelcontextprotocol/server";
 import { DEFAULT_MAX_BODY_DEPTH, readBoundedRequest, whenAnswerOver, type BodyLimits } from "@toolpact/contract";
 import { missingToolScope, type Principal, type Runtime, type Logger } from "@toolpact/runtime";
 import { createHostCheck, refuse, refuseInsufficientScope, refuseUnauthenticated, TRANSPORT_ERROR, type OAuthChallenges } from "./http-guards.js";
 import { createSessionRegistry } from "./http-sessions.js";
+import { createRequestStateCodec } from "./request-state.js";
 import { createRuntimeBackend } from "./tool-backend.js";
 import { createToolDirectory } from "./tool-names.js";
-import { createToolServer, type CallScope, type HandlerExtra } from "./tool-server.js";
+import { createToolServer, type CallScope, type Era, type HandlerExtra } from "./tool-server.js";
+import { createRuntimeTasks } from "./tool-tasks.js";
 
 /** Options of `createMcpHttpHandler`; every omitted one has a default. */
 export interface McpHttpOptions {
@@ -48,6 +50,11 @@ export interface McpHttpOptions {
    * `tools/call` the access token's scopes do not grant (step-up, before anything runs).
    */
   readonly oauthChallenges?: OAuthChallenges;
+  /**
+   * The secret 2026-07-28 approval states are authenticated with a key derived from (HKDF, its own purpose):
+   * every instance given the same root accepts every instance's states. Default: a random one per process.
+   */
+  readonly requestStateRoot?: Uint8Array;
   /** Ends every session when it aborts (the server is shutting down). */
   readonly shutdown?: AbortSignal;
   readonly logger: Logger;
@@ -75,13 +82,19 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const { waitRoundMs, pageSize } = options;
   const bodyLimits: BodyLimits = { maxBytes: options.maxBodyBytes, maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH };
   const scopeOf = (extra: HandlerExtra): CallScope => {
-    const { principal, hangup } = requestContextOf(extra.authInfo);
-    return { backend: createRuntimeBackend(runtime, principal, `mcp:${randomUUID()}`), hangup };
+    const { principal, hangup } = requestContextOf(extra.http?.authInfo);
+    const correlationId = `mcp:${randomUUID()}`;
+    const acting = Object.freeze({ ...principal, correlationId });
+    return { backend: createRuntimeBackend(runtime, principal, correlationId), hangup, tasks: createRuntimeTasks(runtime, acting) };
   };
-  const toolServer = (canAskClient: boolean) =>
+  const requestState = createRequestStateCodec(options.requestStateRoot);
+  const toolServer = (canAskClient: boolean, era: Era = "legacy") =>
     createToolServer({
       scopeOf,
       canAskClient,
+      era,
+      tasks: era === "modern",
+      requestState,
       logger,
       ...(waitRoundMs === undefined ? {} : { waitRoundMs }),
       ...(pageSize === undefined ? {} : { pageSize }),
@@ -95,6 +108,12 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     maxPerOwner: options.maxSessionsPerCaller ?? 32,
     logger,
   });
+  // 2026-07-28: a server per request, strict (2025-era requests never reach it: they are routed below).
+  const modern = createMcpHandler(() => toolServer(false, "modern"), {
+    legacy: "reject",
+    maxRequestBodySize: options.maxBodyBytes,
+    onerror: (error) => logger.warn({ event: "mcp_modern_request_refused", errorClass: error.constructor?.name ?? typeof error }),
+  });
   // Closing first ends the calls that wait for a user (they answer that nothing ran), lets those answers
   // reach their clients, then ends the sessions and their streams.
   const stopping = new AbortController();
@@ -104,7 +123,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     (closed ??= (async () => {
       stopping.abort(new Error("the server is shutting down"));
       await Promise.race([Promise.allSettled([...posts]), new Promise((resolve) => setTimeout(resolve, ANSWER_GRACE_MS).unref())]);
-      await registry.close();
+      await Promise.all([registry.close(), modern.close()]);
     })());
   options.shutdown?.addEventListener("abort", () => void close(), { once: true });
 
@@ -152,6 +171,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     if (!body.ok) return body.response;
     const stepUp = await scopeRefusal(principal, body.body);
     if (stepUp !== undefined) return stepUp;
+    if (!(await isLegacyRequest(request, body.body))) return answered(modern.fetch(request, { parsedBody: body.body, authInfo }), request);
     if (sessionsOn && isInitializeRequest(body.body)) {
       // Only a client that can be asked during a call (URL elicitation) ever receives anything before
       // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.

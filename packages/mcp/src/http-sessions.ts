@@ -6,8 +6,7 @@
  * `notifications/tools/list_changed` sent when it differs; a slow poll catches what no signal announces.
  */
 import { createHash, randomUUID } from "node:crypto";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { WebStandardStreamableHTTPServerTransport, type Server } from "@modelcontextprotocol/server";
 import type { Principal, Logger, ToolChanges, ToolListing } from "@toolpact/runtime";
 
 /** One live session. */

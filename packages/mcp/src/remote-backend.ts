@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { exchangeFailure, withSendFailures, withToolpactAnswers, type WireCall } from "@toolpact/protocol";
 import type { ConfirmationStatus, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
-import type { ToolListing } from "@toolpact/runtime";
+import type { CallTraceContext, ToolListing } from "@toolpact/runtime";
+import type { CallerFacts } from "./request-state.js";
 import type { ToolBackend } from "./tool-backend.js";
 
 /** A caller's credentials, as `toolpact serve` checks them on every request. */
@@ -40,10 +42,15 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
       httpLink({
         url: `${String(options.url).replace(/\/+$/, "")}/trpc`,
         fetch: fetch as unknown as TrpcFetch,
-        headers: async () => {
+        headers: async ({ op }) => {
           const keys = await options.keys();
           // The server records these calls as MCP calls (a label, not a credential).
-          return { authorization: `Bearer ${keys.pluginKey}`, "x-toolpact-actor": keys.actorToken, "x-toolpact-via": "mcp" };
+          const headers: Record<string, string> = { authorization: `Bearer ${keys.pluginKey}`, "x-toolpact-actor": keys.actorToken, "x-toolpact-via": "mcp" };
+          // The MCP request's trace continues on the server (W3C trace context headers).
+          const trace = op.context.trace as CallTraceContext | undefined;
+          if (trace?.traceparent !== undefined) headers.traceparent = trace.traceparent;
+          if (trace?.tracestate !== undefined) headers.tracestate = trace.tracestate;
+          return headers;
         },
       }),
     ],
@@ -55,18 +62,42 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
       throw exchangeFailure(error, call);
     }
   };
-  return {
+  const backend = (trace: CallTraceContext | undefined): ToolBackend => ({
+    caller: async () => callerFactsOf(await options.keys()),
     listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
-    preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input })),
-    execute: (ref, input, execute = {}) => wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute })),
+    preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input }, { context: { trace } })),
+    execute: (ref, input, execute = {}) =>
+      wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute }, { context: { trace } })),
     waitConfirmation: (requestId, round) =>
       wire<ConfirmationStatus>("wait", () =>
         client.query("confirmations.wait", { requestId, timeoutMs: round.timeoutMs }, round.signal === undefined ? {} : { signal: round.signal }),
       ),
     cancelConfirmation: (requestId) => wire<void>("cancel", () => client.mutation("confirmations.cancel", { requestId })),
-  };
+    withTrace: (next) => backend(next),
+  });
+  return backend(undefined);
 }
 
 function refOf(ref: ToolRef): ToolRef {
   return ref.version === undefined ? { providerId: ref.providerId, tool: ref.tool } : { providerId: ref.providerId, tool: ref.tool, version: ref.version };
+}
+
+/**
+ * Who the credentials act for, as far as this side can tell without the server's keys: the tenant and user
+ * the actor token names (the server checks the token on every call), and the plugin key as a digest (its
+ * plugin id is the server's to know). Enough to bind an approval state to these credentials.
+ */
+function callerFactsOf(keys: CallerKeys): CallerFacts {
+  const payload = keys.actorToken.split(".")[1] ?? "";
+  let claims: { tid?: unknown; sub?: unknown } = {};
+  try {
+    claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as typeof claims;
+  } catch {
+    claims = {};
+  }
+  return {
+    tenantId: typeof claims.tid === "string" ? claims.tid : "",
+    actorUserId: typeof claims.sub === "string" ? claims.sub : createHash("sha256").update(keys.actorToken).digest("base64url"),
+    callerPluginId: `key:${createHash("sha256").update(keys.pluginKey).digest("base64url").slice(0, 22)}`,
+  };
 }

@@ -1,11 +1,14 @@
 /**
  * `toolpact mcp`: the bridge over stdio for a local agent, forwarding to a toolpact server's HTTP API
- * with the caller's plugin key and actor token.
+ * with the caller's plugin key and actor token. The connection's first message decides its era: a
+ * 2025-era `initialize` pins it to the legacy protocol (pushed URL elicitation), a 2026-07-28 request
+ * makes every request stand alone (approval by `input_required`).
  */
 import { readFile } from "node:fs/promises";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio as serveSdkStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Logger } from "@toolpact/runtime";
 import { createRemoteBackend, type CallerKeys } from "./remote-backend.js";
+import { createRequestStateCodec } from "./request-state.js";
 import { createToolServer } from "./tool-server.js";
 
 /** The environment variables `toolpact mcp` reads the caller's credentials from. */
@@ -45,22 +48,39 @@ export async function serveStdio(options: StdioBridgeOptions): Promise<StdioBrid
     keys: "keys" in source ? () => source.keys : () => readKeysFile(source.file),
     urlSetting: "the --url of toolpact mcp",
   });
-  const server = createToolServer({
-    scopeOf: () => ({ backend }),
-    canAskClient: true,
-    logger: options.logger,
-    ...(options.waitRoundMs === undefined ? {} : { waitRoundMs: options.waitRoundMs }),
-  });
+  // States live as long as this process: a restarted bridge asks again (the approval page says so).
+  const requestState = createRequestStateCodec();
   const transport = new StdioServerTransport(
     (options.stdin ?? process.stdin) as ConstructorParameters<typeof StdioServerTransport>[0],
     (options.stdout ?? process.stdout) as ConstructorParameters<typeof StdioServerTransport>[1],
   );
+  let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
+    resolveClosed = resolve;
   });
-  (options.stdin ?? process.stdin).once("end", () => void server.close());
-  await server.connect(transport);
-  return { closed, close: () => server.close() };
+  const handle = serveSdkStdio(
+    ({ era }) =>
+      createToolServer({
+        scopeOf: () => ({ backend }),
+        canAskClient: era === "legacy",
+        era,
+        requestState,
+        logger: options.logger,
+        ...(options.waitRoundMs === undefined ? {} : { waitRoundMs: options.waitRoundMs }),
+      }),
+    {
+      legacy: "serve",
+      transport,
+      onerror: (error) => options.logger.warn({ event: "mcp_stdio_error", errorClass: error.constructor?.name ?? typeof error }),
+    },
+  );
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= handle.close().finally(() => {
+      resolveClosed();
+    }));
+  (options.stdin ?? process.stdin).once("end", () => void close());
+  return { closed, close };
 }
 
 /** Reads a credentials file; its problems are errors that name the file and the field. */

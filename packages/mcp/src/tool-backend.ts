@@ -4,7 +4,8 @@
  * remote over a server's HTTP API (`toolpact mcp --url`). Both reject with `ToolpactError`.
  */
 import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, PreviewResult, ToolRef } from "@toolpact/contract";
-import type { Principal, Runtime, ToolListing } from "@toolpact/runtime";
+import type { CallTraceContext, Principal, Runtime, ToolListing } from "@toolpact/runtime";
+import type { CallerFacts } from "./request-state.js";
 
 /** Options of one `waitConfirmation` round. */
 export interface WaitRound {
@@ -16,6 +17,8 @@ export interface WaitRound {
 
 /** Toolpact as one caller acting for one user sees it. */
 export interface ToolBackend {
+  /** Who the calls act for (tenant, user, caller plugin): what a 2026-07-28 approval state is bound to. */
+  caller(): Promise<CallerFacts>;
   /** The tools this caller may call for this user now. */
   listTools(): Promise<readonly ToolListing[]>;
   preview(ref: ToolRef, input: unknown): Promise<PreviewResult>;
@@ -24,6 +27,8 @@ export interface ToolBackend {
   waitConfirmation(requestId: string, round: WaitRound): Promise<ConfirmationStatus>;
   /** Withdraws a pending request (a decided one is left as it is). */
   cancelConfirmation(requestId: string): Promise<void>;
+  /** The same backend, its calls continuing `trace` (an MCP request's `_meta.traceparent`); absent: trace context is not carried. */
+  withTrace?(trace: CallTraceContext): ToolBackend;
 }
 
 /**
@@ -32,7 +37,10 @@ export interface ToolBackend {
  */
 export function createRuntimeBackend(runtime: Runtime, principal: Principal, correlationId?: string): ToolBackend {
   const acting: Principal = correlationId === undefined ? principal : Object.freeze({ ...principal, correlationId });
+  const facts: CallerFacts = { tenantId: principal.tenantId, actorUserId: principal.actor.userId, callerPluginId: principal.callerPluginId };
   return {
+    withTrace: (trace) => createRuntimeBackend(runtime, Object.freeze({ ...acting, traceContext: { ...acting.traceContext, ...trace } })),
+    caller: async () => facts,
     listTools: () => runtime.listTools(acting),
     preview: (ref, input) => runtime.preview(acting, ref, input),
     execute: (ref, input, options) => runtime.execute(acting, ref, input, options),

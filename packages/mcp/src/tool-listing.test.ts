@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/server";
 import type { ToolListing } from "@toolpact/runtime";
 import { describeTool, listPage } from "./tool-listing.js";
 import { createToolDirectory } from "./tool-names.js";
@@ -33,7 +33,7 @@ describe("tools/list", () => {
   it("refuses a cursor it did not make", () => {
     const directory = createToolDirectory([tool("a")]);
     for (const cursor of ["", "not base64!", Buffer.from("before:x").toString("base64url")]) {
-      expect(() => listPage(directory, cursor, 10)).toThrow(McpError);
+      expect(() => listPage(directory, cursor, 10)).toThrow(ProtocolError);
     }
   });
 

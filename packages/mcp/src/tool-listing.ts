@@ -1,5 +1,5 @@
 /** How a toolpact tool looks in `tools/list`, and how the list is paged. */
-import { McpError, ErrorCode, type ListToolsResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, type ListToolsResult, type Tool } from "@modelcontextprotocol/server";
 import type { ToolListing } from "@toolpact/runtime";
 import type { ToolDirectory } from "./tool-names.js";
 
@@ -11,7 +11,7 @@ export const DEFAULT_PAGE_SIZE = 100;
 /**
  * The page of a directory after `cursor` (absent: the first page). A cursor names the last tool of the
  * page before, so paging stays consistent when tools come and go between pages.
- * @throws McpError InvalidParams for a cursor this server did not make.
+ * @throws ProtocolError InvalidParams for a cursor this server did not make.
  */
 export function listPage(directory: ToolDirectory, cursor: string | undefined, pageSize: number): ListToolsResult {
   let start = 0;
@@ -74,7 +74,7 @@ function encodeCursor(lastName: string): string {
 function decodeCursor(cursor: string): string {
   const text = /^[A-Za-z0-9_-]{1,400}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("utf8") : "";
   if (!text.startsWith("after:")) {
-    throw new McpError(ErrorCode.InvalidParams, "invalid cursor: pass the nextCursor of the previous tools/list page unchanged");
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, "invalid cursor: pass the nextCursor of the previous tools/list page unchanged");
   }
   return text.slice("after:".length);
 }

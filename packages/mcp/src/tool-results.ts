@@ -4,7 +4,7 @@
  * SDK clients (1.32) validate it against the tool's `outputSchema` even on errors, and would throw instead
  * of showing the refusal (typescript-sdk issue 1943).
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ExecuteResult, ToolpactError, ToolpactErrorCode } from "@toolpact/contract";
 
 /** `_meta` key of a refusal's toolpact error code. */

@@ -78,6 +78,14 @@ export interface ToolCallContext {
   readonly effect: Effect;
   readonly phase: "preview" | "execute";
   readonly signal: AbortSignal;
+  /**
+   * The W3C `traceparent` of the trace this invocation runs in: the span toolpact made for it when an
+   * OpenTelemetry SDK is registered, else the caller's own, passed through. Send it on (as the `traceparent`
+   * header of a request the provider makes) to continue the trace; absent when the call carries none.
+   */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`, when there is one. */
+  readonly tracestate?: string;
 }
 
 /** Runtime-made, frozen context handed to `execute`: adds the durable operation id. */

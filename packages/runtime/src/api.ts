@@ -15,6 +15,10 @@ import type {
 } from "@toolpact/contract";
 import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
 import type { AdminViews } from "./admin-views.js";
+import type { CallTraceContext } from "./telemetry/trace-context.js";
+
+export type { CallTraceContext } from "./telemetry/trace-context.js";
+import type { RuntimeTasks } from "./tasks/task-api.js";
 
 /**
  * How a call reached the runtime, as recorded on its activity events: the HTTP API (`/trpc`), the MCP
@@ -47,6 +51,8 @@ export interface Principal {
    * present, only tools whose effect's scope is among them are listed or called. Absent: no scope limit.
    */
   readonly scopes?: readonly string[];
+  /** The trace the call continues (the caller's `traceparent`), for its spans and the provider's `ctx`; never checked for access. */
+  readonly traceContext?: CallTraceContext;
 }
 
 /** Credentials as they arrived at the edge: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`. */
@@ -55,6 +61,8 @@ export interface CallerCredentials {
   readonly actorToken: string | undefined;
   /** How the request arrived; recorded on the call's activity events (default `in-process`). */
   readonly via?: CallerTransport;
+  /** The caller's W3C trace context (`traceContextOf` checked it), carried onto the principal. */
+  readonly traceContext?: CallTraceContext;
 }
 
 // What `tools.list` shows a caller is part of the SDK's types (`sdk.tools.list()`), in @toolpact/protocol.
@@ -76,9 +84,11 @@ export interface OperationView {
 /** What an activity event is about. */
 export type ActivityKind = "call" | "confirmation" | "policy" | "recovery" | "hook";
 /** Which step of its kind an activity event records. */
-export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change";
+export type ActivityPhase = "preview" | "execute" | "approve" | "deny" | "expire" | "cancel" | "settle" | "change" | "shadow";
 /** How the recorded step ended: a call as its operation settled (or previewed, or denied), a confirmation as decided. */
-export type ActivityOutcome = "previewed" | SettledOperationState | "denied" | "approved" | "expired";
+export type ActivityOutcome = "previewed" | SettledOperationState | "denied" | "approved" | "expired" | ShadowOutcome;
+/** What a tenant's shadow policy would have decided on a call where it disagrees with the live one (phase `shadow`). */
+export type ShadowOutcome = "allow" | "confirm" | "deny";
 
 /** One activity event. Never raw input or output, never a provider's message. */
 export interface ActivityEvent {
@@ -105,9 +115,28 @@ export interface ActivityEvent {
   readonly seam?: string;
   /** How a caller's call arrived: `http`, `mcp` or `in-process` (calls only). */
   readonly via?: CallerTransport;
+  /** How the caller was authenticated (calls only): its plugin key, OAuth, or in process. */
+  readonly authenticatedBy?: "plugin-key" | "oauth" | "in-process";
+  /** How the call was confirmed: a confirmation token, the platform's confirmation page, or an MCP approval. */
+  readonly confirmation?: ActivityConfirmation;
+  /** Who confirmed the call: the user who approved it. */
+  readonly confirmedBy?: string;
+  /** The provider's manifest version (its `plugin.json` `version`), when the call resolved a tool. */
+  readonly manifestVersion?: string;
+  /** The resolved tool's schema hash. */
+  readonly schemaHash?: string;
+  /** What the tenant's policy decided for the call: `allow`, `confirm` or `deny`. */
+  readonly policyDecision?: PolicyDecisionName;
+  /** SHA-256 (base64url) of the call's idempotency key, as the idempotency record keeps it; never the key itself. */
+  readonly idempotencyKeyHash?: string;
   /** The user grant that authorized a call in place of a confirmation; on a `grant` event, the grant it records. */
   readonly grantId?: string;
 }
+
+/** How a call was confirmed: a confirmation token, the platform's confirmation page, or an MCP approval. */
+export type ActivityConfirmation = "token" | "platform-page" | "mcp-approval";
+/** A policy decision as the activity log records it. */
+export type PolicyDecisionName = "allow" | "confirm" | "deny";
 
 /** One page request of `listActivity`. */
 export interface ActivityQuery {
@@ -169,6 +198,11 @@ export interface TenantPolicy {
    * `appliesTo` is the declared one intersected with these patterns.
    */
   readonly narrow?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * A proposed policy tried beside this one: decided on every call, never enforced; each call where it decides
+   * otherwise is recorded as an activity event (kind `policy`, phase `shadow`, outcome its decision).
+   */
+  readonly shadow?: Omit<TenantPolicy, "shadow">;
 }
 
 /** What `openRun` takes: the tool patterns the run allows, and how long it lives. */
@@ -365,6 +399,8 @@ export interface Runtime {
   settleExpiredLeases(): Promise<number>;
 
   readonly admin: RuntimeAdmin;
+  /** Tool calls as tasks whose state lives in the store (MCP's `io.modelcontextprotocol/tasks`). */
+  readonly tasks: RuntimeTasks;
   /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
   readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */

@@ -11,6 +11,8 @@ import {
 import type { ActorTokenConfig } from "./identity/actor-token.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { checkSecrets, type SigningKey } from "./secrets.js";
+import { resolveAuditOptions, type AuditOptions } from "./audit/audit-options.js";
+import { deriveAuditKey, type AuditKey } from "./audit/checkpoint-key.js";
 import type { Store } from "./store/store.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -101,8 +103,22 @@ export interface RuntimeOptions {
    * the wire limit clients are built for). Tests shorten it so a full round takes a moment.
    */
   readonly maxConfirmationWaitMs?: number;
+  /** The activity checkpoint job (`toolpact audit`): how often, and over events how old. */
+  readonly audit?: AuditOptions;
   /** The clock (Unix ms); tests move it to exercise expiry. */
   readonly clock?: () => number;
+  /** What the runtime's OpenTelemetry traces hold, when an SDK is registered (docs/observability.md). */
+  readonly telemetry?: TelemetryOptions;
+}
+
+/** What a traced call records. */
+export interface TelemetryOptions {
+  /**
+   * A child span per step of the call's chain (default true). False records the call's span only (one span
+   * per call instead of about fifteen: the cost of exporting every trace falls to a few percent); the
+   * call's attributes, its metrics and the `traceparent` handed to providers (then the call's span) stay.
+   */
+  readonly stepSpans?: boolean;
 }
 
 /** Options resolved once, every default filled in. */
@@ -132,6 +148,9 @@ export interface RuntimeContext {
   readonly recoveryIntervalMs: number;
   readonly confirmationPollMs: number;
   readonly maxConfirmationWaitMs: number;
+  /** Signs activity checkpoints: HKDF(storage key, AUDIT_KEY_INFO), Ed25519. */
+  readonly auditKey: AuditKey;
+  readonly audit: { readonly checkpointIntervalMs: number; readonly settleMs: number };
   readonly clock: () => number;
 }
 
@@ -190,6 +209,8 @@ export function resolveOptions(options: RuntimeOptions): RuntimeContext {
     signingKeys: options.signingKeys,
     storageKey: options.storageKey,
     idempotencyDigestKey: new Uint8Array(hkdfSync("sha256", options.storageKey, new Uint8Array(0), "toolpact-idempotency", 32)),
+    auditKey: deriveAuditKey(options.storageKey),
+    audit: resolveAuditOptions(options.audit),
     actorTokens: options.actorTokens,
     publicUrl: options.publicUrl,
     confirmationTtlSeconds: ttl,

@@ -18,6 +18,7 @@ function registered(declaration: Partial<ToolDeclaration> & Pick<ToolDeclaration
     declaration: full,
     fullName: `${providerId}:${full.name}@${full.version}`,
     schemaHash: "h",
+    manifestVersion: "1.0.0",
     validateInput: () => [],
     validateOutput: undefined,
     handler: undefined,
@@ -152,5 +153,55 @@ describe("PermissionPolicy", () => {
         "/narrow/com.example.gates:hours",
       ]);
     }
+  });
+});
+
+describe("explainPolicyDecision (through PermissionPolicy.explain)", () => {
+  const policy = new PermissionPolicy(
+    normalizePolicy({
+      trustedConfirmationUis: ["ui"],
+      rules: [
+        { tools: "com.example.notes:*", decision: "allow" },
+        { tools: "com.example.notes:create", decision: "confirm" },
+        { tools: "com.example.notes:delete", decision: "deny" },
+        { tools: "com.example.notes:search", roles: ["auditor"], decision: "allow", minVerificationLevel: 2 },
+      ],
+    }),
+  );
+  const pick = (explained: ReturnType<PermissionPolicy["explain"]>) => ({
+    decision: explained.decision,
+    decidedBy: explained.decidedBy,
+    ...(explained.decision === "deny" ? { code: explained.code } : {}),
+    ...(explained.decision === "confirm" ? { mode: explained.mode } : {}),
+  });
+
+  it("names the rule that decided: the first matching rule, a confirm rule over it, a deny rule, or none", () => {
+    expect(pick(policy.explain(read, "c", alice))).toEqual({ decision: "allow", decidedBy: "rules[0]" });
+    expect(pick(policy.explain(registered({ name: "create", effect: "write", requiresConfirmation: false }), "ui", alice))).toEqual({
+      decision: "confirm",
+      decidedBy: "rules[1]",
+      mode: "token",
+    });
+    expect(pick(policy.explain(registered({ name: "delete", effect: "write" }), "c", alice))).toEqual({
+      decision: "deny",
+      decidedBy: "rules[2]",
+      code: "PERMISSION_DENIED",
+    });
+    expect(pick(policy.explain(registered({ name: "x", effect: "read" }, "com.example.other"), "c", alice))).toEqual({
+      decision: "deny",
+      decidedBy: "no rule",
+      code: "PERMISSION_DENIED",
+    });
+  });
+
+  it("names the declaration when the tool itself asks for confirmation, and the verification level when it refuses", () => {
+    expect(pick(policy.explain(registered({ name: "update", effect: "write" }), "c", alice))).toEqual({
+      decision: "confirm",
+      decidedBy: "declaration",
+      mode: "platform",
+    });
+    const auditor = { userId: "bo", verificationLevel: 1, roles: ["auditor"] };
+    expect(pick(policy.explain(read, "c", auditor))).toEqual({ decision: "deny", decidedBy: "verification level", code: "VERIFICATION_REQUIRED" });
+    expect(pick(policy.explain(read, "c", { ...auditor, verificationLevel: 2 }))).toEqual({ decision: "allow", decidedBy: "rules[0]" });
   });
 });

@@ -15,17 +15,37 @@ import type { EffectVerificationLevels, GrantLimits, PolicyRule, TenantPolicy } 
 import { GRANT_MAX_CALLS, GRANT_MAX_SECONDS } from "./grants/grant-bounds.js";
 import type { RegisteredTool } from "./registry.js";
 
+/** A rule of a policy, named by its index in `rules` and its pattern. */
+export interface PolicyRuleRef {
+  readonly index: number;
+  readonly tools: string;
+}
+
+/** What a policy decision reads of a tool: its provider, full name and declaration (a RegisteredTool is one). */
+export interface PolicyTool {
+  readonly providerId: string;
+  readonly fullName: string;
+  readonly declaration: Pick<RegisteredTool["declaration"], "name" | "version" | "effect" | "requiresConfirmation" | "minVerificationLevel">;
+}
+
 /** The outcome of decide-permission for one call. */
 export type PermissionDecision =
-  | { readonly kind: "deny"; readonly reason: string }
+  | {
+      readonly kind: "deny";
+      readonly reason: string;
+      /** The deny rule that matched; absent when no rule matched at all. */
+      readonly rule?: PolicyRuleRef;
+    }
   | {
       readonly kind: "allow";
+      /** The rule that decided: the first matching `confirm` rule, else the first matching rule. */
+      readonly rule: PolicyRuleRef;
       /** The tool's declaration or a matching `confirm` rule requires confirmation. */
       readonly confirm: boolean;
       /** How confirmation happens, when `confirm`. */
       readonly mode: "token" | "platform";
       /** The first matching `confirm` rule, when one asks for confirmation: its index in `rules` and its pattern. */
-      readonly confirmRule?: { readonly index: number; readonly tools: string };
+      readonly confirmRule?: PolicyRuleRef;
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
       /**
@@ -59,6 +79,8 @@ const EMPTY_POLICY: TenantPolicy = Object.freeze({ rules: Object.freeze([]) });
  */
 export class PermissionPolicy {
   readonly policy: TenantPolicy;
+  /** The shadow policy tried beside this one (never enforced), when the tenant set one. */
+  readonly shadow: PermissionPolicy | undefined;
   readonly #rules: readonly CompiledRule[];
   readonly #trusted: ReadonlySet<string>;
   readonly #subsets = new Map<string, RuleSubset>();
@@ -76,10 +98,11 @@ export class PermissionPolicy {
       roles: rule.roles,
     }));
     this.#trusted = new Set(policy.trustedConfirmationUis ?? []);
+    this.shadow = policy.shadow === undefined ? undefined : new PermissionPolicy(policy.shadow);
   }
 
   /** Decides one call. */
-  decide(tool: RegisteredTool, callerPluginId: string, actor: ActorInfo): PermissionDecision {
+  decide(tool: PolicyTool, callerPluginId: string, actor: ActorInfo): PermissionDecision {
     const key = callerPluginId + "\u0000" + tool.fullName;
     let subset = this.#subsets.get(key);
     if (subset === undefined) {
@@ -87,6 +110,11 @@ export class PermissionPolicy {
       this.#subsets.set(key, subset);
     }
     return subset.fixed ?? this.#combine(subset.rules, tool, { callerPluginId, actor });
+  }
+
+  /** Decides one call and explains it for the actor's verification level: what the call path enforces. */
+  explain(tool: PolicyTool, callerPluginId: string, actor: ActorInfo): PolicyExplanation {
+    return explainPolicyDecision(this.decide(tool, callerPluginId, actor), tool, actor.verificationLevel);
   }
 
   /** The policy's narrowing of a gate, hook or guard (`<pluginId>:<name>`), if any. */
@@ -99,7 +127,7 @@ export class PermissionPolicy {
     return this.#trusted.has(callerPluginId);
   }
 
-  #subset(tool: RegisteredTool, callerPluginId: string): RuleSubset {
+  #subset(tool: PolicyTool, callerPluginId: string): RuleSubset {
     const { providerId, declaration } = tool;
     const rules = this.#rules.filter(
       ({ rule }) =>
@@ -117,11 +145,11 @@ export class PermissionPolicy {
   /** The decision of `rules` for the caller, and for the actor (undefined when no rule looks at the actor). */
   #combine(
     rules: readonly CompiledRule[],
-    tool: RegisteredTool,
+    tool: PolicyTool,
     who: { readonly callerPluginId: string; readonly actor: ActorInfo | undefined },
   ): PermissionDecision {
     const { callerPluginId, actor } = who;
-    let matched = false;
+    let first: CompiledRule | undefined;
     let confirmRule: CompiledRule | undefined;
     let platform = false;
     let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
@@ -133,9 +161,13 @@ export class PermissionPolicy {
       }
       const { rule } = compiled;
       if (rule.decision === "deny") {
-        return { kind: "deny", reason: `a deny rule of the tenant policy ("${rule.tools}") matches this call` };
+        return {
+          kind: "deny",
+          reason: `a deny rule of the tenant policy ("${rule.tools}") matches this call`,
+          rule: { index: compiled.index, tools: rule.tools },
+        };
       }
-      matched = true;
+      first ??= compiled;
       if (rule.decision === "confirm") confirmRule ??= compiled;
       if (rule.mode === "platform") platform = true;
       if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
@@ -144,7 +176,7 @@ export class PermissionPolicy {
         grants = tighterGrantLimits(grants, rule.grants);
       }
     }
-    if (!matched) {
+    if (first === undefined) {
       return {
         kind: "deny",
         reason: "no rule of the tenant policy allows it: the tenant admin must add an allow or confirm rule for this tool and caller",
@@ -152,12 +184,15 @@ export class PermissionPolicy {
     }
     const confirm = tool.declaration.requiresConfirmation || confirmRule !== undefined;
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
+    const decider = confirmRule ?? first;
+    const rule = { index: decider.index, tools: decider.rule.tools };
     return {
       kind: "allow",
+      rule,
       confirm,
       mode,
       minVerificationLevel: level,
-      ...(confirmRule === undefined ? {} : { confirmRule: { index: confirmRule.index, tools: confirmRule.rule.tools } }),
+      ...(confirmRule === undefined ? {} : { confirmRule: rule }),
       ...(confirm && grants !== undefined ? { grants } : {}),
     };
   }
@@ -174,14 +209,72 @@ function tighterGrantLimits(current: GrantLimits | undefined, next: GrantLimits)
   };
 }
 
+/** A policy decision as people read it: what happens to the call, and what decided it. */
+export type PolicyExplanation =
+  | {
+      readonly decision: "deny";
+      /** The error the call gets. */
+      readonly code: "PERMISSION_DENIED" | "VERIFICATION_REQUIRED";
+      /** `rules[<i>]`, `no rule` or `verification level`. */
+      readonly decidedBy: string;
+      readonly reason: string;
+    }
+  | { readonly decision: "allow"; readonly decidedBy: string; readonly permission: AllowDecision }
+  | {
+      readonly decision: "confirm";
+      readonly mode: "token" | "platform";
+      /** `rules[<i>]` for a `confirm` rule, `declaration` when the tool itself requires confirmation. */
+      readonly decidedBy: string;
+      readonly permission: AllowDecision;
+    };
+
+/** A decision that lets the call go on (confirmed or not). */
+export type AllowDecision = Extract<PermissionDecision, { kind: "allow" }>;
+
+/**
+ * What `decision` means for an actor at `verificationLevel`: allow, confirm (in which mode) or deny, and the
+ * rule that decided. Pure; the call path (decide-permission) and `toolpact policy test` both read decisions
+ * through it, so the rule explained is the rule applied.
+ */
+export function explainPolicyDecision(decision: PermissionDecision, tool: PolicyTool, verificationLevel: number): PolicyExplanation {
+  if (decision.kind === "deny") {
+    return {
+      decision: "deny",
+      code: "PERMISSION_DENIED",
+      decidedBy: decision.rule === undefined ? "no rule" : `rules[${decision.rule.index}]`,
+      reason: `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`,
+    };
+  }
+  if (verificationLevel < decision.minVerificationLevel) {
+    return {
+      decision: "deny",
+      code: "VERIFICATION_REQUIRED",
+      decidedBy: "verification level",
+      reason:
+        `${tool.fullName} needs verification level ${decision.minVerificationLevel}; the user is at ${verificationLevel}: ` + "the user must verify further",
+    };
+  }
+  const ruleName = `rules[${decision.rule.index}]`;
+  if (!decision.confirm) return { decision: "allow", decidedBy: ruleName, permission: decision };
+  const decidedBy = decision.confirmRule === undefined ? "declaration" : ruleName;
+  return { decision: "confirm", mode: decision.mode, decidedBy, permission: decision };
+}
+
 /** Every problem of a policy, at once. */
 export function policyIssues(policy: unknown): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (typeof policy !== "object" || policy === null || Array.isArray(policy)) {
     return [{ path: "", message: "a policy is an object { rules, trustedConfirmationUis? }" }];
   }
-  const { rules, trustedConfirmationUis, minVerificationLevel, narrow, ...rest } = policy as Record<string, unknown>;
+  const { rules, trustedConfirmationUis, minVerificationLevel, narrow, shadow, ...rest } = policy as Record<string, unknown>;
   for (const key of Object.keys(rest)) issues.push({ path: `/${key}`, message: "unknown policy field" });
+  if (shadow !== undefined) {
+    if (typeof shadow === "object" && shadow !== null && "shadow" in shadow) {
+      issues.push({ path: "/shadow/shadow", message: "a shadow policy has no shadow of its own" });
+    } else {
+      for (const issue of policyIssues(shadow)) issues.push({ path: `/shadow${issue.path}`, message: issue.message });
+    }
+  }
   if (minVerificationLevel !== undefined) {
     if (typeof minVerificationLevel !== "object" || minVerificationLevel === null || Array.isArray(minVerificationLevel)) {
       issues.push({ path: "/minVerificationLevel", message: "minVerificationLevel is an object { read?, write?, external? }" });
@@ -322,6 +415,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     trustedConfirmationUis?: readonly string[];
     minVerificationLevel?: EffectVerificationLevels;
     narrow?: Readonly<Record<string, readonly string[]>>;
+    shadow?: TenantPolicy;
   } = { rules: Object.freeze(rules) };
   if (policy.trustedConfirmationUis !== undefined) out.trustedConfirmationUis = Object.freeze([...policy.trustedConfirmationUis]);
   if (policy.minVerificationLevel !== undefined) {
@@ -335,6 +429,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
   if (policy.narrow !== undefined) {
     out.narrow = Object.freeze(Object.fromEntries(Object.entries(policy.narrow).map(([key, patterns]) => [key, Object.freeze([...patterns])])));
   }
+  if (policy.shadow !== undefined) out.shadow = normalizePolicy(policy.shadow);
   return Object.freeze(out);
 }
 

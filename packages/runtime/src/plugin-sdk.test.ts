@@ -37,7 +37,9 @@ describe("capability bound", () => {
     expectUndeclared(() => assistant.tools.provide("unprovided", handler));
     expectUndeclared(() => assistant.tools.provide(`${NOTES}:unprovided`, handler));
     expectUndeclared(() => assistant.tools.provideAll({ providerId: NOTES, tools: [{ name: "unprovided", version: 1, handler }] }), "only under its own id");
-    expect(() => fx.runtime.sdkFor("com.example.ghost")).toThrow(/not registered/);
+    // The host's mistake, said as one (a TypeError naming the fix), not a plugin's CAPABILITY_UNDECLARED.
+    expect(() => fx.runtime.sdkFor("com.example.ghost")).toThrow(TypeError);
+    expect(() => fx.runtime.sdkFor("com.example.ghost")).toThrow(/not registered in this host: call registerPlugin\(manifest\) before sdkFor/);
   });
 
   it("registers nothing from a provider definition with one bad entry", async () => {

@@ -20,6 +20,8 @@ export interface RegisteredTool {
   readonly fullName: string;
   /** schemaHash of the input schema: the `sch` claim of its tokens. */
   readonly schemaHash: string;
+  /** The provider manifest's semver `version`, recorded with each call's activity. */
+  readonly manifestVersion: string;
   readonly validateInput: (value: unknown) => readonly ValidationIssue[];
   readonly validateOutput: ((value: unknown) => readonly ValidationIssue[]) | undefined;
   /** The provider's handler once `provide` registered it. */
@@ -91,6 +93,7 @@ export class PluginRegistry {
         declaration,
         fullName: toolFullName(manifest.id, declaration.name, declaration.version),
         schemaHash: input.hash,
+        manifestVersion: manifest.version,
         validateInput: (value) => input.validate(value),
         validateOutput: output === undefined ? undefined : (value) => output.validate(value),
         handler: undefined,
@@ -169,7 +172,7 @@ export class PluginRegistry {
     const { kind, name, handler } = provided;
     const plugin = this.#plugins.get(pluginId);
     if (plugin === undefined) {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host`);
+      throw unregistered(pluginId);
     }
     const declared = plugin[SEAM_LISTS[kind]] as ReadonlyMap<string, RegisteredSeam<unknown>>;
     const seam = typeof name === "string" ? declared.get(name) : undefined;
@@ -207,7 +210,7 @@ export class PluginRegistry {
   provide(pluginId: string, spec: string, handler: ToolHandler): RegisteredTool {
     const plugin = this.#plugins.get(pluginId);
     if (plugin === undefined) {
-      throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host`);
+      throw unregistered(pluginId);
     }
     const at = spec.lastIndexOf("@");
     const name = at < 0 ? spec : spec.slice(0, at);
@@ -356,3 +359,11 @@ const SEAM_PERMISSIONS: readonly (readonly [SeamKind, "tools:gate" | "tools:obse
   ["hook", "tools:observe"],
   ["guard", "tools:guard"],
 ];
+
+/**
+ * An SDK only exists for a registered plugin (sdkFor checks), so a call for an unregistered one is a bug
+ * in toolpact, not a plugin's undeclared capability: an internal error, not CAPABILITY_UNDECLARED.
+ */
+function unregistered(pluginId: string): Error {
+  return new Error(`internal error: plugin "${pluginId}" provides to this host's registry without being registered`);
+}

@@ -49,6 +49,10 @@ import { PluginRegistry } from "./registry.js";
 import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
+import { Telemetry } from "./telemetry/telemetry.js";
+import { wireTasks } from "./tasks/runtime-tasks.js";
+import type { TaskService } from "./tasks/task-service.js";
+import { checkpointActivity, type CheckpointRun } from "./audit/chain-checkpointer.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -72,6 +76,11 @@ export interface ToolpactRuntime extends Runtime {
   readonly metrics: RuntimeMetrics;
   /** Deletes what is past its retention: consumed token ids, idempotency records, activity, confirmations, runs, outbox rows, settled operations. */
   prune(): Promise<PruneResult>;
+  /**
+   * Links settled activity events into the hash chain and signs a checkpoint (the job `audit` schedules;
+   * `toolpact audit checkpoint` runs it at once). A run while one is in flight waits for that one's answer.
+   */
+  checkpointActivity(): Promise<CheckpointRun>;
 }
 
 /** How soon after creation the first recovery pass runs, ms. */
@@ -85,12 +94,14 @@ const STARTUP_RECOVERY_DELAY_MS = 1000;
  *   signingKeys: parseSigningKeys(env.TOOLPACT_SIGNING_KEYS), storageKey, actorTokens: { issuer, secret } });
  */
 export async function createRuntime(options: RuntimeOptions): Promise<ToolpactRuntime> {
-  const context = resolveOptions(options);
+  const resolved = resolveOptions(options);
+  const telemetry = await Telemetry.create(options.telemetry);
+  const context: RuntimeContext = { ...resolved, store: telemetry.store(resolved.store) };
   const [tokens, actors] = await Promise.all([
     ConfirmationTokens.create(context.signingKeys, context.confirmationTtlSeconds, context.clock),
     ActorTokenVerifier.create(context.actorTokens, context.clock),
   ]);
-  return new ToolpactRuntimeImpl(context, tokens, actors);
+  return new ToolpactRuntimeImpl(context, tokens, actors, telemetry);
 }
 
 class ToolpactRuntimeImpl implements ToolpactRuntime {
@@ -101,15 +112,19 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #recovery: RecoveryScheduler;
   readonly #sdks = new Map<string, PluginSdk>();
   readonly #timers: NodeJS.Timeout[] = [];
+  #checkpointing: Promise<CheckpointRun> | undefined;
   readonly #unsubscribe: () => void;
+  readonly #unsubscribeTasks: () => void;
   readonly admin: RuntimeAdmin;
   readonly toolChanges: ToolChanges;
+  readonly #tasks: TaskService;
+  readonly tasks: Runtime["tasks"];
   #activityWriteFailures = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
   #closing: Promise<void> | undefined;
 
-  constructor(context: RuntimeContext, tokens: ConfirmationTokens, actors: ActorTokenVerifier) {
+  constructor(context: RuntimeContext, tokens: ConfirmationTokens, actors: ActorTokenVerifier, telemetry: Telemetry) {
     this.#context = context;
     const { store, clock, logger } = context;
     this.#identity = new Authenticator({ store, actors, logger });
@@ -146,10 +161,18 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       pluginCode: new PluginCodeRunner(),
       activity: new ActivityWriter({ store, clock, logger, onWriteFailure: () => this.#activityWriteFailures++ }),
       previewLimiter: new WindowRateLimiter(context.previewsPerMinute, 60_000, clock),
+      telemetry,
     };
     const recovery = new OperationRecovery(this.#parts);
-    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => recovery.recover(expired) });
+    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => counted(telemetry, recovery.recover(expired)) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
+    const wired = wireTasks(
+      { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
+      (work) => this.#track(work),
+    );
+    this.#tasks = wired.service;
+    this.tasks = wired.surface;
+    this.#unsubscribeTasks = wired.unsubscribe;
     this.#startTimers();
   }
 
@@ -163,6 +186,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       this.#timers.push(setInterval(maintain, recoveryIntervalMs));
     }
     if (pruneIntervalMs > 0) this.#timers.push(setInterval(() => void this.prune().catch(failed("prune_failed")), pruneIntervalMs));
+    const { checkpointIntervalMs } = this.#context.audit;
+    if (checkpointIntervalMs > 0) {
+      this.#timers.push(setInterval(() => void this.checkpointActivity().catch(failed("activity_checkpoint_failed")), checkpointIntervalMs));
+    }
     for (const timer of this.#timers) timer.unref();
   }
 
@@ -182,7 +209,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     let sdk = this.#sdks.get(pluginId);
     if (sdk === undefined) {
       if (this.#registry.get(pluginId) === undefined) {
-        throw new ToolpactError("CAPABILITY_UNDECLARED", `plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`);
+        // The host's own mistake, not a plugin's undeclared capability: a TypeError that says the fix, like the runtime's option checks.
+        throw new TypeError(`plugin "${pluginId}" is not registered in this host: call registerPlugin(manifest) before sdkFor`);
       }
       sdk = createPluginSdk(
         {
@@ -293,10 +321,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     return this.#track(() => this.#recovery.pass());
   }
 
-  /** The periodic job: settle expired leases and expired confirmation requests. */
+  /** The periodic job: settle expired leases and expired confirmation requests, and move on tasks nobody drives. */
   async #maintain(): Promise<void> {
     if (this.#closing !== undefined) return;
-    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue())]);
+    await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue()), this.#track(() => this.#tasks.sweep())]);
   }
 
   async #track<T>(work: () => Promise<T>): Promise<T> {
@@ -337,6 +365,16 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     });
   }
 
+  checkpointActivity(): Promise<CheckpointRun> {
+    if (this.#checkpointing !== undefined) return this.#checkpointing;
+    const context = this.#context;
+    const run = checkpointActivity(context.store.activityChain, context.auditKey, { now: context.clock(), settleMs: context.audit.settleMs });
+    this.#checkpointing = run.finally(() => {
+      this.#checkpointing = undefined;
+    });
+    return this.#checkpointing;
+  }
+
   async ready(): Promise<boolean> {
     if (this.#closing !== undefined) return false;
     return this.#context.store.ping();
@@ -350,11 +388,14 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   async #close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#unsubscribe();
+    this.#unsubscribeTasks();
     this.#parts.confirmations.close();
     if (this.#inFlight > 0 && !(await this.#drain())) {
       this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#inFlight });
       this.#parts.pluginCode.abortAll(Object.assign(new Error("the runtime is shutting down"), { name: "AbortError" }));
     }
+    // Calls of tasks ran as in-flight calls; their outcomes are recorded before the store closes.
+    await this.#tasks.close();
     this.#parts.leases.stop();
     await this.#context.store.close();
   }
@@ -372,4 +413,18 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     clearTimeout(timer);
     return !late;
   }
+}
+
+/** A recovery pass, counted by how it ended. */
+function counted(telemetry: Telemetry, pass: Promise<boolean>): Promise<boolean> {
+  return pass.then(
+    (settled) => {
+      telemetry.recovered(settled ? "recovered" : "skipped");
+      return settled;
+    },
+    (error: unknown) => {
+      telemetry.recovered("failed");
+      throw error;
+    },
+  );
 }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { CallerCredentials } from "@toolpact/runtime";
+import { traceContextOf, type CallerCredentials } from "@toolpact/runtime";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
@@ -13,17 +13,22 @@ export function bearerToken(header: string | undefined): string | undefined {
 /**
  * The credentials a request carries: `Authorization: Bearer <plugin key>` and `X-Toolpact-Actor`; and how
  * it came: over HTTP, unless it says `X-Toolpact-Via: mcp` (`toolpact mcp` forwarding an agent's calls; a
- * label the caller chooses, recorded on activity, never an identity).
+ * label the caller chooses, recorded on activity, never an identity); and the W3C trace context it continues
+ * (`traceparent`, `tracestate`: dropped when malformed, never a reason to refuse).
  */
 export function credentialsOf(headers: Headers | IncomingHttpHeaders): CallerCredentials {
   const get = headers instanceof Headers ? (name: string) => headers.get(name) ?? undefined : (name: string) => headers[name];
   const actor = get("x-toolpact-actor");
   const authorization = get("authorization");
-  return {
+  const traceparent = get("traceparent");
+  const credentials: CallerCredentials = {
     pluginKey: bearerToken(typeof authorization === "string" ? authorization : undefined),
     actorToken: typeof actor === "string" && actor.length > 0 ? actor : undefined,
     via: get("x-toolpact-via") === "mcp" ? "mcp" : "http",
   };
+  if (traceparent === undefined) return credentials;
+  const traceContext = traceContextOf(traceparent, get("tracestate"));
+  return traceContext === undefined ? credentials : { ...credentials, traceContext };
 }
 
 /**

@@ -85,9 +85,9 @@ export interface ToolpactRoutesOptions {
    */
   readonly confirmationLogin?: ConfirmationLoginOptions;
   /** The MCP endpoint at `/mcp`: sessions on or off, idle and polling periods (see `createMcpHttpHandler`). */
-  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize">;
   /** The operator console at `/console` (own server only, needs `adminKey`); absent: not served. */
   readonly console?: ConsoleRouteOptions;
+  readonly mcp?: Pick<McpHttpOptions, "sessions" | "sessionIdleMs" | "toolsPollMs" | "maxSessionsPerCaller" | "waitRoundMs" | "pageSize" | "requestStateRoot">;
 }
 
 /**

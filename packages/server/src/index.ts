@@ -36,6 +36,29 @@ export {
 } from "./host/config.js";
 export { readSecrets, SECRET_ENV_VARS, type ResolvedSecrets } from "./host/secrets.js";
 export { reexecWithoutSecrets, receiveHandedOverSecrets, secretsInEnvironment, type Reexecution } from "./host/secret-handover.js";
-export { migrateDatabase, describeDatabase, type MigrationResult } from "./host/database.js";
+export { openAuditAccess, readAuditKey, type AuditAccess } from "./host/audit-access.js";
+export {
+  CHAINED_FIELDS,
+  checkpointActivity,
+  exportActivity,
+  listedChainSource,
+  storeChainSource,
+  verifyActivityChain,
+  type ActivityCheckpointRecord,
+  type ActivityExportRecord,
+  type AuditReport,
+  type ChainedActivityRecord,
+  type CheckpointRun,
+} from "@toolpact/runtime";
+export { migrateDatabase, describeDatabase, openStore, type MigrationResult } from "./host/database.js";
 export { startHost, DEV_ACTOR_ISSUER, type StartHostOptions, type RunningHost, type ConfirmationRequested } from "./host/start-host.js";
 export { oauthConfigSchema, parseOAuthConfig, type OAuthConfig, type OAuthConfigInput, type OAuthIssuerConfig } from "./oauth/oauth-config.js";
+export {
+  PermissionPolicy,
+  normalizePolicy,
+  policyIssues,
+  explainPolicyDecision,
+  type PolicyExplanation,
+  type PolicyTool,
+  type ActivityRecord,
+} from "@toolpact/runtime";

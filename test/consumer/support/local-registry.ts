@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -69,9 +69,13 @@ export function localSqlitePrebuild(repoRoot: string, destination: string): { di
   const fromRuntime = createRequire(path.join(repoRoot, "packages/runtime/package.json"));
   const packageDir = path.dirname(fromRuntime.resolve("better-sqlite3/package.json"));
   const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
-  mkdirSync(destination, { recursive: true });
+  // tar reads a copy: the workspace's binary is hard-linked from pnpm's store, and another install
+  // linking it meanwhile changes its ctime, which tar reports as "file changed as we read it" (exit 1).
+  const staged = path.join(destination, "staged");
+  mkdirSync(path.join(staged, "build/Release"), { recursive: true });
+  copyFileSync(path.join(packageDir, "build/Release/better_sqlite3.node"), path.join(staged, "build/Release/better_sqlite3.node"));
   const file = path.join(destination, `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`);
-  execFileSync("tar", ["czf", file, "-C", packageDir, "build/Release/better_sqlite3.node"]);
+  execFileSync("tar", ["czf", file, "-C", staged, "build/Release/better_sqlite3.node"]);
   return { dir: destination, version };
 }
 

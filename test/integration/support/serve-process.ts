@@ -1,6 +1,6 @@
 /** `toolpact serve` as a separate process: spawned from the built CLI, stopped by signal. */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -80,4 +80,14 @@ export async function killHard(serve: ServeProcess): Promise<void> {
 /** The directory a test plugin folder is written to. */
 export function pluginDir(root: string, name: string): string {
   return path.join(root, "plugins", name);
+}
+
+/** Writes a plugin folder `root/plugins/<name>`: its manifest, a module package.json, and `index.js`; returns its path. */
+export function writePluginFolder(root: string, name: string, manifest: object, indexJs: string): string {
+  const folder = pluginDir(root, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(path.join(folder, "plugin.json"), JSON.stringify(manifest));
+  writeFileSync(path.join(folder, "package.json"), JSON.stringify({ type: "module", main: "./index.js" }));
+  writeFileSync(path.join(folder, "index.js"), indexJs);
+  return folder;
 }

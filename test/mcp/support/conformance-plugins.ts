@@ -42,8 +42,20 @@ export function registerConformancePlugins(runtime: ToolpactRuntime): void {
           inputSchema: {
             $schema: "https://json-schema.org/draft/2020-12/schema",
             type: "object",
-            $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
-            properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+            // The runner 0.2's schema: composition, conditional and reference keywords must reach tools/list as declared.
+            $defs: { address: { $anchor: "addressDef", type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+            properties: {
+              name: { type: "string" },
+              address: { $ref: "#/$defs/address" },
+              contactMethod: { type: "string", enum: ["phone", "email"] },
+              phone: { type: "string" },
+              email: { type: "string" },
+            },
+            allOf: [{ anyOf: [{ required: ["phone"] }, { required: ["email"] }] }],
+            if: { properties: { contactMethod: { const: "phone" } }, required: ["contactMethod"] },
+            // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword, not a promise
+            then: { required: ["phone"] },
+            else: { required: ["email"] },
             additionalProperties: false,
           },
         },

@@ -13,8 +13,10 @@ request (so a refreshed actor token is used without a restart); without it, the 
 ${CALLER_KEY_ENV_VARS.pluginKey} and ${CALLER_KEY_ENV_VARS.actorToken}. The file must be readable by its owner
 alone (chmod 600). --url is https, or http on this machine; --insecure allows plain http to another
 machine (the key and token then travel unencrypted: only on a network you trust).
-A call that needs the user's approval sends the user to the server's confirmation page (URL
-elicitation) and runs once they approve. stdout carries only MCP messages; diagnostics go to stderr.
+Speaks MCP 2026-07-28 and 2025-11-25 (the client's first message decides). A call that needs the user's
+approval sends the user to the server's confirmation page (an input_required URL request at 2026-07-28,
+URL elicitation at 2025-11-25) and runs once they approve. stdout carries only MCP messages; diagnostics
+go to stderr.
 Exits 0 when the agent closes stdin, 2 on usage errors.`;
 
 /** `toolpact mcp`: 0 when the client closed the connection, 2 on usage errors. */

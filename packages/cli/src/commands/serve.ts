@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { HostError, loadHostConfig, receiveHandedOverSecrets, reexecWithoutSecrets, secretsInEnvironment, startHost, type Logger } from "@toolpact/server";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
+import { startTelemetry } from "../otel-sdk.js";
 
 const HELP = `usage: toolpact serve [--config toolpact.config.json] [--dev] [--port n] [--host h]
 
@@ -22,6 +23,9 @@ config's "secrets"; a missing one, or a _FILE that cannot be read, stops start-u
 environment are handed to a re-executed server over a pipe, so no plugin can read them back from
 /proc/self/environ; this first process stays to forward signals and report the exit code.
 --dev generates throwaway secrets for any that are missing and prints them.
+OpenTelemetry: with @opentelemetry/sdk-node installed beside toolpact, OTEL_TRACES_EXPORTER=otlp (or
+OTEL_METRICS_EXPORTER) starts the SDK, configured by the standard OTEL_* variables (OTEL_SERVICE_NAME,
+OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, ...); see docs/observability.md.
 SIGINT or SIGTERM shuts down gracefully: in-flight calls finish first.`;
 
 /** `toolpact serve`: starts a host and runs until SIGINT or SIGTERM; 0 after a clean shutdown, 1 on start-up errors. */
@@ -58,6 +62,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     return reexecWithoutSecrets({ script: fileURLToPath(new URL("../bin.js", import.meta.url)), args: ["serve", ...args] });
   }
 
+  // Before the host: the runtime looks for a registered tracer and meter provider once, when it is created.
+  const stopTelemetry = await startTelemetry((line) => io.stderr(`toolpact serve: ${line}`));
   let host;
   let consoleOn = false;
   try {
@@ -78,6 +84,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     } else {
       io.stderr(`toolpact serve: start-up failed unexpectedly: ${(error as Error)?.stack ?? String(error)}`);
     }
+    await stopTelemetry?.();
     return 1;
   }
 
@@ -109,6 +116,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   process.once("SIGINT", force);
   process.once("SIGTERM", force);
   await host.close();
+  await stopTelemetry?.();
   process.off("SIGINT", force);
   process.off("SIGTERM", force);
   io.stdout("toolpact serve: stopped");

@@ -1,5 +1,5 @@
 import { isToolpactError, toolFullName } from "@toolpact/contract";
-import type { ActivityKind, ActivityOutcome, ActivityPhase, Principal } from "../api.js";
+import type { ActivityConfirmation, ActivityKind, ActivityOutcome, ActivityPhase, PolicyDecisionName, Principal, ShadowOutcome } from "../api.js";
 import { uuidv7 } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { RegisteredTool } from "../registry.js";
@@ -65,6 +65,9 @@ export class CallTrace {
   #confirmationId: string | undefined;
   #grantId: string | undefined;
   #seam: string | undefined;
+  #policyDecision: PolicyDecisionName | undefined;
+  #confirmation: { readonly how: ActivityConfirmation; readonly by: string } | undefined;
+  #idempotencyKeyHash: string | undefined;
   #recorded = false;
 
   constructor(writer: ActivityWriter, about: { principal: Principal; phase: ActivityPhase; kind: ActivityKind }) {
@@ -98,6 +101,22 @@ export class CallTrace {
   /** The confirmation (token id or platform request id) the call made or carries; undefined forgets it. */
   confirmedBy(confirmationId: string | undefined): void {
     this.#confirmationId = confirmationId;
+    if (confirmationId === undefined) this.#confirmation = undefined;
+  }
+
+  /** What the tenant's policy decided for the call. */
+  policyDecided(decision: PolicyDecisionName): void {
+    this.#policyDecision = decision;
+  }
+
+  /** How the call's confirmation was given and by which user (`confirmedBy(undefined)` forgets it with the id). */
+  confirmedThrough(confirmation: { readonly how: ActivityConfirmation; readonly by: string }): void {
+    this.#confirmation = confirmation;
+  }
+
+  /** The hash of the call's idempotency key. */
+  keyedBy(keyHash: string): void {
+    this.#idempotencyKeyHash = keyHash;
   }
 
   /** The user grant that authorized the call in place of a confirmation. */
@@ -138,6 +157,8 @@ export class CallTrace {
       event.tool = tool.fullName;
       event.version = tool.declaration.version;
       event.effect = tool.declaration.effect;
+      event.manifestVersion = tool.manifestVersion;
+      event.schemaHash = tool.schemaHash;
     } else if (providerId !== undefined && this.#toolName !== undefined) {
       const version = this.#version;
       event.tool = version === undefined ? `${providerId}:${this.#toolName}` : toolFullName(providerId, this.#toolName, version);
@@ -148,12 +169,28 @@ export class CallTrace {
     if (this.#grantId !== undefined) event.grantId = this.#grantId;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
     if (this.#kind === "call") event.via = principal.via ?? "in-process";
+    if (this.#kind === "call" && principal.authenticatedBy !== undefined) event.authenticatedBy = principal.authenticatedBy;
+    if (this.#policyDecision !== undefined) event.policyDecision = this.#policyDecision;
+    if (this.#confirmation !== undefined) {
+      event.confirmation = this.#confirmation.how;
+      event.confirmedBy = this.#confirmation.by;
+    }
+    if (this.#idempotencyKeyHash !== undefined) event.idempotencyKeyHash = this.#idempotencyKeyHash;
     return event as unknown as ActivityRecord;
   }
 
   /** The event of an AfterTool hook that failed, committed with its operation. */
   hookFailed(hook: string, operationId: string, errorClass: string): ActivityRecord {
     return { ...this.event("failed", { operationId, errorClass }), kind: "hook", phase: "execute", seam: hook };
+  }
+
+  /**
+   * Records, without waiting and apart from the call's own event, that the tenant's shadow policy decides this
+   * call otherwise than the live one: `outcome` is the shadow's decision (`errorCode` its refusal's code).
+   */
+  shadowDisagreed(outcome: ShadowOutcome, errorCode: string | undefined): void {
+    const { durationMs: _duration, via: _via, ...call } = this.event(outcome, errorCode === undefined ? {} : { errorCode });
+    void this.#writer.append({ ...call, kind: "policy", phase: "shadow" });
   }
 
   /** The operation's settle committed the call's event. */

@@ -8,7 +8,7 @@ import type { Authenticator } from "../identity/authenticator.js";
 import type { IdempotencyKeying } from "../ledger/idempotency.js";
 import type { LeaseKeeper } from "../ledger/lease-keeper.js";
 import type { RuntimeContext } from "../options.js";
-import type { PermissionDecision } from "../permission-policy.js";
+import type { AllowDecision } from "../permission-policy.js";
 import { CallAbort } from "../plugin-code/call-scope.js";
 import type { PluginCodeRunner } from "../plugin-code/plugin-code-runner.js";
 import type { WindowRateLimiter } from "../rate-limit.js";
@@ -16,6 +16,8 @@ import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "../regist
 import type { SealedPayloads } from "../sealed/sealed-payloads.js";
 import type { ResolvedSeams } from "../seams.js";
 import type { GrantInBegin, IdempotencyScope } from "../store/store.js";
+import type { CallSpan } from "../telemetry/call-span.js";
+import type { Telemetry } from "../telemetry/telemetry.js";
 import { resolveSeams, type TenantConfigCache, type TenantState } from "../tenant-config.js";
 
 /** What the steps run on: made once by `createRuntime`, shared by every call. */
@@ -32,6 +34,8 @@ export interface CallParts {
   readonly pluginCode: PluginCodeRunner;
   readonly activity: ActivityWriter;
   readonly previewLimiter: WindowRateLimiter;
+  /** Traces and metrics, when the application registered an OpenTelemetry provider (else `Telemetry.off`). */
+  readonly telemetry: Telemetry;
 }
 
 /** What a call asks for, as it arrived (once its principal was authenticated). */
@@ -43,10 +47,12 @@ export interface CallRequest {
   readonly runId: string | undefined;
   /** Execute's options (confirmation token, idempotency key); empty for a preview. */
   readonly options: ExecuteOptions;
+  /** The call's span, when calls are traced. */
+  readonly span?: CallSpan | undefined;
 }
 
 /** An allowing permission decision: what decide-permission hands on. */
-export type Permission = Extract<PermissionDecision, { kind: "allow" }>;
+export type Permission = AllowDecision;
 
 /** A gate answered the call with a value (a frozen JSON copy): the provider is not invoked. */
 export interface GateAnswer {
@@ -143,6 +149,8 @@ export interface CallGiven {
   readonly options: ExecuteOptions;
   /** Aborts the provider's `ctx.signal` (its timeout, or the runtime closing). */
   readonly abort: CallAbort;
+  /** The call's span, when calls are traced: each step's span is its child. */
+  readonly span: CallSpan | undefined;
 }
 
 /**
@@ -187,6 +195,7 @@ class CallState implements CallGiven {
   readonly runId: string | undefined;
   readonly options: ExecuteOptions;
   readonly abort = new CallAbort();
+  readonly span: CallSpan | undefined;
   tenant: TenantState | undefined = undefined;
   provider: RegisteredPlugin | undefined = undefined;
   tool: RegisteredTool | undefined = undefined;
@@ -208,6 +217,7 @@ class CallState implements CallGiven {
     this.phase = request.phase;
     this.runId = request.runId;
     this.options = request.options;
+    this.span = request.span;
   }
 
   resolved(found: { readonly tenant: TenantState; readonly provider: RegisteredPlugin; readonly tool: RegisteredTool; readonly handler: ToolHandler }): this {
@@ -257,6 +267,12 @@ class CallState implements CallGiven {
 export function startCall(parts: CallParts, trace: CallTrace, request: CallRequest): CallAt<never> {
   // The one place the state is seen as a call: the setters' types say what each adds.
   return new CallState(parts, trace, request) as unknown as CallAt<never>;
+}
+
+/** What a call learned so far, for its telemetry: any fact may be missing (it may have been refused before). */
+export function factsSoFar(call: CallAt<never>): Partial<CallFacts> {
+  // The state holds every fact as a field (undefined until set).
+  return call as unknown as Partial<CallFacts>;
 }
 
 /** What a confirmation of this call is bound to, in the mode its decision says. */

@@ -4,6 +4,7 @@
  * reads was set by a step before it. Reading a fact no earlier step set does not compile, as tRPC's
  * growing context: the checks of `call.ts`'s old run-time `unset()` moved to the compiler.
  */
+import { tracedStep } from "../telemetry/step-spans.js";
 import type { CallAt, FactName, Facts } from "./call.js";
 import { around, compose, type Next, type Step as UntypedStep } from "./compose.js";
 import type { EffectOutcome } from "./outcome.js";
@@ -42,7 +43,10 @@ export interface ChainBuilder<K0 extends FactName, K extends FactName, TOutcome>
   step<N extends K, A extends FactName>(step: StepOf<TOutcome, N, A>): ChainBuilder<K0, K | A, TOutcome>;
   /** Ends the chain with a step that answers. */
   last<N extends K>(step: LastStep<TOutcome, N>): Chain<K0, TOutcome>;
-  /** Ends the chain with a boundary around `inner`, which runs on the call with the boundary's facts set too. */
+  /**
+   * Ends the chain with a boundary around `inner`, which runs on the call with the boundary's facts set too.
+   * The boundary traces itself (`tracedAround`): it may be a choice between steps, each with its own name.
+   */
   around<N extends K, A extends FactName, TInner>(
     boundary: Boundary<TOutcome, TInner, N, A>,
     inner: (call: CallAt<K | A>) => Promise<TInner>,
@@ -57,8 +61,8 @@ export function chain<TOutcome, K0 extends FactName = never>(): ChainBuilder<K0,
 type AnyCall = CallAt<never>;
 
 function builder<K0 extends FactName, K extends FactName, TOutcome>(steps: readonly UntypedStep<AnyCall, TOutcome>[]): ChainBuilder<K0, K, TOutcome> {
-  // The types above decided what may follow what; at run time a step is a step.
-  const untyped = (step: unknown) => step as UntypedStep<AnyCall, TOutcome>;
+  // The types above decided what may follow what; at run time a step is a step, under a span when its call is traced.
+  const untyped = (step: unknown) => tracedStep(step as UntypedStep<AnyCall, TOutcome>);
   return {
     step: (step: unknown) => builder([...steps, untyped(step)]),
     last: (step) => compose([...steps, untyped(step)]) as Chain<K0, TOutcome>,

@@ -1,6 +1,6 @@
 import { ToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
 import type { Principal } from "../api.js";
-import { startCall, type CallParts } from "./call.js";
+import { startCall, type CallAt, type CallParts } from "./call.js";
 import { authorized } from "./authorization.js";
 import { chain, type Boundary } from "./chain.js";
 import { runEffect } from "./effect.js";
@@ -9,6 +9,11 @@ import { ledger } from "./steps/ledger.js";
 import { recordRead, recordsOnce } from "./steps/record-read.js";
 import { replayIdempotent } from "./steps/replay-idempotent.js";
 import { verifyConfirmation } from "./steps/verify-confirmation.js";
+import { tracedAround } from "../telemetry/step-spans.js";
+import { factsSoFar } from "./call.js";
+
+const tracedRecordRead = tracedAround(recordRead);
+const tracedLedger = tracedAround(ledger);
 
 /**
  * Around the effect: a read with no token to consume nor key to reserve is recorded once, settled, after
@@ -18,7 +23,7 @@ const recordOperation: Boundary<ExecuteAnswer, EffectOutcome, "tenant" | "tool" 
   call,
   next,
 ) {
-  return recordsOnce(call) ? recordRead(call, next) : ledger(call, next);
+  return recordsOnce(call) ? tracedRecordRead(call, next) : tracedLedger(call, next);
 };
 
 /** `tools.execute`, top to bottom: the authorization steps, replay and confirmation, then the ledger around the effect. */
@@ -44,17 +49,24 @@ export async function runExecute(parts: CallParts, request: ExecuteRequest): Pro
   const { principal } = request;
   const options = request.options ?? NO_OPTIONS;
   const trace = parts.activity.trace(principal, "execute");
+  const observed = parts.telemetry.observe(principal, "execute", request.ref);
+  const span = observed?.span;
+  let call: CallAt<never> | undefined;
   try {
     for (let attempt = 1; ; attempt++) {
-      const call = startCall(parts, trace, { ref: request.ref, input: request.input, phase: "execute", runId: options.runId, options });
+      call = startCall(parts, trace, { ref: request.ref, input: request.input, phase: "execute", runId: options.runId, options, span });
       const answer = await executeSteps(call);
-      if (!isRetry(answer)) return answer;
+      if (!isRetry(answer)) {
+        observed?.end(factsSoFar(call), "execute");
+        return answer;
+      }
       parts.tenants.invalidate(principal.tenantId);
       if (attempt >= CONFIG_RETRIES) {
         throw new ToolpactError("CONCURRENT_CHANGE", "the tenant's configuration kept changing while this call was authorized; nothing ran: retry");
       }
     }
   } catch (error) {
+    observed?.end(call === undefined ? {} : factsSoFar(call), "execute", error);
     throw await trace.refused(error);
   }
 }

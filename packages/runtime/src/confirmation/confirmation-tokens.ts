@@ -51,6 +51,8 @@ export interface MintedConfirmation {
 /** A token that passed every check except "used" (the store decides that, in the begin transaction). */
 export interface VerifiedConfirmation {
   readonly tokenId: string;
+  /** How it was confirmed: by the calling UI (`token`) or on the platform's page (`platform`). */
+  readonly mode: "token" | "platform";
   /** Unix milliseconds. */
   readonly expiresAt: number;
 }
@@ -176,7 +178,7 @@ export class ConfirmationTokens {
         { tool },
       );
     }
-    return { tokenId: claims.jti, expiresAt: claims.exp * 1000 };
+    return { tokenId: claims.jti, mode: claims.mod, expiresAt: claims.exp * 1000 };
   }
 }
 

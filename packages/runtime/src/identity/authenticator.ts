@@ -1,11 +1,12 @@
 import { ToolpactError, isToolpactError } from "@toolpact/contract";
-import type { CallerCredentials, PresenceIdentity, Principal } from "../api.js";
+import type { CallerCredentials, CallTraceContext, PresenceIdentity, Principal } from "../api.js";
 import type { Logger } from "../logger.js";
 import type { PluginKeyLookup, Store } from "../store/store.js";
 import type { ActorTokenVerifier, VerifiedActor } from "./actor-token.js";
 import type { VerifiedPresence } from "./presence-token.js";
 import { PluginKeyCache } from "./plugin-key-cache.js";
 import { hashPluginKey, pluginKeyId, pluginKeyMatches } from "./plugin-keys.js";
+import { traceContextOf } from "../telemetry/trace-context.js";
 
 /** Compared against when a key id is unknown, so a miss costs what a hit costs. */
 const DECOY_HASH = hashPluginKey("tpk_00000000000000000000_decoy");
@@ -75,6 +76,7 @@ export class Authenticator {
       via: credentials.via ?? "in-process",
       keyId,
       authenticatedBy: "plugin-key",
+      ...traced(credentials.traceContext),
     });
   }
 
@@ -148,4 +150,11 @@ export class Authenticator {
     this.#logger.warn({ event: "authentication_failed", reason, ...fields });
     return new ToolpactError("UNAUTHENTICATED", reason);
   }
+}
+
+/** The trace context credentials carry, checked again (an in-process caller hands it over as it likes). */
+function traced(given: CallerCredentials["traceContext"]): { traceContext?: CallTraceContext } {
+  if (given === undefined) return {};
+  const traceContext = traceContextOf(given.traceparent, given.tracestate, given.jsonrpcRequestId);
+  return traceContext === undefined ? {} : { traceContext };
 }

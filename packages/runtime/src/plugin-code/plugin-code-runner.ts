@@ -3,6 +3,8 @@ import type { ToolCallContext, ToolExecuteContext } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import type { RegisteredTool } from "../registry.js";
 import type { RegisteredSeam, SeamContext } from "../seams.js";
+import type { CallSpan } from "../telemetry/call-span.js";
+import type { CallTraceContext } from "../telemetry/trace-context.js";
 import { CallAbort, type CallScope, type ScopeOwner } from "./call-scope.js";
 import { pluginContext } from "./plugin-context.js";
 
@@ -37,6 +39,8 @@ export interface ProviderInvocation {
   readonly provider: { readonly canCall: boolean };
   readonly phase: "preview" | "execute";
   readonly abort: CallAbort;
+  /** The call's span, when traced: the provider's `ctx.traceparent` names the span it runs in. */
+  readonly span: CallSpan | undefined;
 }
 
 /**
@@ -101,14 +105,14 @@ export class PluginCodeRunner {
   /** Runs a provider's `authorize` or `preview` for a call, with its frozen context, under the tool's timeout. */
   runProvider<T>(call: ProviderInvocation, code: (ctx: ToolCallContext) => T | Promise<T>): Promise<T> {
     const { principal, tool, abort } = call;
-    const ctx = pluginContext({ principal, tool: tool.fullName, phase: call.phase, effect: tool.declaration.effect }, abort);
+    const ctx = pluginContext({ principal, tool: tool.fullName, phase: call.phase, effect: tool.declaration.effect, trace: traceOf(call) }, abort);
     return this.#runProvider(call, () => code(ctx));
   }
 
   /** Runs a provider's `execute` for a call's operation, with its frozen context, under the tool's timeout. */
   runExecute<T>(call: ProviderInvocation, operationId: string, code: (ctx: ToolExecuteContext) => T | Promise<T>): Promise<T> {
     const { principal, tool, abort } = call;
-    const ctx = pluginContext({ principal, tool: tool.fullName, phase: "execute", effect: tool.declaration.effect, operationId }, abort);
+    const ctx = pluginContext({ principal, tool: tool.fullName, phase: "execute", effect: tool.declaration.effect, operationId, trace: traceOf(call) }, abort);
     return this.#runProvider(call, () => code(ctx));
   }
 
@@ -136,6 +140,11 @@ export class PluginCodeRunner {
  */
 function ownerOf(principal: Principal, canCall: boolean): ScopeOwner | undefined {
   return canCall ? { tenantId: principal.tenantId, actor: principal.actor, correlationId: principal.correlationId } : undefined;
+}
+
+/** The trace a provider runs in: its step's span when traced, else the caller's trace passed through as it came. */
+function traceOf(call: ProviderInvocation): CallTraceContext | undefined {
+  return call.span?.traceContext() ?? call.principal.traceContext;
 }
 
 function isThenable<T>(value: T | Promise<T>): value is Promise<T> {

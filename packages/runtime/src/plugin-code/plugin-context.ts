@@ -1,6 +1,7 @@
 import type { Effect, ToolCallContext, ToolExecuteContext } from "@toolpact/contract";
 import type { Principal } from "../api.js";
 import type { SeamContext } from "../seams.js";
+import type { CallTraceContext } from "../telemetry/trace-context.js";
 import type { CallAbort } from "./call-scope.js";
 
 /** What a piece of plugin code is told about the call it runs for. */
@@ -13,6 +14,8 @@ export interface ContextAbout {
   readonly effect?: Effect;
   /** An execute's, hook's or guard's context names the operation (authorize, preview and gates run before it exists). */
   readonly operationId?: string | undefined;
+  /** A provider's context carries the trace it runs in, to pass on to what it calls. */
+  readonly trace?: CallTraceContext | undefined;
 }
 
 /**
@@ -27,7 +30,7 @@ export function pluginContext(about: ContextAbout & { readonly effect: Effect },
 export function pluginContext(about: ContextAbout, abort: CallAbort): SeamContext;
 export function pluginContext(about: ContextAbout, abort: CallAbort): SeamContext | ToolCallContext {
   const { principal, effect, operationId } = about;
-  const ctx: { -readonly [K in keyof SeamContext]: SeamContext[K] } & { effect?: Effect } = {
+  const ctx: { -readonly [K in keyof SeamContext]: SeamContext[K] } & { effect?: Effect; traceparent?: string; tracestate?: string } = {
     tenantId: principal.tenantId,
     actor: principal.actor,
     callerPluginId: principal.callerPluginId,
@@ -39,5 +42,10 @@ export function pluginContext(about: ContextAbout, abort: CallAbort): SeamContex
   };
   if (effect !== undefined) ctx.effect = effect;
   if (operationId !== undefined) ctx.operationId = operationId;
+  const trace = about.trace;
+  if (trace?.traceparent !== undefined) {
+    ctx.traceparent = trace.traceparent;
+    if (trace.tracestate !== undefined) ctx.tracestate = trace.tracestate;
+  }
   return Object.freeze(ctx);
 }

@@ -10,6 +10,8 @@ const AAD = {
   input: (tenantId: string, operationId: string) => `toolpact:operation-input:${tenantId}:${operationId}`,
   outbox: (tenantId: string, id: string) => `toolpact:outbox:${tenantId}:${id}`,
   preview: (tenantId: string, requestId: string) => `toolpact:confirmation-preview:${tenantId}:${requestId}`,
+  taskCall: (tenantId: string, taskId: string) => `toolpact:task-call:${tenantId}:${taskId}`,
+  taskOutcome: (tenantId: string, taskId: string) => `toolpact:task-outcome:${tenantId}:${taskId}`,
 } as const;
 
 /** What recovery needs to run the authorization steps of an operation again: its input, the actor's level and roles, its run. */
@@ -82,6 +84,24 @@ export class SealedPayloads {
   /** A platform request's preview. @throws TypeError when its details are not JSON. */
   sealPreview(tenantId: string, requestId: string, shown: ShownPreview): Uint8Array {
     return this.#cipher.seal(JSON.stringify({ s: shown.summary, d: shown.details, i: shown.input }), AAD.preview(tenantId, requestId));
+  }
+
+  /** A task's call as the task service keeps it to run (or run again) later; its shape is the service's. */
+  sealTaskCall(tenantId: string, taskId: string, call: unknown): Uint8Array {
+    return this.#cipher.seal(JSON.stringify(call), AAD.taskCall(tenantId, taskId));
+  }
+
+  openTaskCall(tenantId: string, taskId: string, sealed: Uint8Array): unknown {
+    return JSON.parse(this.#cipher.open(sealed, AAD.taskCall(tenantId, taskId)));
+  }
+
+  /** A task's outcome (the call's result or error), as `tasks.get` answers it. */
+  sealTaskOutcome(tenantId: string, taskId: string, outcome: unknown): Uint8Array {
+    return this.#cipher.seal(JSON.stringify(outcome), AAD.taskOutcome(tenantId, taskId));
+  }
+
+  openTaskOutcome(tenantId: string, taskId: string, sealed: Uint8Array): unknown {
+    return JSON.parse(this.#cipher.open(sealed, AAD.taskOutcome(tenantId, taskId)));
   }
 
   openPreview(tenantId: string, requestId: string, sealed: Uint8Array): ShownPreview {

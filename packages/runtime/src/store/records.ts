@@ -379,4 +379,6 @@ export interface PruneResult {
   readonly runs: number;
   readonly outboxItems: number;
   readonly operations: number;
+  /** Completed, failed or cancelled tasks past their time to live (`now`). */
+  readonly tasks: number;
 }

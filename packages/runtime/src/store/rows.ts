@@ -55,7 +55,8 @@ export function scopeValues(scope: IdempotencyScope): [string, string, string, s
 /** The activity columns, in the order of `activityValues`. */
 export const ACTIVITY_COLUMNS =
   "tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version, effect, phase, outcome, " +
-  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via, grant_id";
+  "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via, " +
+  "authenticated_by, confirmation, confirmed_by, manifest_version, schema_hash, policy_decision, idempotency_key_hash, grant_id";
 
 /** An event's values in the order of `ACTIVITY_COLUMNS`, absent properties as NULL. */
 export function activityValues(event: ActivityRecord): unknown[] {
@@ -81,6 +82,13 @@ export function activityValues(event: ActivityRecord): unknown[] {
     event.correlationId ?? null,
     event.seam ?? null,
     event.via ?? null,
+    event.authenticatedBy ?? null,
+    event.confirmation ?? null,
+    event.confirmedBy ?? null,
+    event.manifestVersion ?? null,
+    event.schemaHash ?? null,
+    event.policyDecision ?? null,
+    event.idempotencyKeyHash ?? null,
     event.grantId ?? null,
   ];
 }
@@ -307,6 +315,13 @@ export function activityFromRow(row: Row): ActivityRecord {
     correlationId: str(row.correlation_id),
     seam: str(row.seam),
     via: str(row.via) as ActivityRecord["via"],
+    authenticatedBy: str(row.authenticated_by) as ActivityRecord["authenticatedBy"],
+    confirmation: str(row.confirmation) as ActivityRecord["confirmation"],
+    confirmedBy: str(row.confirmed_by),
+    manifestVersion: str(row.manifest_version),
+    schemaHash: str(row.schema_hash),
+    policyDecision: str(row.policy_decision) as ActivityRecord["policyDecision"],
+    idempotencyKeyHash: str(row.idempotency_key_hash),
     grantId: str(row.grant_id),
   });
 }

@@ -7,6 +7,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { CONFIRMATION_STATES, OPERATION_STATES } from "@toolpact/contract";
+import { TASK_STATES } from "../tasks/task-states.js";
 import { postgresTestGate } from "../testing/index.js";
 import { usePostgresHarness } from "../testing/postgres-harness.js";
 import { SQLITE_MIGRATIONS, migrate } from "./sqlite/migrations.js";
@@ -24,7 +25,11 @@ type Schema = Map<string, Map<string, Column>>;
 /** Each store's own migration bookkeeping (named differently, not part of toolpact's data). */
 const BOOKKEEPING = new Set(["schema_migrations", "toolpact_migrations"]);
 /** The state lists each CHECK must hold, by column name. */
-const STATE_COLUMNS: Record<string, readonly string[]> = { state: OPERATION_STATES, status: CONFIRMATION_STATES };
+const STATE_COLUMNS: Record<string, readonly string[]> = {
+  state: OPERATION_STATES,
+  status: CONFIRMATION_STATES,
+  task_status: TASK_STATES,
+};
 
 function typeClass(declared: string): string {
   const type = declared.toLowerCase();

@@ -4,6 +4,7 @@
  * id is how a request's tenant is found) and `prune` (retention is a host job).
  * Times are Unix milliseconds; payloads arrive already sealed (the store never sees plaintext).
  */
+import type { ActivityChainStore } from "./activity-chain.js";
 import type { StoreChanges } from "./changes.js";
 import type {
   ActivationRecord,
@@ -37,12 +38,15 @@ import type {
   SettledOperationWrite,
   TenantConfigRecord,
 } from "./records.js";
+import type { TaskRecord } from "./task-records.js";
 
 import type { GrantRecord, GrantUse } from "./grant-records.js";
 
 export type { StoreChange, StoreChanges } from "./changes.js";
 export type { GrantRecord, GrantUse } from "./grant-records.js";
 export * from "./records.js";
+export type { TaskRecord } from "./task-records.js";
+export type * from "./activity-chain.js";
 
 /** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
 export interface Store {
@@ -118,6 +122,21 @@ export interface Store {
   /** Pending requests that expired at or before `now`, in any tenant, oldest first. */
   listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]>;
 
+  /** Records a new task (its revision is 0). */
+  insertTask(task: TaskRecord): Promise<void>;
+  getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;
+  /**
+   * Writes `task` (revision `expectedRevision + 1`) over the row only while that row is still at
+   * `expectedRevision`: false when another write came first (read it again and decide again).
+   */
+  replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean>;
+  /** Tasks not yet completed, failed or cancelled whose driver's claim lapsed at or before `now`, in any tenant, oldest claim first. */
+  listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]>;
+  /** How many tasks of this caller and user are not yet completed, failed or cancelled. */
+  countOpenTasks(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number>;
+  /** The task that waits for this platform confirmation request, if any. */
+  findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined>;
+
   /** Claims up to `limit` unclaimed (or claim-expired at `now`) outbox rows of a tenant, oldest first, until `claimUntil`. */
   claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]>;
   /** Deletes delivered outbox rows of a tenant; returns how many. */
@@ -154,6 +173,8 @@ export interface Store {
    * and, when asked, expired confirmations and runs, old outbox rows and old settled operations.
    */
   prune(request: PruneRequest): Promise<PruneResult>;
+  /** The activity hash chain and its signed checkpoints (`toolpact audit`, the runtime's checkpoint job). */
+  readonly activityChain: ActivityChainStore;
   /** Changes committed to this database, by this instance and (where the store can tell) by others. */
   readonly changes: StoreChanges;
   /** True when the store answers. */

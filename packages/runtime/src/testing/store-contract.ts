@@ -14,6 +14,7 @@ import { describeOperations } from "./store-contract/operations.js";
 import { describePresenceTokens } from "./store-contract/presence-tokens.js";
 import { describeRecords } from "./store-contract/records.js";
 import { describeSettledRecords } from "./store-contract/settled-records.js";
+import { describeTasks } from "./store-contract/tasks.js";
 
 export type { StoreContractFixture } from "./store-contract/kit.js";
 
@@ -42,5 +43,6 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
     describeSettledRecords(kit);
     describeChanges(kit);
     describeAdminReads(kit);
+    describeTasks(kit);
   });
 }

@@ -62,6 +62,8 @@ export interface TestHostOptions {
   readonly confirmation?: "token" | "platform";
   /** Replaces the default policy (allow read, confirm write and external, every loaded caller trusted as a confirmation UI). */
   readonly policy?: TenantPolicy;
+  /** A SQLite file to keep the store in (default in memory), for tests that read it afterwards. */
+  readonly database?: string;
   readonly actor?: TestActor;
   /** Receives the runtime's log lines (default: none). */
   readonly logger?: Logger;
@@ -139,7 +141,7 @@ export async function createTestHost(options: TestHostOptions): Promise<TestHost
     roles: options.actor?.roles ?? [],
   };
 
-  const store = await createSqliteStore({ path: ":memory:" });
+  const store = await createSqliteStore({ path: options.database ?? ":memory:" });
   const runtime = await createRuntime({
     logger: options.logger ?? silentLogger,
     ...options.runtime,

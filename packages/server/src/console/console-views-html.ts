@@ -22,8 +22,8 @@ import { consoleHref, csrfField, renderPage, type PageFrame } from "./console-la
 /** A signed-in page's frame: the tenant is chosen, the CSRF token known. */
 export type ViewFrame = PageFrame & { readonly tenantId: string; readonly csrfToken: string; readonly tenants: readonly string[] };
 
-/** The outcomes the timeline's filter offers. */
-export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired"];
+/** The outcomes the timeline's filter offers (`allow`, `confirm`, `deny`: a shadow policy's disagreements). */
+export const OUTCOMES: readonly ActivityOutcome[] = ["previewed", ...SETTLED_OPERATION_STATES, "denied", "approved", "expired", "allow", "confirm", "deny"];
 
 /** The timeline: filters (a GET form), the chart of calls and refusals, and the matching events, newest first. */
 export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, result: AdminActivityResult): string {
@@ -45,7 +45,13 @@ export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, re
     time("since", "From") +
     time("until", "To") +
     `<button type="submit" id="apply-filters">Filter</button></form>`;
-  const rows = result.events.map((event) => eventRow(frame, event)).join("");
+  // A preview's or a decision's event names the confirmation; the call it let run names the operation too.
+  const operations = new Map(
+    result.events.flatMap((e) => (e.confirmationId !== undefined && e.operationId !== undefined ? [[e.confirmationId, e.operationId]] : [])),
+  );
+  const rows = result.events
+    .map((event) => eventRow(frame, event, event.operationId ?? (event.confirmationId === undefined ? undefined : operations.get(event.confirmationId))))
+    .join("");
   const table =
     result.events.length === 0
       ? `<p id="no-events">No activity matches these filters.</p>`
@@ -58,12 +64,13 @@ export function renderTimeline(frame: ViewFrame, filter: AdminActivityFilter, re
   return renderPage({ ...frame, section: "" }, "Activity", `<h1>Activity</h1>${form}${renderChart(result.chart)}${truncated}${table}`);
 }
 
-function eventRow(frame: ViewFrame, event: ActivityEvent): string {
+/** One timeline row; `operationId` is the operation it belongs to (its own, or the one its confirmation let run). */
+function eventRow(frame: ViewFrame, event: ActivityEvent, operationId: string | undefined): string {
   const refused = event.kind === "call" && event.outcome === "denied";
   const story =
-    event.operationId === undefined
+    operationId === undefined
       ? ""
-      : `<a href="${escapeHtml(consoleHref(frame, `/operations/${encodeURIComponent(event.operationId)}`))}">${escapeHtml(event.operationId.slice(0, 13))}&hellip;</a>`;
+      : `<a href="${escapeHtml(consoleHref(frame, `/operations/${encodeURIComponent(operationId)}`))}">${escapeHtml(operationId.slice(0, 13))}&hellip;</a>`;
   return (
     `<tr${refused ? ' class="refused"' : ""} data-event="${escapeHtml(event.id)}">` +
     `<td>${escapeHtml(event.at.replace("T", " ").slice(0, 23))}</td>` +

@@ -17,6 +17,7 @@ import { loginConfigSchema, loginOptionsOf } from "../confirmation-login-config.
 import { consoleConfigSchema, type ConsoleConfig } from "../console/console-config.js";
 import { DEFAULT_HOST, DEFAULT_MAX_BODY_BYTES, DEFAULT_PORT } from "../http-server.js";
 import { type OAuthConfig, oauthConfigSchema } from "../oauth/oauth-config.js";
+import { auditConfigSchema, type HostAudit } from "./audit-config.js";
 import { HostError } from "./host-error.js";
 import { readSecretVariable } from "./secret-variables.js";
 
@@ -209,6 +210,7 @@ export const configSchema = z.strictObject({
     .optional()
     .describe("Sign people in on the confirmation page at the platform's OpenID provider (authorization code + PKCE)."),
   console: consoleConfigSchema,
+  audit: auditConfigSchema,
   secrets: secretsSchema
     .default({})
     .describe("Secrets written in the file (better: the environment or TOOLPACT_<NAME>_FILE); the environment takes precedence."),
@@ -278,6 +280,8 @@ export interface HostConfig {
   };
   /** Retention of kept rows and the pruning job's interval. */
   readonly retention: HostRetention;
+  /** When the activity log is checkpointed. */
+  readonly audit: HostAudit;
   /** Secrets written in the file; the environment takes precedence. */
   readonly secrets: z.output<typeof secretsSchema>;
   /** OAuth 2.1 access tokens accepted (docs/oauth.md); undefined when not configured. */
@@ -367,6 +371,7 @@ export async function loadHostConfig(options: LoadHostConfigOptions): Promise<Ho
       ...withoutUndefined({ rateLimits: config.limits.rateLimits === undefined ? undefined : withoutUndefined(config.limits.rateLimits) }),
     },
     retention: withoutUndefined(config.retention),
+    audit: withoutUndefined(config.audit),
     secrets: withoutUndefined(config.secrets),
     ...(config.oauth === undefined ? {} : { oauth: config.oauth }),
     ...(confirmationLogin === undefined ? {} : { confirmationLogin }),

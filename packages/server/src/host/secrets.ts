@@ -75,7 +75,8 @@ export function readSecrets(config: HostConfig, options: { readonly env?: NodeJS
   }
 }
 
-function decodeBase64(name: string, text: string): Uint8Array {
+/** A base64 (or base64url) secret decoded; a HostError naming `name` when it is not base64. */
+export function decodeBase64(name: string, text: string): Uint8Array {
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) {
     throw new HostError(`${name} is not base64: generate one with \`openssl rand -base64 32\``);
   }

@@ -1,3 +1,4 @@
+import { auditOptionsOf } from "./audit-config.js";
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { BODY_ENVELOPE_DEPTH, DEFAULT_MAX_BODY_DEPTH, withoutUndefined, type Manifest } from "@toolpact/contract";
@@ -114,6 +115,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       rateLimits: config.limits.rateLimits,
     }),
     ...retentionOf(config.retention),
+    ...auditOptionsOf(config.audit),
     ...inputLimitsOf(config),
     logger,
   }).catch(async (error: unknown) => {
@@ -161,6 +163,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         confirmationLogin: config.confirmationLogin,
       }),
       ...(config.console.enabled ? { console: withoutUndefined({ sessionTtlSeconds: config.console.sessionTtlSeconds }) } : {}),
+      // 2026-07-28 approval states: a key of their own is derived from this (HKDF), so every instance accepts them.
+      mcp: { requestStateRoot: secrets.storageKey },
       logger,
     });
     const url = await server.listen().catch((error: unknown) => {

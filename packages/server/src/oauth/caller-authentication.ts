@@ -54,7 +54,9 @@ export function createCallerAuthentication(runtime: Runtime, resourceServer: Res
       const { credentials, token, oauth } = oauthToken(headers);
       if (!oauth) return runtime.authenticate(credentials);
       try {
-        return (await oauthCaller(headers, token!, credentials.actorToken, credentials.via ?? "http")).principal;
+        const { principal } = await oauthCaller(headers, token!, credentials.actorToken, credentials.via ?? "http");
+        // The trace is the request's own (never part of the cached verification).
+        return credentials.traceContext === undefined ? principal : Object.freeze({ ...principal, traceContext: credentials.traceContext });
       } catch (error) {
         // The reason only: never the token.
         logger.warn({ event: "oauth_token_refused", reason: isToolpactError(error) ? `${error.code}: ${error.message}` : "unexpected failure" });

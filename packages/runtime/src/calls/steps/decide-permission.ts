@@ -1,4 +1,5 @@
 import { ToolpactError } from "@toolpact/contract";
+import type { PolicyExplanation } from "../../permission-policy.js";
 import type { Step } from "../chain.js";
 
 /**
@@ -7,19 +8,21 @@ import type { Step } from "../chain.js";
  */
 export const decidePermission: Step<"tenant" | "tool", "permission"> = function decidePermission(call, next) {
   const { principal, tool } = call;
-  const decision = call.tenant.policy.decide(tool, principal.callerPluginId, principal.actor);
-  if (decision.kind === "deny") {
-    throw new ToolpactError("PERMISSION_DENIED", `${tool.fullName} is not permitted for this caller and user: ${decision.reason}`, {
-      tool: tool.fullName,
-    });
+  const { policy } = call.tenant;
+  const explained = policy.explain(tool, principal.callerPluginId, principal.actor);
+  call.trace.policyDecided(explained.decision);
+  if (policy.shadow !== undefined) {
+    const shadow = policy.shadow.explain(tool, principal.callerPluginId, principal.actor);
+    if (verdictOf(shadow) !== verdictOf(explained)) {
+      call.trace.shadowDisagreed(shadow.decision, shadow.decision === "deny" ? shadow.code : undefined);
+    }
   }
-  if (principal.actor.verificationLevel < decision.minVerificationLevel) {
-    throw new ToolpactError(
-      "VERIFICATION_REQUIRED",
-      `${tool.fullName} needs verification level ${decision.minVerificationLevel}; the user is at ${principal.actor.verificationLevel}: ` +
-        "the user must verify further",
-      { tool: tool.fullName },
-    );
-  }
-  return next(call.permitted(decision));
+  if (explained.decision === "deny") throw new ToolpactError(explained.code, explained.reason, { tool: tool.fullName });
+  return next(call.permitted(explained.permission));
 };
+
+/** A decision as the call feels it: allow, confirm in which mode, or deny with which code. */
+function verdictOf(explained: PolicyExplanation): string {
+  if (explained.decision === "deny") return `deny ${explained.code}`;
+  return explained.decision === "confirm" ? `confirm ${explained.mode}` : "allow";
+}

@@ -21,6 +21,7 @@ export const replayIdempotent: StepOf<ExecuteAnswer, Reads, "keying"> = function
   if (key === undefined) return next(call.keyed(undefined));
   const { parts, principal, tool } = call;
   const keying = idempotencyKeying({ principal, tool: tool.fullName, input: call.input, digestKey: parts.context.idempotencyDigestKey }, key);
+  call.trace.keyedBy(keying.scope.keyHash);
   return replayOr(call.keyed(keying), keying, next);
 };
 

@@ -23,9 +23,13 @@ export const verifyConfirmation: Step<"tool" | "input" | "permission" | "decisio
     );
   }
   const now = call.parts.context.clock();
-  return await call.parts.tokens
-    .verify(token, bindingOf(call), tool.fullName)
-    .then((verified) => next(call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt })));
+  return call.parts.tokens.verify(token, bindingOf(call), tool.fullName).then((verified) => {
+    const confirmed = call.confirmed({ tokenId: verified.tokenId, consumedAt: now, expiresAt: verified.expiresAt });
+    // The token is bound to the actor (its `sub`): the user who approved is the call's actor, in either mode.
+    const how = verified.mode === "token" ? "token" : call.principal.via === "mcp" ? "mcp-approval" : "platform-page";
+    confirmed.trace.confirmedThrough({ how, by: call.principal.actor.userId });
+    return next(confirmed);
+  });
 };
 
 /** The live grant covering this call, when the policy allows grants for it and no gate asked to confirm. */

@@ -3,7 +3,7 @@
  * each one statement, so each is its own transaction; with the JSON rows a settle carries.
  */
 import { grantUseCondition } from "../grant-rows.js";
-import { ACTIVITY_COLUMNS } from "../rows.js";
+import { ACTIVITY_COLUMNS, activityValues } from "../rows.js";
 import type { ActivityRecord, OutboxRecord } from "../store.js";
 import { ACTIVITY_RECORD, ACTIVITY_TYPES, IDEMPOTENCY_SCOPE, OPERATION_COLUMNS, TOKEN_INSERT, placeholders, statement, type Statement } from "./statements.js";
 
@@ -224,32 +224,13 @@ export const TRANSITION_STATEMENTS: Readonly<Record<`${"live" | "expired"}:${boo
   "expired:true": transitionStatement("expired", true),
 };
 
-/** An event as one `jsonb_to_recordset` row (see ACTIVITY_RECORD). */
+/** The activity column names, in the order of `activityValues`. */
+const ACTIVITY_COLUMN_NAMES = ACTIVITY_COLUMNS.split(",").map((column) => column.trim());
+
+/** An event as one `jsonb_to_recordset` row (see ACTIVITY_RECORD): its columns named, absent properties as null. */
 export function activityJson(event: ActivityRecord): Record<string, unknown> {
-  return {
-    tenant_id: event.tenantId,
-    id: event.id,
-    at: event.at,
-    kind: event.kind,
-    actor_user_id: event.actorUserId ?? null,
-    caller_plugin_id: event.callerPluginId ?? null,
-    provider_plugin_id: event.providerPluginId ?? null,
-    tool: event.tool ?? null,
-    version: event.version ?? null,
-    effect: event.effect ?? null,
-    phase: event.phase,
-    outcome: event.outcome,
-    error_code: event.errorCode ?? null,
-    error_class: event.errorClass ?? null,
-    operation_id: event.operationId ?? null,
-    confirmation_id: event.confirmationId ?? null,
-    target_id: event.targetId ?? null,
-    duration_ms: event.durationMs ?? null,
-    correlation_id: event.correlationId ?? null,
-    seam: event.seam ?? null,
-    via: event.via ?? null,
-    grant_id: event.grantId ?? null,
-  };
+  const values = activityValues(event);
+  return Object.fromEntries(ACTIVITY_COLUMN_NAMES.map((column, index) => [column, values[index]]));
 }
 
 /** An outbox row as one `jsonb_to_recordset` row, its sealed payload in base64. */

@@ -257,6 +257,72 @@ DROP INDEX activity_by_actor;
 `,
   },
   {
+    // The chain columns are written by the audit checkpointer, never by a call's own commit: a call's
+    // insert stays one row and one index entry, whatever else writes at the same time.
+    version: 7,
+    name: "how calls were authenticated and confirmed; the activity hash chain and its signed checkpoints",
+    sql: `
+ALTER TABLE activity
+  ADD COLUMN authenticated_by text,
+  ADD COLUMN confirmation text,
+  ADD COLUMN confirmed_by text,
+  ADD COLUMN manifest_version text,
+  ADD COLUMN schema_hash text,
+  ADD COLUMN policy_decision text,
+  ADD COLUMN idempotency_key_hash text,
+  ADD COLUMN chain_seq bigint,
+  ADD COLUMN chain_hash text;
+
+CREATE TABLE activity_checkpoints (
+  tenant_id text COLLATE "C" NOT NULL,
+  seq bigint NOT NULL,
+  last_id text COLLATE "C" NOT NULL,
+  chain_hash text NOT NULL,
+  created_at bigint NOT NULL,
+  key_id text NOT NULL,
+  signature text NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+);
+`,
+  },
+  {
+    // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
+    // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
+    version: 8,
+    name: "tasks",
+    sql: `
+CREATE TABLE tasks (
+  tenant_id text COLLATE "C" NOT NULL,
+  task_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text NOT NULL,
+  actor_user_id text NOT NULL,
+  key_id text,
+  tool text NOT NULL,
+  task_status text NOT NULL CHECK (task_status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message text,
+  confirmation_id text,
+  confirm_url text,
+  begun boolean NOT NULL,
+  cancel_requested_at bigint,
+  operation_id text,
+  error_code text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  expires_at bigint NOT NULL,
+  driver text,
+  driver_until bigint NOT NULL,
+  revision integer NOT NULL,
+  sealed_call bytea NOT NULL,
+  sealed_outcome bytea,
+  PRIMARY KEY (tenant_id, task_id)
+);
+CREATE INDEX tasks_open_by_driver ON tasks (driver_until) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_confirmation ON tasks (tenant_id, confirmation_id) WHERE confirmation_id IS NOT NULL;
+CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_user_id) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+`,
+  },
+  {
     // A user's standing approval for one caller, tool and version (issue 26). `uses < max_calls` is the
     // conditional update that counts a use in the transaction that begins the operation.
     version: 9,

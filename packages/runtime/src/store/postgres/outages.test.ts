@@ -286,7 +286,16 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
     for (const event of recent) await store.appendActivity(event);
 
     const result = await store.prune({ now: NOW, consumedTokensExpiredBefore: NOW, activityBefore: NOW - 1000 });
-    expect(result).toEqual({ consumedTokens: 0, idempotencyRecords: 0, activityEvents: 12_001, confirmations: 0, runs: 0, outboxItems: 0, operations: 0 });
+    expect(result).toEqual({
+      consumedTokens: 0,
+      idempotencyRecords: 0,
+      activityEvents: 12_001,
+      confirmations: 0,
+      runs: 0,
+      outboxItems: 0,
+      operations: 0,
+      tasks: 0,
+    });
     expect(await count(`SELECT count(*) AS n FROM ${schema}.activity`)).toBe(3);
     for (const event of recent) expect(await store.listActivity(event.tenantId, { limit: 10 })).toEqual([event]);
   });

@@ -68,6 +68,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       ]);
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         "activity",
+        "activity_checkpoints",
         "confirmation_requests",
         "consumed_tokens",
         "grants",
@@ -78,6 +79,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
         "plugin_installs",
         "plugin_keys",
         "runs",
+        "tasks",
         "tenants",
         "toolpact_migrations",
         "used_presence_tokens",

@@ -50,9 +50,12 @@ import type {
   SettledOperationWrite,
   Store,
   StoreChanges,
+  TaskRecord,
   TenantConfigRecord,
 } from "../store.js";
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { PostgresActivityChain } from "./activity-chain.js";
 import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
@@ -60,6 +63,7 @@ import { RecordBatcher } from "./record-batch.js";
 import { prunePostgres } from "./retention.js";
 import { insertGrant, listGrants, revokeGrant, useGrant } from "./grants.js";
 import { usePresenceToken } from "./presence-tokens.js";
+import { PostgresTasks } from "./tasks.js";
 import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
 import { migrateWith } from "./migrate.js";
 import { MAX_LIMIT, resolveSettings, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
@@ -90,14 +94,18 @@ class PostgresStore implements Store {
   readonly #feed: ChangeFeed;
   readonly #listener: PostgresChangeListener;
   readonly #records: RecordBatcher;
+  readonly #tasks: PostgresTasks;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
 
   constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
     this.#records = new RecordBatcher(db);
+    this.#tasks = new PostgresTasks(db);
     this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
     this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
     this.changes = this.#feed.changes;
+    this.activityChain = new PostgresActivityChain(db);
   }
 
   /** Starts hearing other instances' changes (the first connection is awaited; later ones reconnect on their own). */
@@ -256,6 +264,30 @@ class PostgresStore implements Store {
 
   async closeRun(tenantId: string, runId: string, closedAt: number): Promise<boolean> {
     return ((await this.#db.query("could not close a run", S.closeRun, [closedAt, tenantId, runId])).rowCount ?? 0) > 0;
+  }
+
+  insertTask(task: TaskRecord): Promise<void> {
+    return this.#tasks.insert(task);
+  }
+
+  getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    return this.#tasks.get(tenantId, taskId);
+  }
+
+  replaceTask(task: TaskRecord, expectedRevision: number): Promise<boolean> {
+    return this.#tasks.replace(task, expectedRevision);
+  }
+
+  listOpenTasks(now: number, limit: number): Promise<readonly TaskRecord[]> {
+    return this.#tasks.open(now, Math.min(limit, MAX_LIMIT));
+  }
+
+  findTaskByConfirmation(tenantId: string, requestId: string): Promise<TaskRecord | undefined> {
+    return this.#tasks.byConfirmation(tenantId, requestId);
+  }
+
+  countOpenTasks(tenantId: string, callerPluginId: string, actorUserId: string): Promise<number> {
+    return this.#tasks.countOpen(tenantId, callerPluginId, actorUserId);
   }
 
   async createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {

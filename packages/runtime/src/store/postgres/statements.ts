@@ -40,12 +40,21 @@ export const ACTIVITY_TYPES = [
   "text",
   "text",
   "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
 ] as const;
 /** The activity columns as `jsonb_to_recordset` reads them, for events that come in a list. */
 export const ACTIVITY_RECORD =
   "tenant_id text, id text, at bigint, kind text, actor_user_id text, caller_plugin_id text, provider_plugin_id text, " +
   "tool text, version integer, effect text, phase text, outcome text, error_code text, error_class text, operation_id text, " +
-  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text, grant_id text";
+  "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text, " +
+  "authenticated_by text, confirmation text, confirmed_by text, manifest_version text, schema_hash text, policy_decision text, " +
+  "idempotency_key_hash text, grant_id text";
 
 /** The columns a begin writes into `operations`. */
 export const OPERATION_COLUMNS =
@@ -267,6 +276,8 @@ export const S = {
        WHERE s.tenant_id IS NOT NULL
        LIMIT $2::int))`,
   ),
+  /** Checkpoints whose last event is past retention: the events they covered are gone (a small table, one statement). */
+  pruneCheckpoints: statement("prune_checkpoints", "DELETE FROM activity_checkpoints WHERE last_id < $1::text"),
   pruneConfirmations: statement(
     "prune_confirmations",
     `DELETE FROM confirmation_requests WHERE ctid = ANY (ARRAY(

@@ -224,6 +224,71 @@ DROP INDEX activity_by_actor;
 `,
   },
   {
+    // The chain columns are written by the audit checkpointer, never by a call's own commit: a call's
+    // insert stays one row and one index entry, whatever else writes at the same time.
+    version: 7,
+    name: "how calls were authenticated and confirmed; the activity hash chain and its signed checkpoints",
+    sql: `
+ALTER TABLE activity ADD COLUMN authenticated_by TEXT;
+ALTER TABLE activity ADD COLUMN confirmation TEXT;
+ALTER TABLE activity ADD COLUMN confirmed_by TEXT;
+ALTER TABLE activity ADD COLUMN manifest_version TEXT;
+ALTER TABLE activity ADD COLUMN schema_hash TEXT;
+ALTER TABLE activity ADD COLUMN policy_decision TEXT;
+ALTER TABLE activity ADD COLUMN idempotency_key_hash TEXT;
+ALTER TABLE activity ADD COLUMN chain_seq INTEGER;
+ALTER TABLE activity ADD COLUMN chain_hash TEXT;
+
+CREATE TABLE activity_checkpoints (
+  tenant_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  last_id TEXT NOT NULL,
+  chain_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  key_id TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, seq)
+) WITHOUT ROWID;
+`,
+  },
+  {
+    // MCP tasks (io.modelcontextprotocol/tasks): a tool call whose wait (approval, a slow provider)
+    // outlives a request. The call's input and its outcome are sealed; the rest names who may see it.
+    version: 8,
+    name: "tasks",
+    sql: `
+CREATE TABLE tasks (
+  tenant_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  key_id TEXT,
+  tool TEXT NOT NULL,
+  task_status TEXT NOT NULL CHECK (task_status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message TEXT,
+  confirmation_id TEXT,
+  confirm_url TEXT,
+  begun INTEGER NOT NULL CHECK (begun IN (0, 1)),
+  cancel_requested_at INTEGER,
+  operation_id TEXT,
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  driver TEXT,
+  driver_until INTEGER NOT NULL,
+  revision INTEGER NOT NULL,
+  sealed_call BLOB NOT NULL,
+  sealed_outcome BLOB,
+  PRIMARY KEY (tenant_id, task_id)
+) WITHOUT ROWID;
+CREATE INDEX tasks_open_by_driver ON tasks (driver_until) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_confirmation ON tasks (tenant_id, confirmation_id) WHERE confirmation_id IS NOT NULL;
+CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_user_id) WHERE task_status IN ('working', 'input_required');
+CREATE INDEX tasks_by_expiry ON tasks (expires_at);
+`,
+  },
+  {
     // A user's standing approval for one caller, tool and version (issue 26). `uses < max_calls` is the
     // conditional update that counts a use in the transaction that begins the operation.
     version: 9,

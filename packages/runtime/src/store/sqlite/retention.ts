@@ -14,6 +14,8 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   const deleteOld = db.prepare("DELETE FROM activity WHERE tenant_id = ? AND id < ?");
   let activityEvents = 0;
   for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
+  // Checkpoints whose last event is past retention go with the events they covered.
+  db.prepare("DELETE FROM activity_checkpoints WHERE last_id < ?").run(floor);
   let confirmations = 0;
   let runs = 0;
   let outboxItems = 0;
@@ -31,5 +33,6 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
     // Operation ids are UUIDv7 too: a range of the primary key; a running operation stays whatever its age.
     operations = db.prepare("DELETE FROM operations WHERE operation_id < ? AND state <> 'running'").run(uuidv7Floor(request.operationsBefore + 1)).changes;
   }
-  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations };
+  const tasks = db.prepare("DELETE FROM tasks WHERE expires_at <= ? AND task_status IN ('completed', 'failed', 'cancelled')").run(request.now).changes;
+  return { consumedTokens, idempotencyRecords, activityEvents, confirmations, runs, outboxItems, operations, tasks };
 }

@@ -48,8 +48,11 @@ import type {
   SettledOperationWrite,
   Store,
   StoreChanges,
+  TaskRecord,
   TenantConfigRecord,
 } from "../store.js";
+import type { ActivityChainStore } from "../activity-chain.js";
+import { SqliteActivityChain } from "./activity-chain.js";
 import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
@@ -57,6 +60,7 @@ import { beginOperation, insertActivity, recordSettledOperation, settleOperation
 import { listActivity } from "./activity-reads.js";
 import { SqliteGrants } from "./grants.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
+import { SqliteTasks } from "./tasks.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { SqliteChanges } from "./sqlite-changes.js";
@@ -86,18 +90,30 @@ class SqliteStore implements Store {
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
   readonly #grants: SqliteGrants;
+  readonly #tasks: SqliteTasks;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
+  readonly activityChain: ActivityChainStore;
+
+  // Tasks (migration 8): reads and writes through the one queue, like everything else.
+  readonly insertTask = (task: TaskRecord) => this.#queue.write(() => this.#tasks.insert(task));
+  readonly getTask = (tenantId: string, taskId: string) => this.#queue.read(() => this.#tasks.get(tenantId, taskId));
+  readonly replaceTask = (task: TaskRecord, expectedRevision: number) => this.#queue.write(() => this.#tasks.replace(task, expectedRevision));
+  readonly listOpenTasks = (now: number, limit: number) => this.#queue.read(() => this.#tasks.open(now, limit));
+  readonly findTaskByConfirmation = (tenantId: string, requestId: string) => this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
+  readonly countOpenTasks = (tenantId: string, caller: string, actor: string) => this.#queue.read(() => this.#tasks.countOpen(tenantId, caller, actor));
 
   constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
     this.#grants = new SqliteGrants(db);
+    this.#tasks = new SqliteTasks(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
     this.#announce = new SqliteChanges(this.#s.dataVersion, () => queue.closed);
     this.changes = this.#announce.changes;
+    this.activityChain = new SqliteActivityChain(db, queue);
   }
 
   /** Announces that `tenantId`'s config moved, once `written` committed and (when `changed` says so) changed something. */

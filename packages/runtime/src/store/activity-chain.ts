@@ -1,0 +1,65 @@
+/**
+ * What the activity hash chain keeps in the store: each event's place in its tenant's chain (written by
+ * the audit checkpointer after the event committed, never by the call's own commit) and the signed
+ * checkpoints over it. One interface, implemented by the SQLite and PostgreSQL stores.
+ */
+import type { ActivityRecord } from "./records.js";
+
+/** An activity event with its chain columns: absent until the checkpointer linked it. */
+export type ChainedActivityRecord = ActivityRecord & { readonly chainSeq?: number; readonly chainHash?: string };
+
+/** One signed checkpoint: the tenant's chain up to `lastId` (its `seq`-th event) hashes to `chainHash`. */
+export interface ActivityCheckpointRecord {
+  readonly tenantId: string;
+  /** How many events the chain holds up to here (the last one's `chainSeq`). */
+  readonly seq: number;
+  readonly lastId: string;
+  /** Lowercase hex SHA-256. */
+  readonly chainHash: string;
+  /** Unix ms. */
+  readonly createdAt: number;
+  /** Which key signed it (see `auditKeyId`). */
+  readonly keyId: string;
+  /** Ed25519 over the checkpoint's canonical bytes, base64url. */
+  readonly signature: string;
+}
+
+/** One event's place in the chain. */
+export interface ChainLink {
+  readonly id: string;
+  readonly seq: number;
+  readonly hash: string;
+}
+
+/** Links and the checkpoint over them, written together. */
+export interface ChainExtension {
+  readonly tenantId: string;
+  /** The seq of the tenant's latest checkpoint the links continue (0: none yet). */
+  readonly afterSeq: number;
+  readonly links: readonly ChainLink[];
+  readonly checkpoint: ActivityCheckpointRecord;
+}
+
+/** A slice of one tenant's events in id order: after `afterId` and before `beforeId` (both exclusive), at most `limit`. */
+export interface ChainRange {
+  readonly afterId?: string;
+  readonly beforeId?: string;
+  readonly limit: number;
+}
+
+/** The chain's storage. Reads cross no tenant except `listTenants`; the checkpointer and `toolpact audit` are host jobs. */
+export interface ActivityChainStore {
+  /** Every tenant with activity or checkpoints, in order. */
+  listTenants(): Promise<readonly string[]>;
+  /** A slice of a tenant's events in id order, with their chain columns. */
+  readChain(tenantId: string, range: ChainRange): Promise<readonly ChainedActivityRecord[]>;
+  /** A tenant's checkpoints in seq order. */
+  listCheckpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]>;
+  /** The tenant's latest checkpoint, or undefined. */
+  latestCheckpoint(tenantId: string): Promise<ActivityCheckpointRecord | undefined>;
+  /**
+   * Links events and adds the checkpoint over them, in one transaction, only while the tenant's latest
+   * checkpoint is still `afterSeq` and every event named is still unlinked; false (nothing written) otherwise.
+   */
+  extendChain(extension: ChainExtension): Promise<boolean>;
+}

@@ -1,0 +1,120 @@
+/**
+ * The runtime's side of the audit: its checkpoint job links what calls wrote, on its own schedule, and
+ * the result verifies with the public key of the storage key; and a real call (the test host authenticates
+ * with a real plugin key) says how it
+ * was authenticated, confirmed and by whom, its manifest version, schema hash, policy decision and
+ * idempotency key hash, including a refused call that never ran.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, createSqliteStore, deriveAuditKey, storeChainSource, type Store, type ToolpactRuntime, verifyActivityChain } from "@toolpact/runtime";
+import { createTestHost, type TestHost } from "@toolpact/runtime/testing";
+
+const notes = {
+  id: "com.example.notes",
+  version: "2.3.1",
+  permissions: ["tools:provide"],
+  tools: [
+    {
+      name: "create",
+      effect: "write",
+      inputSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"], additionalProperties: false },
+    },
+    { name: "search", effect: "read", inputSchema: { type: "object", properties: {}, additionalProperties: false } },
+  ],
+};
+
+const closing: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of closing.splice(0).reverse()) await item.close();
+});
+
+describe("the checkpoint job", () => {
+  it("links what was written on its own schedule, and the chain verifies with the storage key's public key", async () => {
+    const storageKey = new Uint8Array(randomBytes(32));
+    const store: Store = await createSqliteStore({ path: ":memory:" });
+    closing.push(store);
+    const runtime: ToolpactRuntime = await createRuntime({
+      store,
+      signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+      storageKey,
+      actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+      audit: { checkpointIntervalMs: 50, settleMs: 0 },
+    });
+    closing.push(runtime);
+    const at = Date.now() - 1000;
+    await store.appendActivity({ id: "00000000-0000-7000-8000-000000000001", tenantId: "t1", at, kind: "policy", phase: "change", outcome: "succeeded" });
+    let latest = await store.activityChain.latestCheckpoint("t1");
+    for (let round = 0; round < 200 && latest === undefined; round++) {
+      await sleep(25);
+      latest = await store.activityChain.latestCheckpoint("t1");
+    }
+    expect(latest).toMatchObject({ tenantId: "t1", seq: 1, lastId: "00000000-0000-7000-8000-000000000001", keyId: deriveAuditKey(storageKey).keyId });
+    const report = await verifyActivityChain(storeChainSource(store.activityChain), deriveAuditKey(storageKey).publicKey);
+    expect(report).toMatchObject({ intact: true, tenants: [{ tenantId: "t1", verified: 1, pending: 0 }] });
+    // A run asked for while none is due finds nothing new.
+    expect(await runtime.checkpointActivity()).toEqual({ checkpoints: [], linked: 0, contended: 0 });
+  });
+
+  it("is off at 0, and a negative interval is refused", async () => {
+    const base = {
+      signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+      storageKey: new Uint8Array(randomBytes(32)),
+      actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+    };
+    const store = await createSqliteStore({ path: ":memory:" });
+    closing.push(store);
+    await expect(createRuntime({ ...base, store, audit: { checkpointIntervalMs: -1 } })).rejects.toThrow(
+      "audit.checkpointIntervalMs must be 0 (off) or more; got -1",
+    );
+    closing.push(await createRuntime({ ...base, store, audit: { checkpointIntervalMs: 0 } }));
+  });
+});
+
+describe("a real call's activity", () => {
+  let host: TestHost;
+
+  it("says how it was authenticated and confirmed, by whom, under which manifest, schema and policy decision", async () => {
+    host = await createTestHost({
+      plugins: [
+        {
+          manifest: notes,
+          activate: (sdk) => {
+            sdk.tools.provide("create", { preview: () => ({ summary: "Create a note" }), execute: () => ({ ok: true }) } as never);
+            sdk.tools.provide("search", { execute: () => ({ hits: [] }) } as never);
+          },
+        },
+      ],
+      policy: {
+        rules: [
+          { tools: "com.example.notes:create", decision: "confirm" },
+          { tools: "com.example.notes:search", decision: "allow" },
+        ],
+        trustedConfirmationUis: ["toolpact.test-caller"],
+      },
+    });
+    closing.push(host);
+    const transport = host.transport();
+    const create = { providerId: "com.example.notes", tool: "create" };
+    // Refused before anything ran: no confirmation token.
+    await expect(transport.execute(create, { title: "a" })).rejects.toMatchObject({ code: "CONFIRMATION_REQUIRED" });
+    const preview = await transport.preview(create, { title: "a" });
+    if (!preview.confirmation.required || preview.confirmation.mode !== "token") throw new Error("expected a token-mode confirmation");
+    await transport.execute(create, { title: "a" }, { confirmationToken: preview.confirmation.token, idempotencyKey: "order-7" });
+    await transport.execute({ providerId: "com.example.notes", tool: "search" }, {});
+
+    const events = [...(await host.activity({ limit: 10 })).events].reverse().filter((event) => event.kind === "call");
+    const schemaHashes = new Set(events.map((event) => event.schemaHash));
+    expect(schemaHashes.size).toBe(2);
+    expect(events.map((event) => [event.phase, event.outcome, event.errorCode, event.policyDecision, event.confirmation, event.confirmedBy])).toEqual([
+      ["execute", "denied", "CONFIRMATION_REQUIRED", "confirm", undefined, undefined],
+      ["preview", "previewed", undefined, "confirm", undefined, undefined],
+      ["execute", "succeeded", undefined, "confirm", "token", host.userId],
+      ["execute", "succeeded", undefined, "allow", undefined, undefined],
+    ]);
+    for (const event of events) expect(event).toMatchObject({ authenticatedBy: "plugin-key", manifestVersion: "2.3.1", via: "in-process" });
+    expect(events[2]!.idempotencyKeyHash).toBe(createHash("sha256").update("order-7").digest("base64url"));
+    expect(JSON.stringify(events)).not.toContain("order-7");
+  });
+});
