@@ -73,5 +73,9 @@ describe("an MCP call under a live grant", () => {
     expect(other).toMatchObject({ isError: true, _meta: { "toolpact/code": "CONFIRMATION_DENIED" } });
     expect(asked).toHaveLength(2);
     expect(created()).toBe(before + 2);
+    // Past the grant, the bridge does not try the call first: no refused CONFIRMATION_REQUIRED event is left.
+    const page = await world.stack.runtime.admin.listActivity("t1", { limit: 200 });
+    expect(page.events.filter((event) => event.errorCode === "CONFIRMATION_REQUIRED")).toEqual([]);
+    expect(page.events.filter((event) => event.grantId === "grant-mcp" && event.outcome === "succeeded")).toHaveLength(2);
   });
 });

@@ -18,6 +18,7 @@ import type { AdminViews } from "./admin-views.js";
 import type { CallTraceContext } from "./telemetry/trace-context.js";
 
 export type { CallTraceContext } from "./telemetry/trace-context.js";
+import type { RuntimeGrants } from "./grants/runtime-grants.js";
 import type { RuntimeTasks } from "./tasks/task-api.js";
 
 /**
@@ -401,6 +402,8 @@ export interface Runtime {
   readonly admin: RuntimeAdmin;
   /** Tool calls as tasks whose state lives in the store (MCP's `io.modelcontextprotocol/tasks`). */
   readonly tasks: RuntimeTasks;
+  /** The signed-in user's grants (list, revoke) and whether one may cover a call; grants are made only by `decideConfirmation`. */
+  readonly grants: RuntimeGrants;
   /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
   readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */

@@ -170,4 +170,5 @@ export type {
   TaskStatus,
   TaskView,
 } from "./tasks/task-api.js";
+export type { GrantView, RuntimeGrants } from "./grants/runtime-grants.js";
 export { TASK_STATES, isTerminalTask } from "./tasks/task-states.js";

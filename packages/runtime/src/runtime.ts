@@ -50,6 +50,7 @@ import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import { Telemetry } from "./telemetry/telemetry.js";
+import { createRuntimeGrants } from "./grants/runtime-grants.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
 import { checkpointActivity, type CheckpointRun } from "./audit/chain-checkpointer.js";
@@ -119,6 +120,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly toolChanges: ToolChanges;
   readonly #tasks: TaskService;
   readonly tasks: Runtime["tasks"];
+  readonly grants: Runtime["grants"];
   #activityWriteFailures = 0;
   #inFlight = 0;
   #drained: (() => void) | undefined;
@@ -170,6 +172,16 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
       (work) => this.#track(work),
     );
+    const grants = createRuntimeGrants(store, clock);
+    this.grants = {
+      mayCover: (principal, ref) => this.#track(() => grants.mayCover(principal, ref)),
+      list: (person) => this.#track(() => grants.list(person)),
+      revoke: (person, grantId) =>
+        this.#track(async () => {
+          checkCallerId("grantId", grantId);
+          return grants.revoke(person, grantId);
+        }),
+    };
     this.#tasks = wired.service;
     this.tasks = wired.surface;
     this.#unsubscribeTasks = wired.unsubscribe;
