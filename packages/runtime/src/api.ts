@@ -18,6 +18,7 @@ import type { AdminViews } from "./admin-views.js";
 import type { CallTraceContext } from "./telemetry/trace-context.js";
 
 export type { CallTraceContext } from "./telemetry/trace-context.js";
+import type { GrantChoice } from "./grants/grant-from-request.js";
 import type { RuntimeGrants } from "./grants/runtime-grants.js";
 import type { RuntimeTasks } from "./tasks/task-api.js";
 
@@ -269,6 +270,8 @@ export interface ConfirmationRequestView {
   readonly details: unknown;
   /** The exact validated input the approval binds; absent once the request is no longer pending. */
   readonly input?: unknown;
+  /** When the page may offer a grant for the next calls like this one: the policy's bounds. Absent: this call alone. */
+  readonly grants?: GrantLimits;
   readonly callerPluginId: string;
   /** The calling plugin's human name, from its manifest. */
   readonly callerName?: string;
@@ -281,6 +284,8 @@ export interface ConfirmationRequestView {
 export interface ConfirmationDecision {
   readonly requestId: string;
   readonly status: "approved" | "denied";
+  /** The grant the approval made, when it was approved as one. */
+  readonly grantId?: string;
 }
 
 /** Which declared gates, hooks and guards of one plugin act for a tenant. */
@@ -394,8 +399,11 @@ export interface Runtime {
   verifyPresenceToken(token: string): Promise<PresenceIdentity>;
   /** A request as the confirmation page shows it; only for the actor it is for. */
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView>;
-  /** Approves or denies a pending request; only by the actor it is for. */
-  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision>;
+  /**
+   * Approves or denies a pending request; only by the actor it is for. With `grant`, an approval also makes a user
+   * grant for the next calls like it, within the limits the policy allowed when the request was made.
+   */
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny", grant?: GrantChoice): Promise<ConfirmationDecision>;
   /** Settles operations whose lease expired (a crashed or stuck instance); returns how many were settled. */
   settleExpiredLeases(): Promise<number>;
 

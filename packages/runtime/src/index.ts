@@ -171,4 +171,5 @@ export type {
   TaskView,
 } from "./tasks/task-api.js";
 export type { GrantView, RuntimeGrants } from "./grants/runtime-grants.js";
+export type { GrantChoice } from "./grants/grant-from-request.js";
 export { TASK_STATES, isTerminalTask } from "./tasks/task-states.js";

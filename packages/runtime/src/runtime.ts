@@ -50,6 +50,7 @@ import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import { Telemetry } from "./telemetry/telemetry.js";
+import type { GrantChoice } from "./grants/grant-from-request.js";
 import { createRuntimeGrants } from "./grants/runtime-grants.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
@@ -320,10 +321,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     });
   }
 
-  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny", grant?: GrantChoice): Promise<ConfirmationDecision> {
     return this.#track(async () => {
       checkCallerId("requestId", requestId);
-      return this.#parts.confirmations.decide(person, requestId, decision);
+      return this.#parts.confirmations.decide(person, requestId, decision, grant);
     });
   }
 
