@@ -174,7 +174,10 @@ async function runInShell(
   const { output, code } = await running.finished(timeoutMs);
   const at = output.lastIndexOf(`\n${mark}`);
   if (at < 0) return { output, code, cwd };
-  return { output: output.slice(0, at), code, cwd: output.slice(at + mark.length + 1).trim() };
+  // The directory is the mark's own line; anything printed after it (a child still writing) is output.
+  const [ended = "", ...after] = output.slice(at + mark.length + 1).split("\n");
+  const late = after.join("\n").trim();
+  return { output: late === "" ? output.slice(0, at) : `${output.slice(0, at)}\n${late}`, code, cwd: ended.trim() || cwd };
 }
 
 interface Running {

@@ -1,13 +1,4 @@
-import {
-  ToolpactError,
-  type ConfirmationStatus,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type Manifest,
-  type PreviewOptions,
-  type PreviewResult,
-  type ToolRef,
-} from "@toolpact/contract";
+import type { ConfirmationStatus, ExecuteOptions, ExecuteResult, Manifest, PreviewOptions, PreviewResult, ToolRef } from "@toolpact/contract";
 import { readActivityPage } from "./activity/activity-page.js";
 import { ActivityWriter } from "./activity/call-trace.js";
 import { checkCallerId, checkCallOptions } from "./caller-ids.js";
@@ -38,6 +29,7 @@ import { ConfirmationTokens } from "./confirmation/confirmation-tokens.js";
 import { PlatformConfirmations } from "./confirmation/platform-confirmations.js";
 import { ActorTokenVerifier } from "./identity/actor-token.js";
 import { Authenticator } from "./identity/authenticator.js";
+import { InFlightCalls } from "./in-flight-calls.js";
 import { LeaseKeeper } from "./ledger/lease-keeper.js";
 import { readOperation } from "./ledger/operation-view.js";
 import { RecoveryScheduler } from "./ledger/recovery-scheduler.js";
@@ -48,13 +40,14 @@ import { WindowRateLimiter } from "./rate-limit.js";
 import { PluginRegistry } from "./registry.js";
 import { closeRun, openRun } from "./runs.js";
 import { SealedPayloads } from "./sealed/sealed-payloads.js";
-import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
+import type { PruneResult } from "./store/store.js";
+import { ActivityCheckpoints, countedRecovery, pruneExpired, startJobTimers } from "./runtime-jobs.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import type { GrantChoice } from "./grants/grant-from-request.js";
 import { createRuntimeGrants } from "./grants/runtime-grants.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
-import { checkpointActivity, type CheckpointRun } from "./audit/chain-checkpointer.js";
+import type { CheckpointRun } from "./audit/chain-checkpointer.js";
 import { TenantConfigCache } from "./tenant-config.js";
 import { listTools } from "./tool-listing.js";
 
@@ -85,9 +78,6 @@ export interface ToolpactRuntime extends Runtime {
   checkpointActivity(): Promise<CheckpointRun>;
 }
 
-/** How soon after creation the first recovery pass runs, ms. */
-const STARTUP_RECOVERY_DELAY_MS = 1000;
-
 /**
  * Creates the runtime: checks secrets, imports keys once, and wires the call paths behind the `Runtime`
  * surface. Register plugins with `registerPlugin`, hand each `sdkFor(id)` to its `activate`.
@@ -113,8 +103,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly #parts: CallParts;
   readonly #recovery: RecoveryScheduler;
   readonly #sdks = new Map<string, PluginSdk>();
-  readonly #timers: NodeJS.Timeout[] = [];
-  #checkpointing: Promise<CheckpointRun> | undefined;
+  readonly #timers: NodeJS.Timeout[];
+  readonly #checkpoints: ActivityCheckpoints;
   readonly #unsubscribe: () => void;
   readonly #unsubscribeTasks: () => void;
   readonly admin: RuntimeAdmin;
@@ -123,9 +113,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly tasks: Runtime["tasks"];
   readonly grants: Runtime["grants"];
   #activityWriteFailures = 0;
-  #inFlight = 0;
-  #drained: (() => void) | undefined;
   #closing: Promise<void> | undefined;
+  readonly #calls = new InFlightCalls(() => this.#closing !== undefined);
 
   constructor(context: RuntimeContext, tokens: ConfirmationTokens, actors: ActorTokenVerifier, telemetry: Telemetry) {
     this.#context = context;
@@ -167,7 +156,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       telemetry,
     };
     const recovery = new OperationRecovery(this.#parts);
-    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => counted(telemetry, recovery.recover(expired)) });
+    this.#recovery = new RecoveryScheduler({ store, clock, logger, recover: (expired) => countedRecovery(telemetry, recovery.recover(expired)) });
     this.admin = createAdmin({ context, registry, sealed, track: (work, tenantId) => this.#trackAdmin(work, tenantId) });
     const wired = wireTasks(
       { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
@@ -186,24 +175,13 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     this.#tasks = wired.service;
     this.tasks = wired.surface;
     this.#unsubscribeTasks = wired.unsubscribe;
-    this.#startTimers();
-  }
-
-  /** A first recovery pass soon after start-up (hosts load their plugins first), then one every interval; and pruning. */
-  #startTimers(): void {
-    const { logger, recoveryIntervalMs, pruneIntervalMs } = this.#context;
-    const failed = (event: string) => (error: unknown) => logger.error({ event, errorClass: (error as Error)?.constructor?.name ?? "Error" });
-    if (recoveryIntervalMs > 0) {
-      const maintain = () => void this.#maintain().catch(failed("recovery_failed"));
-      this.#timers.push(setTimeout(maintain, Math.min(STARTUP_RECOVERY_DELAY_MS, recoveryIntervalMs)));
-      this.#timers.push(setInterval(maintain, recoveryIntervalMs));
-    }
-    if (pruneIntervalMs > 0) this.#timers.push(setInterval(() => void this.prune().catch(failed("prune_failed")), pruneIntervalMs));
-    const { checkpointIntervalMs } = this.#context.audit;
-    if (checkpointIntervalMs > 0) {
-      this.#timers.push(setInterval(() => void this.checkpointActivity().catch(failed("activity_checkpoint_failed")), checkpointIntervalMs));
-    }
-    for (const timer of this.#timers) timer.unref();
+    this.#checkpoints = new ActivityCheckpoints(context);
+    // A first recovery pass soon after start-up (hosts load their plugins first), then one every interval; pruning; checkpoints.
+    this.#timers = startJobTimers(context, {
+      maintain: () => this.#maintain(),
+      prune: () => this.prune(),
+      checkpointActivity: () => this.checkpointActivity(),
+    });
   }
 
   get manifests(): ReadonlyMap<string, Manifest> {
@@ -211,7 +189,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   get metrics(): RuntimeMetrics {
-    return { authFailures: this.#identity.failures, activityWriteFailures: this.#activityWriteFailures, inFlight: this.#inFlight };
+    return { authFailures: this.#identity.failures, activityWriteFailures: this.#activityWriteFailures, inFlight: this.#calls.count };
   }
 
   registerPlugin(manifest: Manifest): void {
@@ -340,17 +318,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     await Promise.all([this.settleExpiredLeases(), this.#track(() => this.#parts.confirmations.expireDue()), this.#track(() => this.#tasks.sweep())]);
   }
 
-  async #track<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#closing !== undefined) {
-      throw new ToolpactError("SHUTTING_DOWN", "the runtime is shutting down: retry against another instance");
-    }
-    this.#inFlight++;
-    try {
-      return await work();
-    } finally {
-      this.#inFlight--;
-      if (this.#inFlight === 0) this.#drained?.();
-    }
+  #track<T>(work: () => Promise<T>): Promise<T> {
+    return this.#calls.track(work);
   }
 
   /** Admin writes share the in-flight accounting of calls; a config write applies to this runtime at once. */
@@ -366,26 +335,11 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   }
 
   prune(): Promise<PruneResult> {
-    const context = this.#context;
-    const now = context.clock();
-    return context.store.prune({
-      now,
-      consumedTokensExpiredBefore: now - CONSUMED_TOKEN_GRACE_MS,
-      activityBefore: now - context.activityRetentionMs,
-      confirmationsExpiredBefore: now - context.confirmationRetentionMs,
-      outboxBefore: now - context.outboxRetentionMs,
-      operationsBefore: now - context.operationRetentionMs,
-    });
+    return pruneExpired(this.#context);
   }
 
   checkpointActivity(): Promise<CheckpointRun> {
-    if (this.#checkpointing !== undefined) return this.#checkpointing;
-    const context = this.#context;
-    const run = checkpointActivity(context.store.activityChain, context.auditKey, { now: context.clock(), settleMs: context.audit.settleMs });
-    this.#checkpointing = run.finally(() => {
-      this.#checkpointing = undefined;
-    });
-    return this.#checkpointing;
+    return this.#checkpoints.run();
   }
 
   async ready(): Promise<boolean> {
@@ -403,8 +357,8 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     this.#unsubscribe();
     this.#unsubscribeTasks();
     this.#parts.confirmations.close();
-    if (this.#inFlight > 0 && !(await this.#drain())) {
-      this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#inFlight });
+    if (this.#calls.count > 0 && !(await this.#calls.drain(this.#context.drainTimeoutMs))) {
+      this.#context.logger.warn({ event: "close_drain_timeout", inFlight: this.#calls.count });
       this.#parts.pluginCode.abortAll(Object.assign(new Error("the runtime is shutting down"), { name: "AbortError" }));
     }
     // Calls of tasks ran as in-flight calls; their outcomes are recorded before the store closes.
@@ -412,32 +366,4 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     this.#parts.leases.stop();
     await this.#context.store.close();
   }
-
-  /** Waits for in-flight calls to finish, at most `drainTimeoutMs`; false when some did not. */
-  async #drain(): Promise<boolean> {
-    const drained = new Promise<void>((resolve) => {
-      this.#drained = resolve;
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(true), this.#context.drainTimeoutMs);
-    });
-    const late = await Promise.race([drained.then(() => false), timedOut]);
-    clearTimeout(timer);
-    return !late;
-  }
-}
-
-/** A recovery pass, counted by how it ended. */
-function counted(telemetry: Telemetry, pass: Promise<boolean>): Promise<boolean> {
-  return pass.then(
-    (settled) => {
-      telemetry.recovered(settled ? "recovered" : "skipped");
-      return settled;
-    },
-    (error: unknown) => {
-      telemetry.recovered("failed");
-      throw error;
-    },
-  );
 }

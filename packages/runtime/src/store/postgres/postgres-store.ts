@@ -1,19 +1,14 @@
-import { createHash } from "node:crypto";
 import {
   activityFromRow,
   activityValues,
   buffer,
-  confirmationFromRow,
-  confirmationValues,
   idempotencyFromRow,
-  openConfirmationValues,
   operationFromRow,
   outboxFromRow,
   pluginKeyFromRow,
   pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
-  tenantConfigFromRow,
   tokenFromRow,
   type Row,
 } from "../rows.js";
@@ -57,6 +52,7 @@ import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import type { ActivityChainStore } from "../activity-chain.js";
 import { PostgresActivityChain } from "./activity-chain.js";
 import { PostgresChangeListener } from "./change-listener.js";
+import { PostgresConfirmations } from "./confirmations.js";
 import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
 import { RecordBatcher } from "./record-batch.js";
@@ -64,10 +60,10 @@ import { prunePostgres } from "./retention.js";
 import { insertGrant, listGrants, revokeGrant, useGrant } from "./grants.js";
 import { usePresenceToken } from "./presence-tokens.js";
 import { PostgresTasks } from "./tasks.js";
-import { TRANSITION_STATEMENTS } from "./ledger-statements.js";
 import { migrateWith } from "./migrate.js";
 import { MAX_LIMIT, resolveSettings, type PostgresSettings, type PostgresStoreOptions } from "./settings.js";
 import { S } from "./statements.js";
+import { loadTenantConfig } from "./tenant-config.js";
 
 export { migratePostgres } from "./migrate.js";
 
@@ -95,6 +91,7 @@ class PostgresStore implements Store {
   readonly #listener: PostgresChangeListener;
   readonly #records: RecordBatcher;
   readonly #tasks: PostgresTasks;
+  readonly #confirmations: PostgresConfirmations;
   readonly changes: StoreChanges;
   readonly activityChain: ActivityChainStore;
 
@@ -102,6 +99,7 @@ class PostgresStore implements Store {
     this.#db = db;
     this.#records = new RecordBatcher(db);
     this.#tasks = new PostgresTasks(db);
+    this.#confirmations = new PostgresConfirmations(db, (change) => this.#feed.emit(change));
     this.#listener = new PostgresChangeListener({ settings, emit: (change) => this.#feed.emit(change) });
     this.#feed = createChangeFeed({ epoch: () => this.#listener.epoch(), hearsOthers: () => this.#listener.listening });
     this.changes = this.#feed.changes;
@@ -118,19 +116,8 @@ class PostgresStore implements Store {
     this.#feed.emit({ kind: "tenant", tenantId });
   }
 
-  async loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
-    const [row] = await this.#db.rows("could not load a tenant's configuration", S.loadTenant, [tenantId, knownVersion ?? null]);
-    const version = row?.config_version === null || row?.config_version === undefined ? 0 : Number(row.config_version);
-    if (knownVersion !== undefined && version === knownVersion) return undefined;
-    const plugins = ((row?.plugins ?? []) as [string, boolean, number][]).map(([pluginId, enabled, installedAt]) => ({
-      pluginId,
-      enabled,
-      installedAt: Number(installedAt),
-    }));
-    const activations = ((row?.activations ?? []) as [string, string[], string[], string[]][]).map(
-      ([pluginId, gates, hooks, guards]): ActivationRecord => ({ pluginId, gates, hooks, guards }),
-    );
-    return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
+  loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
+    return loadTenantConfig(this.#db, tenantId, knownVersion);
   }
 
   async listTenantIds(limit: number): Promise<readonly string[]> {
@@ -290,48 +277,28 @@ class PostgresStore implements Store {
     return this.#tasks.countOpen(tenantId, callerPluginId, actorUserId);
   }
 
-  async createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
-    const values = [...confirmationValues(record), maxPending];
-    // Count and insert must not interleave with another instance's for the same (tenant, caller, actor):
-    // a transaction-level advisory lock on that owner orders them, and the count runs after it.
-    const lock = `SELECT pg_advisory_xact_lock(${PENDING_LOCK_CLASS}, ${ownerLockKey(record)})`;
-    const [row] = await this.#db.transaction("could not create a confirmation request", async (client) => {
-      await client.query(lock);
-      return (await PostgresConnection.run(client, S.createConfirmation, values)).rows;
-    });
-    if (Number(row?.created ?? 0) === 1) return { status: "created" };
-    return { status: "rate-limited", retryAt: Number(row?.oldest) };
+  createConfirmation(record: ConfirmationRecord, maxPending: number): Promise<ConfirmationCreateResult> {
+    return this.#confirmations.create(record, maxPending);
   }
 
-  async getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
-    const [row] = await this.#db.rows("could not read a confirmation request", S.getConfirmation, [tenantId, requestId]);
-    return row === undefined ? undefined : confirmationFromRow(row);
+  getConfirmation(tenantId: string, requestId: string): Promise<ConfirmationRecord | undefined> {
+    return this.#confirmations.get(tenantId, requestId);
   }
 
-  async listPendingConfirmations(tenantId: string, now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
-    const rows = await this.#db.rows("could not list pending confirmation requests", S.listPendingConfirmations, [tenantId, now, limit]);
-    return rows.map(confirmationFromRow);
+  listPendingConfirmations(tenantId: string, now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    return this.#confirmations.pending(tenantId, now, limit);
   }
 
-  async findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {
-    const [row] = await this.#db.rows("could not look up open confirmation requests", S.findOpenConfirmation, openConfirmationValues(query));
-    return row === undefined ? undefined : confirmationFromRow(row);
+  findOpenConfirmation(query: ConfirmationBindingQuery): Promise<ConfirmationRecord | undefined> {
+    return this.#confirmations.findOpen(query);
   }
 
-  async transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
-    const values: unknown[] = [transition.to, transition.at, transition.tokenExpiresAt ?? null, transition.tenantId, transition.requestId];
-    if (transition.activity !== undefined) values.push(...activityValues(transition.activity));
-    const query = TRANSITION_STATEMENTS[`${transition.when}:${transition.activity !== undefined}`];
-    const [row] = await this.#db.rows("could not decide a confirmation request", query, values);
-    if (row === undefined) return undefined;
-    const record = confirmationFromRow(row);
-    this.#feed.emit({ kind: "confirmation", tenantId: record.tenantId, requestId: record.requestId });
-    return record;
+  transitionConfirmation(transition: ConfirmationTransition): Promise<ConfirmationRecord | undefined> {
+    return this.#confirmations.transition(transition);
   }
 
-  async listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
-    const rows = await this.#db.rows("could not list expired confirmation requests", S.expiredConfirmations, [now, clampLimit(limit)]);
-    return rows.map(confirmationFromRow);
+  listExpiredConfirmations(now: number, limit: number): Promise<readonly ConfirmationRecord[]> {
+    return this.#confirmations.expired(now, clampLimit(limit));
   }
 
   async claimOutbox(tenantId: string, claim: OutboxClaimQuery): Promise<readonly OutboxRecord[]> {
@@ -420,12 +387,4 @@ class PostgresStore implements Store {
 /** A LIMIT PostgreSQL takes: at least 1, at most a 32-bit integer. */
 function clampLimit(limit: number): number {
   return Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
-}
-
-/** The advisory lock class that orders confirmation creation per owner (an arbitrary constant: "cf"). */
-const PENDING_LOCK_CLASS = 0x6366;
-
-/** A 32-bit key for the (tenant, caller, actor) owner; a collision only makes two owners wait for each other. */
-function ownerLockKey(owner: { tenantId: string; callerPluginId: string; actorUserId: string }): number {
-  return createHash("sha256").update(`${owner.tenantId}\u0000${owner.callerPluginId}\u0000${owner.actorUserId}`).digest().readInt32BE(0);
 }

@@ -3,7 +3,6 @@ import {
   buffer,
   confirmationFromRow,
   idempotencyFromRow,
-  list,
   openConfirmationValues,
   operationFromRow,
   outboxFromRow,
@@ -11,7 +10,6 @@ import {
   pluginKeyLookupFromRow,
   runFromRow,
   scopeValues,
-  tenantConfigFromRow,
   tokenFromRow,
   type Row,
 } from "../rows.js";
@@ -61,6 +59,7 @@ import { listActivity } from "./activity-reads.js";
 import { SqliteGrants } from "./grants.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { SqliteTasks } from "./tasks.js";
+import { installPlugin, readTenantConfig, setActivation, setPluginEnabled, setPolicy, setRecoveryPolicy } from "./tenant-config.js";
 import { openSqlite } from "./open-database.js";
 import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { SqliteChanges } from "./sqlite-changes.js";
@@ -122,28 +121,7 @@ class SqliteStore implements Store {
   }
 
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined> {
-    return this.#queue.read(() => {
-      if (knownVersion !== undefined) {
-        const version = (this.#s.tenantVersion.get(tenantId) as number | undefined) ?? 0;
-        if (version === knownVersion) return undefined;
-      }
-      const row = this.#s.tenantRow.get(tenantId) as Row | undefined;
-      const plugins = (this.#s.tenantInstalls.all(tenantId) as Row[]).map((install) => ({
-        pluginId: String(install.plugin_id),
-        enabled: install.enabled === 1,
-        installedAt: Number(install.installed_at),
-      }));
-      const activations = (this.#s.tenantActivations.all(tenantId) as Row[]).map(
-        (activation): ActivationRecord => ({
-          pluginId: String(activation.plugin_id),
-          gates: list(activation.gates),
-          hooks: list(activation.hooks),
-          guards: list(activation.guards),
-        }),
-      );
-      const version = row === undefined ? 0 : Number(row.config_version);
-      return tenantConfigFromRow(row, { tenantId, version, plugins, activations });
-    });
+    return this.#queue.read(() => readTenantConfig(this.#s, tenantId, knownVersion));
   }
 
   listTenantIds(limit: number): Promise<readonly string[]> {
@@ -151,56 +129,37 @@ class SqliteStore implements Store {
   }
 
   installPlugin(tenantId: string, pluginId: string, now: number): Promise<void> {
-    const installed = this.#queue.write(() => {
-      const fresh = this.#s.insertInstall.run(tenantId, pluginId, now, now).changes > 0;
-      if (fresh) this.#s.bumpTenant.run(tenantId, now);
-      return fresh;
-    });
+    const installed = this.#queue.write(() => installPlugin(this.#s, tenantId, pluginId, now));
     return this.#tenantChanged(tenantId, installed, Boolean).then(() => undefined);
   }
 
   setPluginEnabled(tenantId: string, pluginId: string, change: PluginEnabledChange): Promise<boolean> {
-    const { enabled, now } = change;
-    const written = this.#queue.write(() => {
-      const changed = this.#s.setEnabled.run(enabled ? 1 : 0, now, tenantId, pluginId).changes > 0;
-      if (changed) this.#s.bumpTenant.run(tenantId, now);
-      return changed;
-    });
-    return this.#tenantChanged(tenantId, written, Boolean);
+    return this.#tenantChanged(
+      tenantId,
+      this.#queue.write(() => setPluginEnabled(this.#s, tenantId, pluginId, change)),
+      Boolean,
+    );
   }
 
   setPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    const written = this.#queue.write(() => {
-      this.#s.bumpTenant.run(tenantId, activity.at);
-      this.#s.setTenantPolicy.run(policyJson, tenantId);
-      insertActivity(this.#s, activity);
-    });
-    return this.#tenantChanged(tenantId, written);
+    return this.#tenantChanged(
+      tenantId,
+      this.#queue.write(() => setPolicy(this.#s, tenantId, policyJson, activity)),
+    );
   }
 
   setActivation(activation: ActivationRecord & { readonly tenantId: string }, activity: ActivityRecord): Promise<void> {
-    const written = this.#queue.write(() => {
-      this.#s.bumpTenant.run(activation.tenantId, activity.at);
-      this.#s.upsertActivation.run(
-        activation.tenantId,
-        activation.pluginId,
-        JSON.stringify(activation.gates),
-        JSON.stringify(activation.hooks),
-        JSON.stringify(activation.guards),
-        activity.at,
-      );
-      insertActivity(this.#s, activity);
-    });
-    return this.#tenantChanged(activation.tenantId, written);
+    return this.#tenantChanged(
+      activation.tenantId,
+      this.#queue.write(() => setActivation(this.#s, activation, activity)),
+    );
   }
 
   setRecoveryPolicy(tenantId: string, policyJson: string, activity: ActivityRecord): Promise<void> {
-    const written = this.#queue.write(() => {
-      this.#s.bumpTenant.run(tenantId, activity.at);
-      this.#s.setTenantRecovery.run(policyJson, tenantId);
-      insertActivity(this.#s, activity);
-    });
-    return this.#tenantChanged(tenantId, written);
+    return this.#tenantChanged(
+      tenantId,
+      this.#queue.write(() => setRecoveryPolicy(this.#s, tenantId, policyJson, activity)),
+    );
   }
 
   insertPluginKey(record: PluginKeyRecord): Promise<void> {
