@@ -12,7 +12,7 @@ import {
   type ValidationIssue,
 } from "@toolpact/contract";
 import type { EffectVerificationLevels, GrantLimits, PolicyRule, TenantPolicy } from "./api.js";
-import { GRANT_MAX_CALLS, GRANT_MAX_SECONDS } from "./grants/grant-bounds.js";
+import { grantLimitIssues, tighterGrantLimits } from "./grants/grant-limits.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** A rule of a policy, named by its index in `rules` and its pattern. */
@@ -48,10 +48,7 @@ export type PermissionDecision =
       readonly confirmRule?: PolicyRuleRef;
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
-      /**
-       * When the user may approve a grant for this call on the confirmation page: the tightest limits of the
-       * matching rules that allow grants. Absent when no rule allows one.
-       */
+      /** The tightest grant limits of the matching rules that allow grants (the page may offer one); absent: none does. */
       readonly grants?: GrantLimits;
     };
 
@@ -186,27 +183,9 @@ export class PermissionPolicy {
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
     const decider = confirmRule ?? first;
     const rule = { index: decider.index, tools: decider.rule.tools };
-    return {
-      kind: "allow",
-      rule,
-      confirm,
-      mode,
-      minVerificationLevel: level,
-      ...(confirmRule === undefined ? {} : { confirmRule: rule }),
-      ...(confirm && grants !== undefined ? { grants } : {}),
-    };
+    const grantable = confirm && grants !== undefined ? { grants } : {};
+    return { kind: "allow", rule, confirm, mode, minVerificationLevel: level, ...(confirmRule === undefined ? {} : { confirmRule: rule }), ...grantable };
   }
-}
-
-/** The tighter of two rules' grant limits: each bound is the smaller one, a bound either names is kept. */
-function tighterGrantLimits(current: GrantLimits | undefined, next: GrantLimits): GrantLimits {
-  if (current === undefined) return next;
-  const maxCalls = Math.min(current.maxCalls ?? Number.POSITIVE_INFINITY, next.maxCalls ?? Number.POSITIVE_INFINITY);
-  const maxSeconds = Math.min(current.maxSeconds ?? Number.POSITIVE_INFINITY, next.maxSeconds ?? Number.POSITIVE_INFINITY);
-  return {
-    ...(Number.isFinite(maxCalls) ? { maxCalls } : {}),
-    ...(Number.isFinite(maxSeconds) ? { maxSeconds } : {}),
-  };
 }
 
 /** A policy decision as people read it: what happens to the call, and what decided it. */
@@ -354,28 +333,6 @@ function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
   }
   if (record.grants !== undefined) grantLimitIssues(record.grants, `${path}/grants`, issues);
   return issues;
-}
-
-function grantLimitIssues(grants: unknown, path: string, issues: ValidationIssue[]): void {
-  if (typeof grants !== "object" || grants === null || Array.isArray(grants)) {
-    issues.push({ path, message: "grants is an object { maxCalls?, maxSeconds? } with at least one of them" });
-    return;
-  }
-  const { maxCalls, maxSeconds, ...rest } = grants as Record<string, unknown>;
-  for (const key of Object.keys(rest)) issues.push({ path: `${path}/${key}`, message: "unknown grants field: use maxCalls or maxSeconds" });
-  if (maxCalls === undefined && maxSeconds === undefined) {
-    issues.push({ path, message: "grants needs maxCalls, maxSeconds or both: a grant is always bounded" });
-  }
-  if (maxCalls !== undefined && !isIntegerIn(maxCalls, 1, GRANT_MAX_CALLS)) {
-    issues.push({ path: `${path}/maxCalls`, message: `maxCalls is an integer from 1 to ${GRANT_MAX_CALLS}` });
-  }
-  if (maxSeconds !== undefined && !isIntegerIn(maxSeconds, 1, GRANT_MAX_SECONDS)) {
-    issues.push({ path: `${path}/maxSeconds`, message: `maxSeconds is an integer from 1 to ${GRANT_MAX_SECONDS} (30 days)` });
-  }
-}
-
-function isIntegerIn(value: unknown, min: number, max: number): boolean {
-  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 
 function stringList(value: unknown, path: string, issues: ValidationIssue[]): void {
