@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
 import { createConfirmedToolMethod, createHttpTransport, isToolpactError, type ToolDescriptor } from "@toolpact/client";
+import { createRouterCaller } from "@toolpact/server";
 import { CHROMIUM, launchChromium } from "../integration/support/deps.js";
 import { ASSISTANT_ID, manifest } from "../integration/support/plugins.js";
 import { configureWorld, makeSecrets, startStack, type Stack, type WorldKeys } from "../integration/support/stack.js";
@@ -227,6 +228,24 @@ if (SKIP) {
         body: JSON.stringify({ requestId: preview.confirmation.requestId, grant: { maxCalls: 10 } }),
       });
       expect(response.ok).toBe(false);
+      // Even with the person's own session behind it, confirmations.approve takes no grant field (strict input).
+      const caller = createRouterCaller({
+        runtime: stack.runtime,
+        authenticate: () => Promise.reject(new Error("no caller")),
+        authorizeAdmin: () => false,
+        presence: async () => ({
+          tenantId: "t1",
+          userId: "user-1",
+          sessionId: "s-1",
+          expiresAt: Date.now() + 60_000,
+          attestation: { method: "presence-token" },
+        }),
+        shutdown: new AbortController().signal,
+      });
+      const forged = { requestId: preview.confirmation.requestId, grant: { maxCalls: 10 } } as unknown as { requestId: string };
+      await expect(caller.confirmations.approve(forged)).rejects.toThrow();
+      const view = await stack.runtime.describeConfirmation({ tenantId: "t1", userId: "user-1" }, preview.confirmation.requestId);
+      expect(view.status).toBe("pending");
       const grants = await stack.runtime.grants.list({ tenantId: "t1", userId: "user-1" });
       expect(grants.filter((grant) => grant.live)).toEqual([]);
     });
