@@ -87,6 +87,14 @@ function tamperCases(open: () => Promise<Tamperable>) {
     expect(report.problem).toMatchObject({ tenantId: TENANT, kind: "changed", eventId: events[3]!.id, seq: 4 });
   });
 
+  it("a grant id set on, or changed in, a row is named (the chain covers grant_id)", async () => {
+    const { store, sql } = await open();
+    const events = await seed(store);
+    await sql("UPDATE activity SET grant_id = 'g-forged' WHERE tenant_id = $1 AND id = $2", [TENANT, events[4]!.id]);
+    const report = await verify(store);
+    expect(report.problem).toMatchObject({ tenantId: TENANT, kind: "changed", eventId: events[4]!.id, seq: 5 });
+  });
+
   it("a deleted row is named by its position and the event after it", async () => {
     const { store, sql } = await open();
     const events = await seed(store);

@@ -1,7 +1,8 @@
 /**
- * `tools/call`, top to bottom: resolve the MCP name in this caller's listing; a tool that needs no
- * confirmation executes at once; otherwise preview, get the user's approval (platform mode only), and
- * execute once with the token.
+ * `tools/call`, top to bottom: resolve the MCP name in this caller's listing; execute at once a call that
+ * needs no confirmation, or one a live user grant may cover; when the runtime answers
+ * CONFIRMATION_REQUIRED (or the tool declares confirmation and no grant may cover it), preview, get the
+ * user's approval (platform mode only), and execute once with the token.
  */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult } from "@modelcontextprotocol/server";
 import { ToolpactError, isToolpactError, type ExecuteOptions, type ExecuteResult, type ToolRef } from "@toolpact/contract";
@@ -46,11 +47,13 @@ export async function callTool(call: ToolCall): Promise<CallToolResult | InputRe
         input,
         await retryRound(state, { backend: call.backend, tool, ref, input, channel: call.channel, waitRoundMs: call.waitRoundMs, logger: call.logger }),
       );
-    if (!tool.requiresConfirmation) {
+    // Executed first when the tool does not declare confirmation, or when a live user grant of this user may
+    // cover it (the runtime decides; a cheap read, so an uncovered call records no extra refusal). A
+    // confirmation still asked for (by the declaration, a rule or a gate) goes the confirmed way.
+    if (!tool.requiresConfirmation || (await call.backend.mayBeGranted?.(ref)) === true) {
       try {
         return outputResult(await call.backend.execute(ref, input));
       } catch (error) {
-        // A gate may still demand a confirmation at run time: then it goes the confirmed way.
         if (!isToolpactError(error) || error.code !== "CONFIRMATION_REQUIRED") throw error;
       }
     }

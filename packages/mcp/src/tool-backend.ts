@@ -27,6 +27,8 @@ export interface ToolBackend {
   waitConfirmation(requestId: string, round: WaitRound): Promise<ConfirmationStatus>;
   /** Withdraws a pending request (a decided one is left as it is). */
   cancelConfirmation(requestId: string): Promise<void>;
+  /** True when a live user grant may cover a call of this tool (absent: the backend cannot tell, so no grant is tried). */
+  mayBeGranted?(ref: ToolRef): Promise<boolean>;
   /** The same backend, its calls continuing `trace` (an MCP request's `_meta.traceparent`); absent: trace context is not carried. */
   withTrace?(trace: CallTraceContext): ToolBackend;
 }
@@ -42,6 +44,7 @@ export function createRuntimeBackend(runtime: Runtime, principal: Principal, cor
     withTrace: (trace) => createRuntimeBackend(runtime, Object.freeze({ ...acting, traceContext: { ...acting.traceContext, ...trace } })),
     caller: async () => facts,
     listTools: () => runtime.listTools(acting),
+    mayBeGranted: (ref) => runtime.grants.mayCover(acting, ref),
     preview: (ref, input) => runtime.preview(acting, ref, input),
     execute: (ref, input, options) => runtime.execute(acting, ref, input, options),
     waitConfirmation: (requestId, round) => runtime.waitConfirmation(acting, requestId, round.signal === undefined ? { timeoutMs: round.timeoutMs } : round),

@@ -13,11 +13,20 @@ import type {
   PreviewResult,
   ToolRef,
 } from "@toolpact/contract";
-import type { ConfirmationState, OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
+import type { OperationState, SettledOperationState, ToolListing } from "@toolpact/protocol";
 import type { AdminViews } from "./admin-views.js";
+import type {
+  WaitConfirmationOptions,
+  ConfirmationPerson,
+  PresenceIdentity,
+  ConfirmationRequestView,
+  ConfirmationDecision,
+} from "./confirmation/confirmation-api.js";
 import type { CallTraceContext } from "./telemetry/trace-context.js";
 
 export type { CallTraceContext } from "./telemetry/trace-context.js";
+import type { GrantChoice } from "./grants/grant-from-request.js";
+import type { RuntimeGrants } from "./grants/runtime-grants.js";
 import type { RuntimeTasks } from "./tasks/task-api.js";
 
 /**
@@ -129,6 +138,8 @@ export interface ActivityEvent {
   readonly policyDecision?: PolicyDecisionName;
   /** SHA-256 (base64url) of the call's idempotency key, as the idempotency record keeps it; never the key itself. */
   readonly idempotencyKeyHash?: string;
+  /** The user grant that authorized a call in place of a confirmation; on a `grant` event, the grant it records. */
+  readonly grantId?: string;
 }
 
 /** How a call was confirmed: a confirmation token, the platform's confirmation page, or an MCP approval. */
@@ -161,6 +172,20 @@ export interface PolicyRule {
   readonly mode?: "token" | "platform";
   /** Raises (never lowers) the verification level the actor needs, 0..3. */
   readonly minVerificationLevel?: number;
+  /**
+   * Lets the signed-in user approve a grant on the confirmation page for the calls this rule matches (off
+   * when absent): at most `maxCalls` calls and/or `maxSeconds` seconds. A tool whose declaration requires
+   * confirmation gets grants only from a rule that names it without a wildcard.
+   */
+  readonly grants?: GrantLimits;
+}
+
+/** The most a grant may allow, as a policy rule bounds it: at least one of the two. */
+export interface GrantLimits {
+  /** 1..GRANT_MAX_CALLS calls. */
+  readonly maxCalls?: number;
+  /** 1..GRANT_MAX_SECONDS seconds from the grant's creation. */
+  readonly maxSeconds?: number;
 }
 
 /** A verification level floor per effect class, 0..3 (tightens tool declarations, never loosens them). */
@@ -203,68 +228,15 @@ export interface RunHandle {
   readonly expiresAt: string;
 }
 
-/** Options of `waitConfirmation`. */
-export interface WaitConfirmationOptions {
-  /** How long to wait for a decision, ms (default and most 25000); then the answer is `pending`. */
-  readonly timeoutMs?: number;
-  /** Ends the wait early (the answer is then the current status). */
-  readonly signal?: AbortSignal;
-}
-
-/** How the person on the confirmation page proved who they are. */
-export interface ConfirmationAttestation {
-  /** `presence-token`: a presence token the platform minted; `oidc`: a sign-in at the platform's OpenID provider. */
-  readonly method: "presence-token" | "oidc";
-  /** Who signed in: the presence token's user, or the ID token's `sub`. */
-  readonly subject: string;
-  /** The OpenID provider's issuer (`oidc` only). */
-  readonly issuer?: string;
-}
-
-/** A person signed in to the confirmation page (with a verified presence token, or at the platform's OpenID provider). */
-export interface ConfirmationPerson {
-  readonly tenantId: string;
-  readonly userId: string;
-  /** How the sign-in was proved; the runtime records it with the decision. */
-  readonly attestation?: ConfirmationAttestation;
-}
-
-/** What a verified presence token establishes; `expiresAt` in Unix milliseconds. */
-export interface PresenceIdentity extends ConfirmationPerson {
-  readonly expiresAt: number;
-  /** The one confirmation request the token signs in for (its `cfr` claim), when it names one. */
-  readonly requestId?: string;
-}
-
-/** The life of a platform-mode confirmation request: pending -> approved | denied | expired | cancelled. */
-export type ConfirmationRequestState = ConfirmationState;
-
-/** A confirmation request as the person it is for sees it on the confirmation page. */
-export interface ConfirmationRequestView {
-  readonly requestId: string;
-  /** The tool's full name. */
-  readonly tool: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly effect: Effect;
-  /** The provider's preview; empty once the request is no longer pending (the preview is deleted then). */
-  readonly summary: string;
-  readonly details: unknown;
-  /** The exact validated input the approval binds; absent once the request is no longer pending. */
-  readonly input?: unknown;
-  readonly callerPluginId: string;
-  /** The calling plugin's human name, from its manifest. */
-  readonly callerName?: string;
-  readonly status: ConfirmationRequestState;
-  readonly expiresAt: string;
-  readonly createdAt: string;
-}
-
-/** What a decision on the confirmation page did (the person never receives the token: only the caller does). */
-export interface ConfirmationDecision {
-  readonly requestId: string;
-  readonly status: "approved" | "denied";
-}
+export type {
+  WaitConfirmationOptions,
+  ConfirmationAttestation,
+  ConfirmationPerson,
+  PresenceIdentity,
+  ConfirmationRequestState,
+  ConfirmationRequestView,
+  ConfirmationDecision,
+} from "./confirmation/confirmation-api.js";
 
 /** Which declared gates, hooks and guards of one plugin act for a tenant. */
 export interface Activation {
@@ -377,14 +349,19 @@ export interface Runtime {
   verifyPresenceToken(token: string): Promise<PresenceIdentity>;
   /** A request as the confirmation page shows it; only for the actor it is for. */
   describeConfirmation(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRequestView>;
-  /** Approves or denies a pending request; only by the actor it is for. */
-  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision>;
+  /**
+   * Approves or denies a pending request; only by the actor it is for. With `grant`, an approval also makes a user
+   * grant for the next calls like it, within the limits the policy allowed when the request was made.
+   */
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny", grant?: GrantChoice): Promise<ConfirmationDecision>;
   /** Settles operations whose lease expired (a crashed or stuck instance); returns how many were settled. */
   settleExpiredLeases(): Promise<number>;
 
   readonly admin: RuntimeAdmin;
   /** Tool calls as tasks whose state lives in the store (MCP's `io.modelcontextprotocol/tasks`). */
   readonly tasks: RuntimeTasks;
+  /** The signed-in user's grants (list, revoke) and whether one may cover a call; grants are made only by `decideConfirmation`. */
+  readonly grants: RuntimeGrants;
   /** Signals that tenants' tool listings may have changed (what MCP's `notifications/tools/list_changed` follows). */
   readonly toolChanges: ToolChanges;
   /** The manifests of plugins loaded into this host. */

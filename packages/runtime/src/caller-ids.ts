@@ -11,7 +11,7 @@ const ID = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${ID_MAX_LENGTH - 1}}$`);
 const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7E]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`);
 
 /** The request fields that carry an id a caller supplies. */
-export type CallerIdField = "operationId" | "requestId" | "runId" | "idempotencyKey" | "keyId" | "taskId";
+export type CallerIdField = "operationId" | "requestId" | "runId" | "idempotencyKey" | "keyId" | "taskId" | "grantId";
 
 /** True for an id of the shape the runtime issues (operation, confirmation request, run). */
 export function isIssuedId(value: unknown): value is string {

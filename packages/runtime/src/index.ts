@@ -125,6 +125,7 @@ export type {
   ActivityEvent,
   ActivityQuery,
   ActivityPage,
+  GrantLimits,
   PolicyRule,
   TenantPolicy,
   EffectVerificationLevels,
@@ -169,4 +170,6 @@ export type {
   TaskStatus,
   TaskView,
 } from "./tasks/task-api.js";
+export type { GrantView, RuntimeGrants } from "./grants/runtime-grants.js";
+export type { GrantChoice } from "./grants/grant-from-request.js";
 export { TASK_STATES, isTerminalTask } from "./tasks/task-states.js";

@@ -11,7 +11,8 @@ import {
   type ActorInfo,
   type ValidationIssue,
 } from "@toolpact/contract";
-import type { EffectVerificationLevels, PolicyRule, TenantPolicy } from "./api.js";
+import type { EffectVerificationLevels, GrantLimits, PolicyRule, TenantPolicy } from "./api.js";
+import { grantLimitIssues, tighterGrantLimits } from "./grants/grant-limits.js";
 import type { RegisteredTool } from "./registry.js";
 
 /** A rule of a policy, named by its index in `rules` and its pattern. */
@@ -47,6 +48,8 @@ export type PermissionDecision =
       readonly confirmRule?: PolicyRuleRef;
       /** The verification level the actor needs (tool declaration, raised by matching rules). */
       readonly minVerificationLevel: number;
+      /** The tightest grant limits of the matching rules that allow grants (the page may offer one); absent: none does. */
+      readonly grants?: GrantLimits;
     };
 
 interface CompiledRule {
@@ -147,6 +150,7 @@ export class PermissionPolicy {
     let confirmRule: CompiledRule | undefined;
     let platform = false;
     let level = Math.max(tool.declaration.minVerificationLevel, this.#levels[tool.declaration.effect] ?? 0);
+    let grants: GrantLimits | undefined;
     for (const compiled of rules) {
       if (actor !== undefined) {
         if (compiled.users !== undefined && !compiled.users.has(actor.userId)) continue;
@@ -164,6 +168,10 @@ export class PermissionPolicy {
       if (rule.decision === "confirm") confirmRule ??= compiled;
       if (rule.mode === "platform") platform = true;
       if (rule.minVerificationLevel !== undefined && rule.minVerificationLevel > level) level = rule.minVerificationLevel;
+      // A wildcard rule never opens grants for a tool whose own declaration asks for confirmation.
+      if (rule.grants !== undefined && (!tool.declaration.requiresConfirmation || !rule.tools.includes("*"))) {
+        grants = tighterGrantLimits(grants, rule.grants);
+      }
     }
     if (first === undefined) {
       return {
@@ -175,9 +183,8 @@ export class PermissionPolicy {
     const mode = platform || !this.#trusted.has(callerPluginId) ? "platform" : "token";
     const decider = confirmRule ?? first;
     const rule = { index: decider.index, tools: decider.rule.tools };
-    return confirmRule === undefined
-      ? { kind: "allow", rule, confirm, mode, minVerificationLevel: level }
-      : { kind: "allow", rule, confirm, mode, minVerificationLevel: level, confirmRule: rule };
+    const grantable = confirm && grants !== undefined ? { grants } : {};
+    return { kind: "allow", rule, confirm, mode, minVerificationLevel: level, ...(confirmRule === undefined ? {} : { confirmRule: rule }), ...grantable };
   }
 }
 
@@ -286,7 +293,7 @@ function isLevel(level: unknown): boolean {
   return typeof level === "number" && Number.isInteger(level) && level >= 0 && level <= MAX_VERIFICATION_LEVEL;
 }
 
-const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel"]);
+const RULE_KEYS = new Set(["tools", "callers", "users", "roles", "effects", "decision", "mode", "minVerificationLevel", "grants"]);
 /** A tool pattern as rules, runs, `narrow` and recovery rules take it (its one home is @toolpact/contract). */
 export { TOOL_PATTERN };
 
@@ -324,6 +331,7 @@ function ruleIssues(rule: unknown, path: string): ValidationIssue[] {
   if (level !== undefined && !isLevel(level)) {
     issues.push({ path: `${path}/minVerificationLevel`, message: `minVerificationLevel is an integer from 0 to ${MAX_VERIFICATION_LEVEL}` });
   }
+  if (record.grants !== undefined) grantLimitIssues(record.grants, `${path}/grants`, issues);
   return issues;
 }
 
@@ -356,6 +364,7 @@ export function normalizePolicy(policy: TenantPolicy): TenantPolicy {
     if (rule.effects !== undefined) copy.effects = Object.freeze([...rule.effects]);
     if (rule.mode !== undefined) copy.mode = rule.mode;
     if (rule.minVerificationLevel !== undefined) copy.minVerificationLevel = rule.minVerificationLevel;
+    if (rule.grants !== undefined) copy.grants = Object.freeze(tighterGrantLimits({}, rule.grants));
     return Object.freeze(copy) as unknown as PolicyRule;
   });
   const out: {

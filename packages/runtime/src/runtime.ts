@@ -43,6 +43,8 @@ import { SealedPayloads } from "./sealed/sealed-payloads.js";
 import type { PruneResult } from "./store/store.js";
 import { ActivityCheckpoints, countedRecovery, pruneExpired, startJobTimers } from "./runtime-jobs.js";
 import { Telemetry } from "./telemetry/telemetry.js";
+import type { GrantChoice } from "./grants/grant-from-request.js";
+import { createRuntimeGrants } from "./grants/runtime-grants.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
 import type { CheckpointRun } from "./audit/chain-checkpointer.js";
@@ -109,6 +111,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
   readonly toolChanges: ToolChanges;
   readonly #tasks: TaskService;
   readonly tasks: Runtime["tasks"];
+  readonly grants: Runtime["grants"];
   #activityWriteFailures = 0;
   #closing: Promise<void> | undefined;
   readonly #calls = new InFlightCalls(() => this.#closing !== undefined);
@@ -159,6 +162,16 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
       (work) => this.#track(work),
     );
+    const grants = createRuntimeGrants(store, clock);
+    this.grants = {
+      mayCover: (principal, ref) => this.#track(() => grants.mayCover(principal, ref)),
+      list: (person) => this.#track(() => grants.list(person)),
+      revoke: (person, grantId) =>
+        this.#track(async () => {
+          checkCallerId("grantId", grantId);
+          return grants.revoke(person, grantId);
+        }),
+    };
     this.#tasks = wired.service;
     this.tasks = wired.surface;
     this.#unsubscribeTasks = wired.unsubscribe;
@@ -286,10 +299,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     });
   }
 
-  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
+  decideConfirmation(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny", grant?: GrantChoice): Promise<ConfirmationDecision> {
     return this.#track(async () => {
       checkCallerId("requestId", requestId);
-      return this.#parts.confirmations.decide(person, requestId, decision);
+      return this.#parts.confirmations.decide(person, requestId, decision, grant);
     });
   }
 

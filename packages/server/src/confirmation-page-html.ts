@@ -4,6 +4,7 @@
  * binds (summary, details, the exact input) through `visibleHtml`: shown whole, hidden characters as badges.
  */
 import type { ConfirmationRequestView } from "@toolpact/runtime";
+import { renderGrantOffer } from "./confirmation-grants-html.js";
 import { escapeHtml, sortedJson, visibleHtml } from "./visible-text.js";
 
 export { escapeHtml } from "./visible-text.js";
@@ -64,8 +65,14 @@ function layout(title: string, body: string, head = ""): string {
  * approval binds (members in canonical order), who asks, expiry; Approve and Deny (forms posting the
  * session's CSRF token) only while the request is pending, after everything they approve. Without a
  * CSRF token (a page that may not decide here, or the answer to a decision) it shows no buttons.
+ * `grantsHref`: the "Your grants" link relative to where the page is answered (`../grants` below `/confirm/<id>/`).
  */
-export function renderConfirmationPage(view: ConfirmationPageView, viewer: ConfirmationPageViewer, csrfToken: string | undefined): string {
+export function renderConfirmationPage(
+  view: ConfirmationPageView,
+  viewer: ConfirmationPageViewer,
+  csrfToken: string | undefined,
+  grantsHref = "grants",
+): string {
   const heading = view.title ?? view.tool;
   const effectMeaning = EFFECT_MEANING[view.effect];
   const details =
@@ -86,7 +93,8 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
           `<div class="actions">` +
           decisionForm({ action: `${id}/approve`, id: "approve", label: "Approve" }, csrfToken) +
           decisionForm({ action: `${id}/deny`, id: "deny", label: "Deny" }, csrfToken) +
-          `</div>`
+          `</div>` +
+          (view.grants === undefined ? "" : renderGrantOffer({ id, limits: view.grants, input: view.input, callerPluginId: view.callerPluginId }, csrfToken))
         : `<p class="status" id="status" data-status="${escapeHtml(view.status)}">${escapeHtml(STATUS_TEXT[view.status] ?? `This request is ${view.status}.`)}</p>`;
   const body =
     `<h1>${escapeHtml(heading)}</h1>` +
@@ -112,7 +120,8 @@ export function renderConfirmationPage(view: ConfirmationPageView, viewer: Confi
     `<dt>You are</dt><dd>${escapeHtml(viewer.userId)} (tenant ${escapeHtml(viewer.tenantId)})</dd>` +
     `<dt>Request</dt><dd><code>${escapeHtml(view.requestId)}</code></dd>` +
     `</dl>` +
-    decision;
+    decision +
+    `<p class="note"><a id="your-grants" href="${escapeHtml(grantsHref)}">Your grants</a></p>`;
   return layout(`Confirm: ${heading}`, body);
 }
 
@@ -159,6 +168,17 @@ export function renderLoginLink(link: { readonly href: string; readonly started:
   return layout(
     heading,
     `<h1>${heading}</h1><p id="message">${escapeHtml(message)}</p>` + `<p><a id="sign-in" href="${escapeHtml(link.href)}">Sign in</a></p>`,
+  );
+}
+
+/** The "your grants" page: `list` is `renderGrantList`'s HTML. */
+export function renderGrantsPage(viewer: ConfirmationPageViewer, list: string, message?: string): string {
+  return layout(
+    "Your grants",
+    `<h1>Your grants</h1><p class="note">Signed in as ${escapeHtml(viewer.userId)} (tenant ${escapeHtml(viewer.tenantId)}). ` +
+      "A grant lets one app make the next calls of one tool for you without asking; revoking it takes effect at once.</p>" +
+      (message === undefined ? "" : `<p class="status" id="message">${escapeHtml(message)}</p>`) +
+      list,
   );
 }
 

@@ -9,7 +9,16 @@ import {
   type ConfirmationOrigin,
 } from "./confirmation-origin.js";
 import type { ConfirmationLogin } from "./confirmation-login.js";
-import { renderConfirmationPage, renderContinuePage, renderLoginLink, renderMessagePage, renderSignInStep } from "./confirmation-page-html.js";
+import { renderGrantList } from "./confirmation-grants-html.js";
+import { grantChoiceOf } from "./confirmation-grant-form.js";
+import {
+  renderConfirmationPage,
+  renderContinuePage,
+  renderGrantsPage,
+  renderLoginLink,
+  renderMessagePage,
+  renderSignInStep,
+} from "./confirmation-page-html.js";
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { personDeciding, type PresenceSession, type PresenceSessions } from "./presence-session.js";
@@ -131,7 +140,10 @@ export interface ConfirmationPageOptions extends PresencePage {
  *   provider, when `login` is given: the same rule, another site may only navigate here, and the way back
  *   must carry the state of a sign-in this browser started),
  * `GET /confirm/<id>` (the request and its Approve and Deny buttons),
- * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures).
+ * `POST /confirm/<id>/approve|deny` (form posts; decided through the router's procedures),
+ * `POST /confirm/<id>/grant` (approve, and grant the next calls like it within the policy's bounds),
+ * `GET /confirm/grants` and `POST /confirm/grants/<grantId>/revoke` (the signed-in person's own grants).
+ * Every post needs the session and its CSRF token (`requirePresence`); grants are made nowhere else.
  */
 export function createConfirmationPage(options: ConfirmationPageOptions): (request: Request, path: string, search: string) => Promise<Response> {
   const { runtime, sessions, logger, shutdown, login } = options;
@@ -290,7 +302,42 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     });
     const decided = await (decision === "approve" ? caller.confirmations.approve({ requestId }) : caller.confirmations.deny({ requestId }));
     // The page again, with what was decided on and its new status (a reload posts again and is told it is decided).
-    return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined) });
+    return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined, "../grants") });
+  };
+
+  /** `POST /confirm/<id>/grant`: approves the request and makes the grant the person chose, in one decision. */
+  const decideGrant = async (req: PageRequest, requestId: string): Promise<Response> => {
+    const form = await readForm(req.request, req.headers);
+    const session = requirePresence(options, req.headers, form.get("csrf") ?? undefined);
+    const person = personDeciding(session, requestId);
+    const view = await runtime.describeConfirmation(person, requestId);
+    const decided = await runtime.decideConfirmation(person, requestId, "approve", grantChoiceOf(form));
+    logger.info({ event: "confirmation_page_granted", requestId, ...(decided.grantId === undefined ? {} : { grantId: decided.grantId }) });
+    return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined, "../grants") });
+  };
+
+  /** `GET /confirm/grants`: the signed-in person's grants, with Revoke buttons where the page may decide. */
+  const showGrants = async (req: PageRequest, message?: string, prefix = ""): Promise<Response> => {
+    const session = sessionOf(options, req.headers.cookie);
+    if (session === undefined) {
+      throw new ToolpactError("UNAUTHENTICATED", "sign in first: open a confirmation link from your app, then come back to Your grants");
+    }
+    const person = { tenantId: session.tenantId, userId: session.userId };
+    const csrfToken = mayDecideHere(options.origin) ? sessions.csrfTokenOf(session) : undefined;
+    const list = renderGrantList(await runtime.grants.list(person), csrfToken, prefix);
+    return sendPage({ status: 200, html: renderGrantsPage(person, list, message) }, req.method === "HEAD");
+  };
+
+  /** `POST /confirm/grants/<grantId>/revoke`: ends one of the person's own grants at once. */
+  const revokeGrant = async (req: PageRequest, grantId: string): Promise<Response> => {
+    const form = await readForm(req.request, req.headers);
+    const session = requirePresence(options, req.headers, form.get("csrf") ?? undefined);
+    const revoked = await runtime.grants.revoke({ tenantId: session.tenantId, userId: session.userId }, grantId);
+    return showGrants(
+      req,
+      revoked ? "The grant is revoked: its app asks you again from now on." : "That grant was not live (already revoked or ended).",
+      "../../",
+    );
   };
 
   return async (request, path, search) => {
@@ -312,6 +359,18 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
       if (rest.length === 1 && rest[0] === "session") {
         if (req.method !== "GET" && req.method !== "POST") return methodNotAllowed("GET, POST");
         return await startSession(req, new URLSearchParams(search));
+      }
+      if (rest.length === 1 && rest[0] === "grants") {
+        if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed("GET, HEAD");
+        return await showGrants(req);
+      }
+      if (rest.length === 3 && rest[0] === "grants" && REQUEST_ID.test(rest[1] ?? "") && rest[2] === "revoke") {
+        if (req.method !== "POST") return methodNotAllowed("POST");
+        return await revokeGrant(req, rest[1]!);
+      }
+      if (rest.length === 2 && REQUEST_ID.test(rest[0] ?? "") && rest[1] === "grant") {
+        if (req.method !== "POST") return methodNotAllowed("POST");
+        return await decideGrant(req, rest[0]!);
       }
       if (rest.length === 1 && REQUEST_ID.test(rest[0] ?? "")) {
         if (req.method !== "GET" && req.method !== "HEAD") return methodNotAllowed("GET, HEAD");

@@ -63,6 +63,7 @@ export class CallTrace {
   #version: number | undefined;
   #tool: RegisteredTool | undefined;
   #confirmationId: string | undefined;
+  #grantId: string | undefined;
   #seam: string | undefined;
   #policyDecision: PolicyDecisionName | undefined;
   #confirmation: { readonly how: ActivityConfirmation; readonly by: string } | undefined;
@@ -118,6 +119,11 @@ export class CallTrace {
     this.#idempotencyKeyHash = keyHash;
   }
 
+  /** The user grant that authorized the call in place of a confirmation. */
+  grantedBy(grantId: string | undefined): void {
+    this.#grantId = grantId;
+  }
+
   /** The gate or guard (`<pluginId>:<name>`) that decided the call's fate. */
   decidedBy(seam: string): void {
     this.#seam = seam;
@@ -160,6 +166,7 @@ export class CallTrace {
     }
     if (this.#confirmationId !== undefined) event.confirmationId = this.#confirmationId;
     if (this.#seam !== undefined) event.seam = this.#seam;
+    if (this.#grantId !== undefined) event.grantId = this.#grantId;
     if (principal.correlationId !== undefined) event.correlationId = principal.correlationId;
     if (this.#kind === "call") event.via = principal.via ?? "in-process";
     if (this.#kind === "call" && principal.authenticatedBy !== undefined) event.authenticatedBy = principal.authenticatedBy;

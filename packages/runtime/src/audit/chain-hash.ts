@@ -35,6 +35,7 @@ export const CHAINED_FIELDS = [
   "schemaHash",
   "policyDecision",
   "idempotencyKeyHash",
+  "grantId",
 ] as const satisfies readonly (keyof ActivityRecord)[];
 
 /** An event's canonical content: its chained fields as a JSON array, absent ones as null. */

@@ -15,7 +15,7 @@ import type { WindowRateLimiter } from "../rate-limit.js";
 import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "../registry.js";
 import type { SealedPayloads } from "../sealed/sealed-payloads.js";
 import type { ResolvedSeams } from "../seams.js";
-import type { IdempotencyScope } from "../store/store.js";
+import type { GrantInBegin, IdempotencyScope } from "../store/store.js";
 import type { CallSpan } from "../telemetry/call-span.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
 import { resolveSeams, type TenantConfigCache, type TenantState } from "../tenant-config.js";
@@ -85,6 +85,11 @@ export interface TokenToConsume {
   readonly expiresAt: number;
 }
 
+/** The user grant whose use the operation's begin counts, in place of a confirmation token. */
+export interface GrantToUse {
+  readonly grant: GrantInBegin;
+}
+
 /** The operation a call runs as, once the ledger began it (or recovery took its lease over). */
 export interface RunningOperation {
   readonly operationId: string;
@@ -116,8 +121,8 @@ export interface CallFacts {
   readonly decision: CallDecision;
   /** replay-idempotent: the call's idempotency key, scoped, with its input digest (undefined without a key). */
   readonly keying: IdempotencyKeying | undefined;
-  /** verify-confirmation: the confirmation token the begin consumes (undefined when none is needed). */
-  readonly consumes: TokenToConsume | undefined;
+  /** verify-confirmation: the confirmation token the begin consumes, or the grant whose use it counts (undefined when none is needed). */
+  readonly consumes: TokenToConsume | GrantToUse | undefined;
   /** ledger or record-read (or recovery, taking its lease over): the operation the call runs as. */
   readonly operation: RunningOperation;
 }
@@ -167,7 +172,7 @@ export interface CallBasics extends CallGiven {
   /** replay-idempotent: the call's key (undefined: it carries none). */
   keyed<C extends Unset<"keying">>(this: C, keying: IdempotencyKeying | undefined): C & Facts<"keying">;
   /** verify-confirmation: the call's token verified, for the begin to consume (undefined: none needed). */
-  confirmed<C extends Unset<"consumes">>(this: C, token: TokenToConsume | undefined): C & Facts<"consumes">;
+  confirmed<C extends Unset<"consumes">>(this: C, token: TokenToConsume | GrantToUse | undefined): C & Facts<"consumes">;
   /** The ledger began the operation, or recovery took its lease over; a read recorded once made its id. */
   began<C extends Unset<"operation">>(this: C, operation: RunningOperation): C & Facts<"operation">;
 }
@@ -200,7 +205,7 @@ class CallState implements CallGiven {
   permission: Permission | undefined = undefined;
   decision: CallDecision | undefined = undefined;
   keying: IdempotencyKeying | undefined = undefined;
-  consumes: TokenToConsume | undefined = undefined;
+  consumes: TokenToConsume | GrantToUse | undefined = undefined;
   operation: RunningOperation | undefined = undefined;
 
   constructor(parts: CallParts, trace: CallTrace, request: CallRequest) {
@@ -244,9 +249,11 @@ class CallState implements CallGiven {
     return this;
   }
 
-  confirmed(token: TokenToConsume | undefined): this {
+  confirmed(token: TokenToConsume | GrantToUse | undefined): this {
     this.consumes = token;
-    if (token !== undefined) this.trace.confirmedBy(token.tokenId);
+    if (token === undefined) return this;
+    if ("grant" in token) this.trace.grantedBy(token.grant.grantId);
+    else this.trace.confirmedBy(token.tokenId);
     return this;
   }
 

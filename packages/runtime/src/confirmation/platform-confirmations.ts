@@ -8,11 +8,12 @@ import {
   type ConfirmationInfo,
   type ConfirmationStatus,
 } from "@toolpact/contract";
-import type { ConfirmationDecision, ConfirmationPerson, ConfirmationRequestView, Principal, WaitConfirmationOptions } from "../api.js";
+import type { ConfirmationDecision, ConfirmationPerson, ConfirmationRequestView, GrantLimits, Principal, WaitConfirmationOptions } from "../api.js";
+import { grantFromRequest, type GrantChoice } from "../grants/grant-from-request.js";
 import type { RuntimeContext } from "../options.js";
 import type { PluginRegistry } from "../registry.js";
 import type { SealedPayloads, ShownPreview } from "../sealed/sealed-payloads.js";
-import type { ConfirmationRecord } from "../store/store.js";
+import type { ConfirmationRecord, GrantRecord } from "../store/store.js";
 import { boundCallOf, storedBindingOf, type ConfirmationBinding } from "./binding.js";
 import type { ConfirmationTokens } from "./confirmation-tokens.js";
 import { ConfirmationWaiters } from "./confirmation-waiters.js";
@@ -68,7 +69,7 @@ export class PlatformConfirmations {
     const expiresAt = now + this.#context.confirmationTtlSeconds * 1000;
     let sealedPreview: Uint8Array;
     try {
-      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, { summary: shown.summary, details: shown.details, input: binding.input });
+      sealedPreview = this.#sealed.sealPreview(binding.tenantId, requestId, { ...shown, input: binding.input });
     } catch {
       throw new ToolpactError("PROVIDER_FAILED", `the provider's preview of ${fullName} has details that are not JSON`, {
         tool: fullName,
@@ -219,8 +220,9 @@ export class PlatformConfirmations {
     let summary = "";
     let details: unknown = null;
     let input: unknown;
+    let grants: GrantLimits | undefined;
     if (record.status === "pending" && record.sealedPreview !== undefined) {
-      ({ summary, details, input } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
+      ({ summary, details, input, grants } = this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview));
     }
     const parsed = parseToolFullName(record.tool);
     const declaration =
@@ -235,6 +237,7 @@ export class PlatformConfirmations {
       summary,
       details,
       ...(input === undefined ? {} : { input }),
+      ...(grants === undefined ? {} : { grants }),
       callerPluginId: record.callerPluginId,
       ...(callerName === undefined ? {} : { callerName }),
       status: record.status === "pending" && record.expiresAt <= now ? "expired" : record.status,
@@ -244,7 +247,7 @@ export class PlatformConfirmations {
   }
 
   /** Approves or denies a pending, unexpired request; only by the actor it is for. */
-  async decide(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny"): Promise<ConfirmationDecision> {
+  async decide(person: ConfirmationPerson, requestId: string, decision: "approve" | "deny", grant?: GrantChoice): Promise<ConfirmationDecision> {
     if (decision !== "approve" && decision !== "deny") {
       throw new ToolpactError("INPUT_INVALID", 'decision is "approve" or "deny"', {
         issues: [{ path: "/decision", message: 'must be "approve" or "deny"' }],
@@ -258,12 +261,16 @@ export class PlatformConfirmations {
     }
     if (record.status !== "pending") throw this.#notPending(record);
     const approve = decision === "approve";
+    // Approved as a grant: kept first (checked against the limits sealed with the request), named by the
+    // approval's event, and revoked again if the approval does not apply.
+    const made = approve && grant !== undefined ? await this.#grant(record, grant, now) : undefined;
     const tokenExpiresAt = (Math.floor(now / 1000) + this.#context.confirmationTtlSeconds) * 1000;
     const changed = await this.#transition(
       record,
       approve ? { to: "approved", at: now, when: "live", tokenExpiresAt } : { to: "denied", at: now, when: "live" },
-      approve ? { phase: "approve", outcome: "approved" } : { phase: "deny", outcome: "denied" },
+      approve ? { phase: "approve", outcome: "approved", ...(made === undefined ? {} : { grantId: made.grantId }) } : { phase: "deny", outcome: "denied" },
     );
+    if (changed === undefined && made !== undefined) await this.#context.store.revokeGrant(made.tenantId, made.actorUserId, made.grantId, now);
     if (changed === undefined) {
       const current = (await this.#context.store.getConfirmation(record.tenantId, record.requestId)) ?? record;
       throw this.#notPending(current.status === "pending" ? { ...current, status: "expired" } : current);
@@ -279,7 +286,25 @@ export class PlatformConfirmations {
         ...(attestation.issuer === undefined ? {} : { issuer: attestation.issuer }),
       });
     }
-    return { requestId: record.requestId, status: approve ? "approved" : "denied" };
+    return { requestId: record.requestId, status: approve ? "approved" : "denied", ...(made === undefined ? {} : { grantId: made.grantId }) };
+  }
+
+  async #grant(record: ConfirmationRecord, choice: GrantChoice, now: number): Promise<GrantRecord> {
+    const shown = record.sealedPreview === undefined ? undefined : this.#sealed.openPreview(record.tenantId, record.requestId, record.sealedPreview);
+    const made = grantFromRequest(record, shown?.input, shown?.grants, choice, now);
+    await this.#context.store.insertGrant(made);
+    this.#context.logger.info({
+      event: "grant_created",
+      tenantId: made.tenantId,
+      grantId: made.grantId,
+      requestId: record.requestId,
+      by: made.createdBy,
+      tool: record.tool,
+      ...(made.maxCalls === undefined ? {} : { maxCalls: made.maxCalls }),
+      expiresAt: new Date(made.expiresAt).toISOString(),
+      limited: made.constraintsJson !== undefined,
+    });
+    return made;
   }
 
   async #personRecord(person: ConfirmationPerson, requestId: string): Promise<ConfirmationRecord> {

@@ -14,7 +14,7 @@ import { isUnansweredCommit, type UnansweredCommit } from "../store/unanswered-c
 /** A change of a pending request, and how the activity log records it. */
 export interface RequestChange {
   readonly change: Omit<ConfirmationTransition, "tenantId" | "requestId" | "activity">;
-  readonly logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome };
+  readonly logged: { readonly phase: ActivityPhase; readonly outcome: ActivityOutcome; readonly grantId?: string };
 }
 
 /**
@@ -71,8 +71,8 @@ async function readBack(
 }
 
 /** A request's change as an activity event of kind `confirmation`. */
-function eventOf(record: ConfirmationRecord, logged: { phase: ActivityPhase; outcome: ActivityOutcome; at: number }): ActivityRecord {
-  const { phase, outcome, at } = logged;
+function eventOf(record: ConfirmationRecord, logged: RequestChange["logged"] & { at: number }): ActivityRecord {
+  const { phase, outcome, at, grantId } = logged;
   const parsed = parseToolFullName(record.tool);
   return {
     id: uuidv7(at),
@@ -90,5 +90,6 @@ function eventOf(record: ConfirmationRecord, logged: { phase: ActivityPhase; out
     ...(phase === "cancel" || phase === "deny" ? { errorCode: "CONFIRMATION_DENIED" } : {}),
     ...(phase === "expire" ? { errorCode: "CONFIRMATION_EXPIRED" } : {}),
     confirmationId: record.requestId,
+    ...(grantId === undefined ? {} : { grantId }),
   };
 }

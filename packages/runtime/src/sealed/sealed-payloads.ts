@@ -1,4 +1,5 @@
 import type { ActorInfo } from "@toolpact/contract";
+import type { GrantLimits } from "../api.js";
 import { PayloadCipher } from "./payload-cipher.js";
 
 /**
@@ -27,6 +28,8 @@ export interface ShownPreview {
   readonly details: unknown;
   /** Undefined in a preview sealed before inputs were kept with it. */
   readonly input: unknown;
+  /** The grant limits the policy allowed when the request was made; absent: the page offers no grant. */
+  readonly grants?: GrantLimits;
 }
 
 /** The input kept sealed while an idempotent tool runs, as stored (short keys: it is sealed per operation). */
@@ -83,7 +86,7 @@ export class SealedPayloads {
 
   /** A platform request's preview. @throws TypeError when its details are not JSON. */
   sealPreview(tenantId: string, requestId: string, shown: ShownPreview): Uint8Array {
-    return this.#cipher.seal(JSON.stringify({ s: shown.summary, d: shown.details, i: shown.input }), AAD.preview(tenantId, requestId));
+    return this.#cipher.seal(JSON.stringify({ s: shown.summary, d: shown.details, i: shown.input, g: shown.grants }), AAD.preview(tenantId, requestId));
   }
 
   /** A task's call as the task service keeps it to run (or run again) later; its shape is the service's. */
@@ -105,7 +108,7 @@ export class SealedPayloads {
   }
 
   openPreview(tenantId: string, requestId: string, sealed: Uint8Array): ShownPreview {
-    const shown = JSON.parse(this.#cipher.open(sealed, AAD.preview(tenantId, requestId))) as { s: string; d: unknown; i?: unknown };
-    return { summary: shown.s, details: shown.d, input: shown.i };
+    const shown = JSON.parse(this.#cipher.open(sealed, AAD.preview(tenantId, requestId))) as { s: string; d: unknown; i?: unknown; g?: GrantLimits };
+    return { summary: shown.s, details: shown.d, input: shown.i, ...(shown.g === undefined ? {} : { grants: shown.g }) };
   }
 }

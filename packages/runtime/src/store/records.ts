@@ -124,11 +124,30 @@ export interface OperationBegin {
   readonly tenantConfigVersion?: number;
   readonly consumeToken?: Omit<ConsumedTokenRecord, "operationId" | "tenantId" | "callerPluginId" | "actorUserId">;
   readonly idempotency?: { readonly scope: IdempotencyScope; readonly inputDigest: string; readonly expiresAt: number };
+  /**
+   * The user grant that authorizes this call in place of a confirmation: one use is counted in this
+   * transaction (`uses < max_calls`, live, same actor, caller, tool, version and schema hash), or nothing
+   * is written and the result is `grant-ended`.
+   */
+  readonly useGrant?: GrantInBegin;
 }
 
-/** What the begin transaction did: started, or found the config changed, the token already used, or the idempotency key taken. */
+/** The grant a begin counts a use of; tenant, actor and caller are the operation's. */
+export interface GrantInBegin {
+  readonly grantId: string;
+  /** `<providerPluginId>:<tool>`, without the version. */
+  readonly tool: string;
+  readonly version: number;
+  readonly schemaHash: string;
+}
+
+/**
+ * What the begin transaction did: started, or found the config changed, the token already used, the
+ * idempotency key taken, or the grant ended (used up, revoked, expired, or for another version).
+ */
 export type OperationBeginResult =
   | { readonly status: "started" }
+  | { readonly status: "grant-ended" }
   | { readonly status: "config-changed"; readonly version: number }
   | { readonly status: "token-used"; readonly consumed: ConsumedTokenRecord }
   | { readonly status: "idempotency-exists"; readonly record: IdempotencyRecord };

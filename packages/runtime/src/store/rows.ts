@@ -56,7 +56,7 @@ export function scopeValues(scope: IdempotencyScope): [string, string, string, s
 export const ACTIVITY_COLUMNS =
   "tenant_id, id, at, kind, actor_user_id, caller_plugin_id, provider_plugin_id, tool, version, effect, phase, outcome, " +
   "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via, " +
-  "authenticated_by, confirmation, confirmed_by, manifest_version, schema_hash, policy_decision, idempotency_key_hash";
+  "authenticated_by, confirmation, confirmed_by, manifest_version, schema_hash, policy_decision, idempotency_key_hash, grant_id";
 
 /** An event's values in the order of `ACTIVITY_COLUMNS`, absent properties as NULL. */
 export function activityValues(event: ActivityRecord): unknown[] {
@@ -89,6 +89,7 @@ export function activityValues(event: ActivityRecord): unknown[] {
     event.schemaHash ?? null,
     event.policyDecision ?? null,
     event.idempotencyKeyHash ?? null,
+    event.grantId ?? null,
   ];
 }
 
@@ -321,5 +322,6 @@ export function activityFromRow(row: Row): ActivityRecord {
     schemaHash: str(row.schema_hash),
     policyDecision: str(row.policy_decision) as ActivityRecord["policyDecision"],
     idempotencyKeyHash: str(row.idempotency_key_hash),
+    grantId: str(row.grant_id),
   });
 }

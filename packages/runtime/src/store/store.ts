@@ -40,7 +40,10 @@ import type {
 } from "./records.js";
 import type { TaskRecord } from "./task-records.js";
 
+import type { GrantRecord, GrantUse } from "./grant-records.js";
+
 export type { StoreChange, StoreChanges } from "./changes.js";
+export type { GrantRecord, GrantUse } from "./grant-records.js";
 export * from "./records.js";
 export type { TaskRecord } from "./task-records.js";
 export type * from "./activity-chain.js";
@@ -151,6 +154,19 @@ export interface Store {
    * instance). Ids whose token expired more than `CONSUMED_TOKEN_GRACE_MS` ago are forgotten in passing.
    */
   usePresenceToken(use: PresenceTokenUse): Promise<boolean>;
+
+  /** Records a grant the signed-in user approved on the confirmation page (never a caller's or agent's doing). */
+  insertGrant(grant: GrantRecord): Promise<void>;
+  /** Up to `limit` of the actor's grants, live and ended, newest first. */
+  listGrants(tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]>;
+  /** Revokes one live grant of the actor at once for every instance; false when there is none. */
+  revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean>;
+  /**
+   * Counts one use of a live grant by one conditional update (`uses < max_calls`, not revoked, unexpired,
+   * same binding, version and schema hash): true when it was counted. N calls count at most N uses, on
+   * any number of instances.
+   */
+  useGrant(use: GrantUse): Promise<boolean>;
 
   /**
    * Deletes expired consumed token ids and idempotency records (with their sealed results), old activity,

@@ -40,7 +40,7 @@ export const ledger: Boundary<ExecuteAnswer, EffectOutcome, Reads, "operation"> 
   const begun = await begin(call, {
     operation,
     tenantConfigVersion: call.tenant.version,
-    ...(consumes === undefined ? {} : { consumeToken: consumes }),
+    ...(consumes === undefined ? {} : "grant" in consumes ? { useGrant: consumes.grant } : { consumeToken: consumes }),
     ...(keying === undefined ? {} : { idempotency: { scope: keying.scope, inputDigest: keying.inputDigest, expiresAt: now + context.idempotencyTtlMs } }),
   });
   switch (begun.status) {
@@ -49,11 +49,18 @@ export const ledger: Boundary<ExecuteAnswer, EffectOutcome, Reads, "operation"> 
     case "config-changed":
       // Decided again from the start: no token is consumed by this attempt.
       call.trace.confirmedBy(undefined);
+      call.trace.grantedBy(undefined);
       return { retry: "config-changed" };
     case "idempotency-exists":
       return { retry: "replay", record: begun.record };
     case "token-used":
       throw tokenUsed(call, begun.consumed);
+    case "grant-ended":
+      throw new ToolpactError(
+        "CONFIRMATION_REQUIRED",
+        `${tool.fullName}: the grant that covered this call ended before it began (used up, revoked or expired); nothing ran: confirm the call`,
+        { tool: tool.fullName },
+      );
   }
 };
 

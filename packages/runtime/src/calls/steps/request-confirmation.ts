@@ -9,14 +9,16 @@ import type { StepOf } from "../chain.js";
  * user; in token mode the caller, a trusted confirmation UI, gets the token at once. What is confirmed is
  * shown whole (summary, details, the exact input) or refused here, before anything is kept or minted.
  */
-export const requestConfirmation: StepOf<PreviewResult, "tool" | "input" | "decision"> = async function requestConfirmation(call, next) {
+export const requestConfirmation: StepOf<PreviewResult, "tool" | "input" | "permission" | "decision"> = async function requestConfirmation(call, next) {
   const shown = await next(call);
   const { decision, parts, trace } = call;
   if (!decision.confirm) return shown;
   checkShownWhole(call.tool.fullName, { details: shown.details, input: call.input });
   let confirmation: ConfirmationInfo;
   if (decision.mode === "platform") {
-    const requested = await parts.confirmations.create(bindingOf(call), shown);
+    // The grant limits the policy allows here go with the request, for the page to offer (never when a gate asked).
+    const grants = decision.confirmGate === undefined ? call.permission.grants : undefined;
+    const requested = await parts.confirmations.create(bindingOf(call), { ...shown, ...(grants === undefined ? {} : { grants }) });
     trace.confirmedBy(requested.requestId);
     confirmation = requested;
   } else {

@@ -2,6 +2,7 @@
  * The statements of the ledger's writes on PostgreSQL (begin, settle) and of confirmation transitions:
  * each one statement, so each is its own transaction; with the JSON rows a settle carries.
  */
+import { grantUseCondition } from "../grant-rows.js";
 import { ACTIVITY_COLUMNS, activityValues } from "../rows.js";
 import type { ActivityRecord, OutboxRecord } from "../store.js";
 import { ACTIVITY_RECORD, ACTIVITY_TYPES, IDEMPOTENCY_SCOPE, OPERATION_COLUMNS, TOKEN_INSERT, placeholders, statement, type Statement } from "./statements.js";
@@ -11,13 +12,19 @@ interface BeginShape {
   readonly checkConfig: boolean;
   readonly withKey: boolean;
   readonly withToken: boolean;
+  readonly withGrant: boolean;
 }
+
+/** The reason `toolpact_refuse` gives when a begin's grant ended after its key or token was written. */
+export const GRANT_ENDED_REFUSAL = "grant ended";
 
 /**
  * One begin as one statement: a chain of CTEs where each step selects from the one before, so a step
  * that finds its row taken (ON CONFLICT) stops every later one. It answers (cfg, idem, tok, op): the
  * tenant's config version and which steps wrote a row, so a refusal says why.
- * Parameters: $1..$12 the operation, then the token's 3, the key's 7 and the expected config version.
+ * Parameters: $1..$12 the operation, then the token's 3, the key's 7, the expected config version and the
+ * grant's 4 (id, tool, version, schema hash). The grant's use is the last step before the operation: a
+ * conditional update whose row lock makes concurrent begins wait and re-check `uses < max_calls`.
  * The config check locks the tenant row FOR SHARE, so a config change commits before or after the
  * begin, never during it. A key taken before its token turns out used must be undone: then the
  * statement aborts itself through `toolpact_refuse` (SQLSTATE TP001), which rolls all of it back.
@@ -29,6 +36,7 @@ function beginStatement(shape: BeginShape): Statement {
   const key = shape.withKey ? next : 0;
   if (shape.withKey) next += 7;
   const version = next;
+  const grant = shape.checkConfig ? version + 1 : version;
 
   const steps: string[] = [];
   let previous: string | undefined;
@@ -58,6 +66,13 @@ function beginStatement(shape: BeginShape): Statement {
       ON CONFLICT (tenant_id, token_id) DO NOTHING RETURNING 1)`);
     previous = "tok";
   }
+  if (shape.withGrant) {
+    // grantUseCondition's parameters 1..8: tenant, grant id, actor, caller, tool, version, schema hash, now.
+    const param = ["$2::text", `$${grant}::text`, "$4::text", "$3::text", `$${grant + 1}::text`, `$${grant + 2}::int4`, `$${grant + 3}::text`, "$8::int8"];
+    const after = previous === undefined ? "" : ` AND EXISTS (SELECT 1 FROM ${previous})`;
+    steps.push(`grnt AS (UPDATE grants SET uses = uses + 1 WHERE ${grantUseCondition((n) => param[n - 1]!)}${after} RETURNING 1)`);
+    previous = "grnt";
+  }
   steps.push(`op AS (
     INSERT INTO operations (${OPERATION_COLUMNS})
     ${from("$1::text, $2::text, $3::text, $4::text, $5::text, $6::text, 'running', $7::text, $8::int8, $9::text, $10::int8, $11::int8, $12::bytea")}
@@ -67,18 +82,24 @@ function beginStatement(shape: BeginShape): Statement {
     shape.withKey && shape.withToken
       ? `, CASE WHEN ${flag("idem", true)} = 1 AND ${flag("tok", true)} = 0 THEN toolpact_refuse('token already used') END AS refused`
       : "";
-  const name = `begin${shape.checkConfig ? "_cfg" : ""}${shape.withKey ? "_key" : ""}${shape.withToken ? "_token" : ""}`;
+  // A key or token written before the grant turned out ended is undone the same way.
+  const written = shape.withToken ? "tok" : shape.withKey ? "idem" : undefined;
+  const undoGrant =
+    shape.withGrant && written !== undefined
+      ? `, CASE WHEN ${flag(written, true)} = 1 AND ${flag("grnt", true)} = 0 THEN toolpact_refuse('${GRANT_ENDED_REFUSAL}') END AS grant_refused`
+      : "";
+  const name = `begin${shape.checkConfig ? "_cfg" : ""}${shape.withKey ? "_key" : ""}${shape.withToken ? "_token" : ""}${shape.withGrant ? "_grant" : ""}`;
   return statement(
     name,
     `WITH ${steps.join(",\n")}
      SELECT ${shape.checkConfig ? "(SELECT version FROM cfg)" : "NULL::int8"} AS cfg, ${flag("idem", shape.withKey)} AS idem,
-       ${flag("tok", shape.withToken)} AS tok, (SELECT count(*) FROM op)::int AS op${undo}`,
+       ${flag("tok", shape.withToken)} AS tok, ${flag("grnt", shape.withGrant)} AS grnt, (SELECT count(*) FROM op)::int AS op${undo}${undoGrant}`,
   );
 }
 
-/** The eight begin statements, indexed by `checkConfig * 4 + withKey * 2 + withToken`. */
-export const BEGIN_STATEMENTS: readonly Statement[] = Array.from({ length: 8 }, (_, index) =>
-  beginStatement({ checkConfig: (index & 4) !== 0, withKey: (index & 2) !== 0, withToken: (index & 1) !== 0 }),
+/** The sixteen begin statements, indexed by `withGrant * 8 + checkConfig * 4 + withKey * 2 + withToken`. */
+export const BEGIN_STATEMENTS: readonly Statement[] = Array.from({ length: 16 }, (_, index) =>
+  beginStatement({ withGrant: (index & 8) !== 0, checkConfig: (index & 4) !== 0, withKey: (index & 2) !== 0, withToken: (index & 1) !== 0 }),
 );
 
 /** How a settle finds the operation's idempotency record: not at all, by its scope, or by operation id. */

@@ -17,7 +17,7 @@ import type {
 } from "../store.js";
 import type { PostgresConnection } from "./connection.js";
 import { hasCode } from "./errors.js";
-import { BEGIN_STATEMENTS, RECORD_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
+import { BEGIN_STATEMENTS, GRANT_ENDED_REFUSAL, RECORD_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
 import { REFUSED_SQLSTATE } from "./migrations.js";
 import { S, type Statement } from "./statements.js";
 
@@ -26,6 +26,7 @@ interface BeginFlags {
   readonly cfg: number;
   readonly idem: number;
   readonly tok: number;
+  readonly grnt: number;
   readonly op: number;
 }
 
@@ -35,11 +36,13 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
   if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
   if (db.closed) throw storeClosed();
   const values = operationValues(op);
-  const { consumeToken: token, idempotency, tenantConfigVersion } = begin;
+  const { consumeToken: token, idempotency, tenantConfigVersion, useGrant: grant } = begin;
   if (token !== undefined) values.push(token.tokenId, token.consumedAt, token.expiresAt);
   if (idempotency !== undefined) values.push(...scopeValues(idempotency.scope), idempotency.inputDigest, idempotency.expiresAt);
   if (tenantConfigVersion !== undefined) values.push(tenantConfigVersion);
-  const shape = (tenantConfigVersion !== undefined ? 4 : 0) + (idempotency !== undefined ? 2 : 0) + (token !== undefined ? 1 : 0);
+  if (grant !== undefined) values.push(grant.grantId, grant.tool, grant.version, grant.schemaHash);
+  const shape =
+    (grant !== undefined ? 8 : 0) + (tenantConfigVersion !== undefined ? 4 : 0) + (idempotency !== undefined ? 2 : 0) + (token !== undefined ? 1 : 0);
   const query = BEGIN_STATEMENTS[shape]!;
 
   // A refusal is answered with the row that caused it; if that row vanished meanwhile (pruned, or an
@@ -58,6 +61,8 @@ export async function beginOperation(db: PostgresConnection, begin: OperationBeg
     } else if (flags.tok === 0 && token !== undefined) {
       const [row] = await db.rows("could not read a consumed token id", S.findToken, [op.tenantId, token.tokenId]);
       if (row !== undefined) return { status: "token-used", consumed: tokenFromRow(row) };
+    } else if (flags.grnt === 0 && grant !== undefined) {
+      return { status: "grant-ended" };
     }
   }
   throw new ToolpactError(
@@ -92,10 +97,14 @@ async function runBegin(
   const { query, values, configVersion } = begin;
   try {
     const row = (await db.rows("could not begin an operation", query, values))[0];
-    return { cfg: Number(row?.cfg ?? 0), idem: Number(row?.idem ?? 0), tok: Number(row?.tok ?? 0), op: Number(row?.op ?? 0) };
+    const flag = (name: string) => Number(row?.[name] ?? 0);
+    return { cfg: flag("cfg"), idem: flag("idem"), tok: flag("tok"), grnt: flag("grnt"), op: flag("op") };
   } catch (error) {
-    // The key was free but the token used: the statement undid itself (see `beginStatement`).
-    if (hasCode(error, REFUSED_SQLSTATE)) return { cfg: configVersion, idem: 1, tok: 0, op: 0 };
+    // The key was free but the token used, or key and token free but the grant ended: the statement undid itself (see `beginStatement`).
+    if (hasCode(error, REFUSED_SQLSTATE)) {
+      const grantEnded = error instanceof Error && error.message.includes(GRANT_ENDED_REFUSAL);
+      return { cfg: configVersion, idem: 1, tok: grantEnded ? 1 : 0, grnt: 0, op: 0 };
+    }
     throw error;
   }
 }

@@ -322,6 +322,34 @@ CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_us
 CREATE INDEX tasks_by_expiry ON tasks (expires_at);
 `,
   },
+  {
+    // A user's standing approval for one caller, tool and version (issue 26). `uses < max_calls` is the
+    // conditional update that counts a use in the transaction that begins the operation.
+    version: 9,
+    name: "user grants; the grant that authorized a call",
+    sql: `
+CREATE TABLE grants (
+  tenant_id text COLLATE "C" NOT NULL,
+  grant_id text COLLATE "C" NOT NULL,
+  actor_user_id text COLLATE "C" NOT NULL,
+  caller_plugin_id text COLLATE "C" NOT NULL,
+  tool text COLLATE "C" NOT NULL,
+  version integer NOT NULL,
+  schema_hash text NOT NULL,
+  constraints text,
+  max_calls integer,
+  uses integer NOT NULL DEFAULT 0,
+  expires_at bigint NOT NULL,
+  created_by text NOT NULL,
+  created_at bigint NOT NULL,
+  revoked_at bigint,
+  PRIMARY KEY (tenant_id, grant_id)
+);
+CREATE INDEX grants_live_by_binding ON grants (tenant_id, actor_user_id, caller_plugin_id, tool, expires_at)
+  WHERE revoked_at IS NULL;
+ALTER TABLE activity ADD COLUMN grant_id text;
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere (one home: @toolpact/contract). */

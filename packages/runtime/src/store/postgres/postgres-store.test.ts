@@ -71,6 +71,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
         "activity_checkpoints",
         "confirmation_requests",
         "consumed_tokens",
+        "grants",
         "idempotency_keys",
         "operations",
         "outbox",

@@ -35,6 +35,8 @@ import type {
   PluginEnabledChange,
   PluginKeyLookup,
   PluginKeyRecord,
+  GrantRecord,
+  GrantUse,
   PresenceTokenUse,
   PruneRequest,
   PruneResult,
@@ -55,6 +57,7 @@ import { PostgresConnection } from "./connection.js";
 import { beginOperation, settleOperation } from "./ledger-writes.js";
 import { RecordBatcher } from "./record-batch.js";
 import { prunePostgres } from "./retention.js";
+import { insertGrant, listGrants, revokeGrant, useGrant } from "./grants.js";
 import { usePresenceToken } from "./presence-tokens.js";
 import { PostgresTasks } from "./tasks.js";
 import { migrateWith } from "./migrate.js";
@@ -344,6 +347,22 @@ class PostgresStore implements Store {
 
   usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
     return usePresenceToken(this.#db, use);
+  }
+
+  insertGrant(grant: GrantRecord): Promise<void> {
+    return insertGrant(this.#db, grant);
+  }
+
+  listGrants(tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> {
+    return listGrants(this.#db, tenantId, actorUserId, Math.min(limit, MAX_LIMIT));
+  }
+
+  revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> {
+    return revokeGrant(this.#db, tenantId, actorUserId, grantId, now);
+  }
+
+  useGrant(use: GrantUse): Promise<boolean> {
+    return useGrant(this.#db, use);
   }
 
   prune(request: PruneRequest): Promise<PruneResult> {

@@ -46,6 +46,7 @@ export const ACTIVITY_TYPES = [
   "text",
   "text",
   "text",
+  "text",
 ] as const;
 /** The activity columns as `jsonb_to_recordset` reads them, for events that come in a list. */
 export const ACTIVITY_RECORD =
@@ -53,7 +54,7 @@ export const ACTIVITY_RECORD =
   "tool text, version integer, effect text, phase text, outcome text, error_code text, error_class text, operation_id text, " +
   "confirmation_id text, target_id text, duration_ms double precision, correlation_id text, seam text, via text, " +
   "authenticated_by text, confirmation text, confirmed_by text, manifest_version text, schema_hash text, policy_decision text, " +
-  "idempotency_key_hash text";
+  "idempotency_key_hash text, grant_id text";
 
 /** The columns a begin writes into `operations`. */
 export const OPERATION_COLUMNS =

@@ -16,10 +16,14 @@ import type {
   SettledOperationResult,
   SettledOperationWrite,
 } from "../store.js";
+import type { SqliteGrants } from "./grants.js";
 import type { SqliteStatements } from "./statements.js";
 
-/** The begin transaction: refuses on a changed config, a live idempotency record or a used token; else writes all three rows. */
-export function beginOperation(s: SqliteStatements, begin: OperationBegin): OperationBeginResult {
+/**
+ * The begin transaction: refuses on a changed config, a live idempotency record, a used token or an ended
+ * grant; else counts the grant's use and writes the rows.
+ */
+export function beginOperation(s: SqliteStatements, grants: SqliteGrants, begin: OperationBegin): OperationBeginResult {
   const op = begin.operation;
   if (op.state !== "running") throw new TypeError(`a new operation starts running, not ${op.state}`);
   if (begin.tenantConfigVersion !== undefined) {
@@ -39,6 +43,12 @@ export function beginOperation(s: SqliteStatements, begin: OperationBegin): Oper
   if (begin.consumeToken !== undefined) {
     const used = s.findToken.get(op.tenantId, begin.consumeToken.tokenId) as Row | undefined;
     if (used !== undefined) return { status: "token-used", consumed: tokenFromRow(used) };
+  }
+  if (begin.useGrant !== undefined) {
+    const { tenantId, actorUserId, callerPluginId, createdAt: now } = op;
+    if (!grants.use({ ...begin.useGrant, tenantId, actorUserId, callerPluginId, now })) return { status: "grant-ended" };
+  }
+  if (begin.consumeToken !== undefined) {
     s.insertToken.run(
       op.tenantId,
       begin.consumeToken.tokenId,

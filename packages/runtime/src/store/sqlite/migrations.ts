@@ -288,6 +288,34 @@ CREATE INDEX tasks_open_by_owner ON tasks (tenant_id, caller_plugin_id, actor_us
 CREATE INDEX tasks_by_expiry ON tasks (expires_at);
 `,
   },
+  {
+    // A user's standing approval for one caller, tool and version (issue 26). `uses < max_calls` is the
+    // conditional update that counts a use in the transaction that begins the operation.
+    version: 9,
+    name: "user grants; the grant that authorized a call",
+    sql: `
+CREATE TABLE grants (
+  tenant_id TEXT NOT NULL,
+  grant_id TEXT NOT NULL,
+  actor_user_id TEXT NOT NULL,
+  caller_plugin_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  schema_hash TEXT NOT NULL,
+  constraints TEXT,
+  max_calls INTEGER,
+  uses INTEGER NOT NULL DEFAULT 0,
+  expires_at INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER,
+  PRIMARY KEY (tenant_id, grant_id)
+) WITHOUT ROWID;
+CREATE INDEX grants_live_by_binding ON grants (tenant_id, actor_user_id, caller_plugin_id, tool, expires_at)
+  WHERE revoked_at IS NULL;
+ALTER TABLE activity ADD COLUMN grant_id TEXT;
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

@@ -11,7 +11,6 @@ import {
   runFromRow,
   scopeValues,
   tokenFromRow,
-  activityFromRow,
   type Row,
 } from "../rows.js";
 import type {
@@ -37,6 +36,8 @@ import type {
   PluginEnabledChange,
   PluginKeyLookup,
   PluginKeyRecord,
+  GrantRecord,
+  GrantUse,
   PresenceTokenUse,
   PruneRequest,
   PruneResult,
@@ -54,6 +55,8 @@ import { startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import { createConfirmation, transitionConfirmation } from "./confirmation-writes.js";
 import { pruneSqlite } from "./retention.js";
 import { beginOperation, insertActivity, recordSettledOperation, settleOperation } from "./ledger-writes.js";
+import { listActivity } from "./activity-reads.js";
+import { SqliteGrants } from "./grants.js";
 import { SqlitePresenceTokens } from "./presence-tokens.js";
 import { SqliteTasks } from "./tasks.js";
 import { installPlugin, readTenantConfig, setActivation, setPluginEnabled, setPolicy, setRecoveryPolicy } from "./tenant-config.js";
@@ -85,6 +88,7 @@ class SqliteStore implements Store {
   readonly #queue: WriteQueue;
   readonly #checkpointer: Checkpointer | undefined;
   readonly #presence: SqlitePresenceTokens;
+  readonly #grants: SqliteGrants;
   readonly #tasks: SqliteTasks;
   readonly #announce: SqliteChanges;
   readonly changes: StoreChanges;
@@ -102,6 +106,7 @@ class SqliteStore implements Store {
     this.#db = db;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
+    this.#grants = new SqliteGrants(db);
     this.#tasks = new SqliteTasks(db);
     this.#queue = queue;
     this.#checkpointer = checkpointer;
@@ -184,7 +189,7 @@ class SqliteStore implements Store {
   }
 
   beginOperation(begin: OperationBegin): Promise<OperationBeginResult> {
-    return this.#queue.write(() => beginOperation(this.#s, begin));
+    return this.#queue.write(() => beginOperation(this.#s, this.#grants, begin));
   }
 
   recordSettledOperation(write: SettledOperationWrite): Promise<SettledOperationResult> {
@@ -321,28 +326,20 @@ class SqliteStore implements Store {
   }
 
   listActivity(tenantId: string, query: ActivityListQuery): Promise<readonly ActivityRecord[]> {
-    return this.#queue.read(() => {
-      const limit = Math.max(1, Math.floor(query.limit));
-      let rows: Row[];
-      const caller = query.caller;
-      if (caller !== undefined) {
-        rows = (
-          query.beforeId === undefined
-            ? this.#s.listCallerActivity.all(tenantId, caller.actorUserId, caller.callerPluginId, limit)
-            : this.#s.listCallerActivityBefore.all(tenantId, caller.actorUserId, caller.callerPluginId, query.beforeId, limit)
-        ) as Row[];
-      } else {
-        rows = (
-          query.beforeId === undefined ? this.#s.listActivity.all(tenantId, limit) : this.#s.listActivityBefore.all(tenantId, query.beforeId, limit)
-        ) as Row[];
-      }
-      return rows.map(activityFromRow);
-    });
+    return this.#queue.read(() => listActivity(this.#s, tenantId, query));
   }
 
   usePresenceToken(use: PresenceTokenUse): Promise<boolean> {
     return this.#queue.write(() => this.#presence.use(use));
   }
+
+  // Grants (migration 9) through the queue.
+  readonly insertGrant = (grant: GrantRecord): Promise<void> => this.#queue.write(() => this.#grants.insert(grant));
+  readonly listGrants = (tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> =>
+    this.#queue.read(() => this.#grants.list(tenantId, actorUserId, limit));
+  readonly revokeGrant = (tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> =>
+    this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now));
+  readonly useGrant = (use: GrantUse): Promise<boolean> => this.#queue.write(() => this.#grants.use(use));
 
   prune(request: PruneRequest): Promise<PruneResult> {
     return this.#queue.write(() => pruneSqlite(this.#db, request));
