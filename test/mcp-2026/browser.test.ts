@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/client";
 import type { BrowserContext, Page } from "playwright-core";
 import { CHROMIUM, launchChromium } from "../integration/support/deps.js";
-import { mintPresenceToken } from "../integration/support/tokens.js";
 import { startMcpWorld, textOf, type McpWorld } from "../mcp/support/mcp-world.js";
-import { connectHttp, type UrlInput } from "./support/modern-clients.js";
+import { openInBrowser } from "../mcp/support/open-in-browser.js";
+import { connectHttp } from "./support/modern-clients.js";
 
 const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
 const CREATE = "com-test-notes_create_note";
@@ -37,23 +37,6 @@ if (SKIP) {
       await world?.close();
     });
 
-    /** Opens the link as a client does: the identity service signs the person in and leads on to the page. */
-    async function openInBrowser(input: UrlInput): Promise<Page> {
-      const page = await browser.newPage();
-      const token = await mintPresenceToken(world.secrets.actorSecret);
-      const signIn = `${world.stack.url}/confirm/session?token=${encodeURIComponent(token)}&next=${encodeURIComponent(new URL(input.url).pathname)}`;
-      await page.route("http://identity.example/**", (route) =>
-        route.fulfill({ status: 200, contentType: "text/html", body: `<a id="continue" href="${signIn.replaceAll("&", "&amp;")}">Continue</a>` }),
-      );
-      await page.goto("http://identity.example/confirm-for-toolpact");
-      await page.click("#continue");
-      await page.waitForSelector('form[action="session"] #continue');
-      await page.click('form[action="session"] #continue');
-      await page.waitForURL(input.url);
-      await page.waitForSelector("#summary, #message");
-      return page;
-    }
-
     /**
      * A pinned client whose user opens each URL input request in the browser; the client answers the request
      * (and so retries the call) when the test says the person is done.
@@ -63,7 +46,7 @@ if (SKIP) {
       const client = await connectHttp(world, {
         onUrl: (input) =>
           new Promise((resolve) => {
-            const page = openInBrowser(input);
+            const page = openInBrowser(browser, world, input.url);
             page.catch(() => {});
             opened.push({ page, done: (action) => resolve({ action }) });
           }),

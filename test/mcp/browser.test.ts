@@ -6,10 +6,9 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BrowserContext, Page } from "playwright-core";
-import type { ElicitRequestURLParams } from "@modelcontextprotocol/sdk/types.js";
 import { CHROMIUM, launchChromium } from "../integration/support/deps.js";
-import { mintPresenceToken } from "../integration/support/tokens.js";
 import { startMcpWorld, textOf, type McpWorld } from "./support/mcp-world.js";
+import { openInBrowser } from "./support/open-in-browser.js";
 
 const SKIP = !existsSync(CHROMIUM) && process.env.CI !== "true";
 
@@ -32,34 +31,12 @@ if (SKIP) {
       await world?.close();
     });
 
-    /**
-     * What an MCP client does with a URL elicitation, with the person in the loop: the link opens in the
-     * browser, where the identity service (http://identity.example, served by the browser's routing)
-     * signs the person in with a presence token and leads on to the request's page.
-     */
-    async function openInBrowser(params: ElicitRequestURLParams): Promise<Page> {
-      const page = await browser.newPage();
-      const token = await mintPresenceToken(world.secrets.actorSecret);
-      const signIn = `${world.stack.url}/confirm/session?token=${encodeURIComponent(token)}&next=${encodeURIComponent(new URL(params.url).pathname)}`;
-      await page.route("http://identity.example/**", (route) =>
-        route.fulfill({ status: 200, contentType: "text/html", body: `<a id="continue" href="${signIn.replaceAll("&", "&amp;")}">Continue</a>` }),
-      );
-      await page.goto("http://identity.example/confirm-for-toolpact");
-      await page.click("#continue");
-      // A sign-in link followed from another site signs in only after a same-site step on toolpact's page.
-      await page.waitForSelector('form[action="session"] #continue');
-      await page.click('form[action="session"] #continue');
-      await page.waitForURL(params.url);
-      await page.waitForSelector("#summary, #message");
-      return page;
-    }
-
     /** A client whose user opens every confirmation link in the browser; `pages` get each opened page. */
     async function agentWithBrowser() {
       const pages: Promise<Page>[] = [];
       const client = await world.connect({
         onUrlElicitation: (params) => {
-          const opening = openInBrowser(params);
+          const opening = openInBrowser(browser, world, params.url);
           opening.catch(() => {});
           pages.push(opening);
           return { action: "accept" };
