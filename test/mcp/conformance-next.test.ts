@@ -7,15 +7,12 @@
  * The runner sends no credentials: a local proxy adds them.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONFORMANCE_JSON_ID, CONFORMANCE_TEST_ID, registerConformancePlugins } from "./support/conformance-plugins.js";
-import { startCredentialsProxy, type CredentialsProxy } from "./support/credentials-proxy.js";
-import { PLATFORM_POLICY, startMcpWorld, type McpWorld } from "./support/mcp-world.js";
+import { startConformanceTarget, type ConformanceTarget } from "./support/conformance-plugins.js";
 
 const RUNNER = fileURLToPath(new URL("../../node_modules/conformance-next/dist/index.js", import.meta.url));
 const GLOBSYNC_SHIM = fileURLToPath(new URL("./support/globsync/register.mjs", import.meta.url));
@@ -31,37 +28,32 @@ function baselineOf(revision: string): string {
 }
 
 describe("MCP conformance, runner 0.2 (the scenarios each revision requires)", () => {
-  let world: McpWorld;
-  let proxy: CredentialsProxy;
-  let results: string;
+  let target: ConformanceTarget;
 
   beforeAll(async () => {
-    world = await startMcpWorld({ setup: registerConformancePlugins });
-    for (const pluginId of [CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID]) await world.stack.admin("installPlugin", { tenantId: "t1", pluginId });
-    await world.stack.admin("setPolicy", {
-      tenantId: "t1",
-      policy: {
-        rules: [
-          ...PLATFORM_POLICY.rules,
-          ...[CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID].map((id) => ({ tools: `${id}:*`, effects: ["read" as const], decision: "allow" as const })),
-        ],
-      },
-    });
-    proxy = await startCredentialsProxy(world.stack.url, () => world.headers());
-    results = mkdtempSync(path.join(tmpdir(), "toolpact-conformance-next-"));
+    target = await startConformanceTarget("toolpact-conformance-next-");
   });
   afterAll(async () => {
-    await proxy?.close();
-    await world?.close();
-    if (results) rmSync(results, { recursive: true, force: true });
+    await target?.close();
   });
 
   for (const revision of REVISIONS) {
     it(`passes every ${revision} scenario that applies; the baseline names exactly those that do not`, async () => {
-      const baseline = path.join(results, `baseline-${revision}.yml`);
+      const baseline = path.join(target.results, `baseline-${revision}.yml`);
       writeFileSync(baseline, baselineOf(revision));
-      const args = ["--import", GLOBSYNC_SHIM, RUNNER, "server", "--url", `${proxy.url}/mcp`, "--requirements", revision, "--expected-failures", baseline];
-      const run = await promisify(execFile)(process.execPath, [...args, "-o", path.join(results, revision)], {
+      const args = [
+        "--import",
+        GLOBSYNC_SHIM,
+        RUNNER,
+        "server",
+        "--url",
+        `${target.proxy.url}/mcp`,
+        "--requirements",
+        revision,
+        "--expected-failures",
+        baseline,
+      ];
+      const run = await promisify(execFile)(process.execPath, [...args, "-o", path.join(target.results, revision)], {
         timeout: 240_000,
         maxBuffer: 16 * 1024 * 1024,
       }).then(

@@ -4,15 +4,10 @@
  * do not apply to a tool server and why. The runner sends no credentials: a local proxy adds them.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONFORMANCE_JSON_ID, CONFORMANCE_TEST_ID, registerConformancePlugins } from "./support/conformance-plugins.js";
-import { startCredentialsProxy, type CredentialsProxy } from "./support/credentials-proxy.js";
-import { PLATFORM_POLICY, startMcpWorld, type McpWorld } from "./support/mcp-world.js";
+import { startConformanceTarget, type ConformanceTarget } from "./support/conformance-plugins.js";
 
 const RUNNER = fileURLToPath(new URL("../../node_modules/@modelcontextprotocol/conformance/dist/index.js", import.meta.url));
 const BASELINE = fileURLToPath(new URL("./conformance-baseline.yml", import.meta.url));
@@ -30,33 +25,17 @@ const APPLICABLE = [
 ];
 
 describe("MCP conformance (server scenarios)", () => {
-  let world: McpWorld;
-  let proxy: CredentialsProxy;
-  let results: string;
+  let target: ConformanceTarget;
 
   beforeAll(async () => {
-    world = await startMcpWorld({ setup: registerConformancePlugins });
-    for (const pluginId of [CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID]) await world.stack.admin("installPlugin", { tenantId: "t1", pluginId });
-    await world.stack.admin("setPolicy", {
-      tenantId: "t1",
-      policy: {
-        rules: [
-          ...PLATFORM_POLICY.rules,
-          ...[CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID].map((id) => ({ tools: `${id}:*`, effects: ["read" as const], decision: "allow" as const })),
-        ],
-      },
-    });
-    proxy = await startCredentialsProxy(world.stack.url, () => world.headers());
-    results = mkdtempSync(path.join(tmpdir(), "toolpact-conformance-"));
+    target = await startConformanceTarget("toolpact-conformance-");
   });
   afterAll(async () => {
-    await proxy?.close();
-    await world?.close();
-    if (results) rmSync(results, { recursive: true, force: true });
+    await target?.close();
   });
 
   it("passes every scenario that applies; the baseline names exactly those that do not", async () => {
-    const args = [RUNNER, "server", "--url", `${proxy.url}/mcp`, "--suite", "all", "--expected-failures", BASELINE, "-o", results];
+    const args = [RUNNER, "server", "--url", `${target.proxy.url}/mcp`, "--suite", "all", "--expected-failures", BASELINE, "-o", target.results];
     const run = await promisify(execFile)(process.execPath, args, { timeout: 150_000, maxBuffer: 16 * 1024 * 1024 }).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: `${error.stdout}\n${error.stderr}` }),

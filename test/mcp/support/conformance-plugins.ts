@@ -3,8 +3,13 @@
  * `test_error_handling`, `json_schema_2020_12_tool`): MCP names are `<provider id>_<tool>` (`.` as `-` in the
  * id, `_` for `-` in the tool), so the ids are one segment each.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { ToolpactRuntime } from "../../../packages/runtime/src/index.js";
 import { manifest } from "../../integration/support/plugins.js";
+import { startCredentialsProxy, type CredentialsProxy } from "./credentials-proxy.js";
+import { PLATFORM_POLICY, startMcpWorld, type McpWorld } from "./mcp-world.js";
 
 /** Its tools are named `test_*` over MCP. */
 export const CONFORMANCE_TEST_ID = "test";
@@ -70,4 +75,36 @@ export function registerConformancePlugins(runtime: ToolpactRuntime): void {
     },
   });
   runtime.sdkFor(CONFORMANCE_JSON_ID).tools.provide("schema-2020-12-tool", { execute: (input) => ({ received: input }) });
+}
+
+/** A world whose tenant t1 has both conformance providers installed and allowed, behind a proxy that adds the credentials the runner does not send. */
+export interface ConformanceTarget {
+  readonly world: McpWorld;
+  readonly proxy: CredentialsProxy;
+  /** A folder for the runner's results, removed by `close`. */
+  readonly results: string;
+  close(): Promise<void>;
+}
+
+/** Starts a `ConformanceTarget`; `resultsPrefix` names its temporary results folder. */
+export async function startConformanceTarget(resultsPrefix: string): Promise<ConformanceTarget> {
+  const world = await startMcpWorld({ setup: registerConformancePlugins });
+  const ids = [CONFORMANCE_TEST_ID, CONFORMANCE_JSON_ID];
+  for (const pluginId of ids) await world.stack.admin("installPlugin", { tenantId: "t1", pluginId });
+  await world.stack.admin("setPolicy", {
+    tenantId: "t1",
+    policy: { rules: [...PLATFORM_POLICY.rules, ...ids.map((id) => ({ tools: `${id}:*`, effects: ["read" as const], decision: "allow" as const }))] },
+  });
+  const proxy = await startCredentialsProxy(world.stack.url, () => world.headers());
+  const results = mkdtempSync(path.join(tmpdir(), resultsPrefix));
+  return {
+    world,
+    proxy,
+    results,
+    close: async () => {
+      await proxy.close();
+      await world.close();
+      rmSync(results, { recursive: true, force: true });
+    },
+  };
 }
