@@ -9,35 +9,16 @@ import {
   type ConfirmationOrigin,
 } from "./confirmation-origin.js";
 import type { ConfirmationLogin } from "./confirmation-login.js";
-import { renderGrantList } from "./confirmation-grants-html.js";
-import { grantChoiceOf } from "./confirmation-grant-form.js";
-import {
-  renderConfirmationPage,
-  renderContinuePage,
-  renderGrantsPage,
-  renderLoginLink,
-  renderMessagePage,
-  renderSignInStep,
-} from "./confirmation-page-html.js";
+import { createGrantRoutes } from "./confirmation-grant-routes.js";
+import { renderConfirmationPage, renderContinuePage, renderLoginLink, renderMessagePage, renderSignInStep } from "./confirmation-page-html.js";
+import { headingOf, methodNotAllowed, pageHeaders, readForm, sendPage } from "./confirmation-page-response.js";
 import { describeInternalError, httpStatusOf, toPublicError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { personDeciding, type PresenceSession, type PresenceSessions } from "./presence-session.js";
 import { isForeignSite, isTopLevelNavigation } from "./request-site.js";
 import { createRouterCaller } from "./router.js";
 
-/**
- * Headers every confirmation-page response carries. The referrer policy is `same-origin`, not
- * `no-referrer`: under `no-referrer` browsers send `Origin: null` on the page's own form posts, which
- * the origin checks (`confirmationOrigin`, and browsers without Fetch Metadata) must refuse; under
- * `same-origin` other origins still get neither a Referer nor an Origin from the page.
- */
-export const CONFIRMATION_PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-  "x-frame-options": "DENY",
-  "referrer-policy": "same-origin",
-  "cache-control": "no-store",
-  "x-content-type-options": "nosniff",
-});
+export { CONFIRMATION_PAGE_HEADERS, readForm } from "./confirmation-page-response.js";
 
 /** The header a tRPC `confirmations.approve`/`deny` request carries its CSRF token in. */
 export const CSRF_HEADER = "x-toolpact-csrf";
@@ -46,7 +27,6 @@ export const CSRF_HEADER = "x-toolpact-csrf";
 export const CONFIRM_PREFIX = "/confirm/";
 
 const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
-const MAX_FORM_BYTES = 16 * 1024;
 
 /**
  * The confirmation page's sessions, the host its own pages are served at (`publicUrl`'s, behind a proxy),
@@ -147,6 +127,7 @@ export interface ConfirmationPageOptions extends PresencePage {
  */
 export function createConfirmationPage(options: ConfirmationPageOptions): (request: Request, path: string, search: string) => Promise<Response> {
   const { runtime, sessions, logger, shutdown, login } = options;
+  const { decideGrant, showGrants, revokeGrant } = createGrantRoutes(options);
 
   const fail = (error: unknown, head = false, cookies: readonly string[] = []): Response => {
     const pub = toPublicError(error);
@@ -305,41 +286,6 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
     return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined, "../grants") });
   };
 
-  /** `POST /confirm/<id>/grant`: approves the request and makes the grant the person chose, in one decision. */
-  const decideGrant = async (req: PageRequest, requestId: string): Promise<Response> => {
-    const form = await readForm(req.request, req.headers);
-    const session = requirePresence(options, req.headers, form.get("csrf") ?? undefined);
-    const person = personDeciding(session, requestId);
-    const view = await runtime.describeConfirmation(person, requestId);
-    const decided = await runtime.decideConfirmation(person, requestId, "approve", grantChoiceOf(form));
-    logger.info({ event: "confirmation_page_granted", requestId, ...(decided.grantId === undefined ? {} : { grantId: decided.grantId }) });
-    return sendPage({ status: 200, html: renderConfirmationPage({ ...view, status: decided.status }, person, undefined, "../grants") });
-  };
-
-  /** `GET /confirm/grants`: the signed-in person's grants, with Revoke buttons where the page may decide. */
-  const showGrants = async (req: PageRequest, message?: string, prefix = ""): Promise<Response> => {
-    const session = sessionOf(options, req.headers.cookie);
-    if (session === undefined) {
-      throw new ToolpactError("UNAUTHENTICATED", "sign in first: open a confirmation link from your app, then come back to Your grants");
-    }
-    const person = { tenantId: session.tenantId, userId: session.userId };
-    const csrfToken = mayDecideHere(options.origin) ? sessions.csrfTokenOf(session) : undefined;
-    const list = renderGrantList(await runtime.grants.list(person), csrfToken, prefix);
-    return sendPage({ status: 200, html: renderGrantsPage(person, list, message) }, req.method === "HEAD");
-  };
-
-  /** `POST /confirm/grants/<grantId>/revoke`: ends one of the person's own grants at once. */
-  const revokeGrant = async (req: PageRequest, grantId: string): Promise<Response> => {
-    const form = await readForm(req.request, req.headers);
-    const session = requirePresence(options, req.headers, form.get("csrf") ?? undefined);
-    const revoked = await runtime.grants.revoke({ tenantId: session.tenantId, userId: session.userId }, grantId);
-    return showGrants(
-      req,
-      revoked ? "The grant is revoked: its app asks you again from now on." : "That grant was not live (already revoked or ended).",
-      "../../",
-    );
-  };
-
   return async (request, path, search) => {
     const req: PageRequest = { request, method: request.method, headers: headerRecord(request) };
     const rest = path.slice(CONFIRM_PREFIX.length).split("/");
@@ -389,7 +335,7 @@ export function createConfirmationPage(options: ConfirmationPageOptions): (reque
 }
 
 /** A request to the page, with its headers read once into a record (the page's checks take Node's shape). */
-interface PageRequest {
+export interface PageRequest {
   readonly request: Request;
   readonly method: string;
   readonly headers: IncomingHttpHeaders;
@@ -421,65 +367,7 @@ function requestIdOfNext(next: string): string | undefined {
   return id !== undefined && REQUEST_ID.test(id) ? id : undefined;
 }
 
-function headingOf(status: number): string {
-  if (status === 401) return "Sign-in needed";
-  if (status === 403) return "Not allowed";
-  if (status === 404) return "Not found";
-  if (status === 429) return "Too many requests";
-  if (status < 500) return "This did not work";
-  return "Something went wrong";
-}
-
-/** A rendered page and its status. */
-interface Page {
-  readonly status: number;
-  readonly html: string;
-}
-
-/** A page with the confirmation page's headers (for HEAD, the headers alone), setting `cookies`. */
-function sendPage(page: Page, head = false, cookies: readonly string[] = []): Response {
-  return new Response(head ? null : page.html, { status: page.status, headers: pageHeaders({ "content-type": "text/html; charset=utf-8" }, cookies) });
-}
-
-/** The confirmation page's headers, with `extra` and one `Set-Cookie` per cookie. */
-function pageHeaders(extra: Record<string, string>, cookies: readonly string[]): Headers {
-  const headers = new Headers({ ...CONFIRMATION_PAGE_HEADERS, ...extra });
-  for (const cookie of cookies) headers.append("set-cookie", cookie);
-  return headers;
-}
-
 /** The sign-in link relative to `/confirm/<id>` and `/confirm/login`: `login`, with the request to come back to. */
 function loginHref(requestId: string | undefined): string {
   return requestId === undefined ? "login" : `login?request=${encodeURIComponent(requestId)}`;
-}
-
-function methodNotAllowed(allow: string): Response {
-  const headers = { ...CONFIRMATION_PAGE_HEADERS, allow, "content-type": "text/html; charset=utf-8" };
-  return new Response(renderMessagePage("Method not allowed", `This address answers ${allow} only.`), { status: 405, headers });
-}
-
-/** An `application/x-www-form-urlencoded` body of at most 16 KiB. */
-export async function readForm(request: Request, headers: IncomingHttpHeaders): Promise<URLSearchParams> {
-  const type = headers["content-type"] ?? "";
-  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
-    throw new ToolpactError("INPUT_INVALID", "send the form as application/x-www-form-urlencoded, as the page's buttons do", {
-      issues: [{ path: "", message: "unsupported content type" }],
-    });
-  }
-  const declared = Number(headers["content-length"] ?? 0);
-  if (declared > MAX_FORM_BYTES) throw formTooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body ?? []) {
-    size += chunk.byteLength;
-    if (size > MAX_FORM_BYTES) throw formTooLarge();
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
-}
-
-function formTooLarge(): ToolpactError {
-  return new ToolpactError("INPUT_INVALID", `the form is larger than ${MAX_FORM_BYTES} bytes: send only the page's fields`, {
-    issues: [{ path: "", message: "form too large" }],
-  });
 }

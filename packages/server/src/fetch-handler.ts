@@ -16,10 +16,11 @@ import {
 } from "@toolpact/contract";
 import { createMcpHttpHandler, type McpHttpOptions } from "@toolpact/mcp";
 import type { Principal, Runtime } from "@toolpact/runtime";
-import { DEFAULT_LOGIN_REDIRECT_PATH } from "./confirmation-login-config.js";
-import { createConfirmationLogin, type ConfirmationLogin, type ConfirmationLoginOptions } from "./confirmation-login.js";
-import { confirmationOriginOf, type ConfirmationOrigin } from "./confirmation-origin.js";
-import { createConsoleRoute, isConsolePath, type ConsoleRouteOptions } from "./console/console-route.js";
+import { withCommonHeaders } from "./common-headers.js";
+import type { ConfirmationLoginOptions } from "./confirmation-login.js";
+import { loginOf } from "./confirmation-login-wiring.js";
+import { confirmationOriginOf } from "./confirmation-origin.js";
+import { createConsoleRoute, type ConsoleRouteOptions } from "./console/console-route.js";
 import { CONFIRM_PREFIX, CSRF_HEADER, createConfirmationPage, headerRecord, requirePresence } from "./confirmation-page.js";
 import { createCallerAdmission } from "./caller-admission.js";
 import { createAdminKeyCheck, credentialsOf } from "./credentials.js";
@@ -28,9 +29,10 @@ import { silentLogger, type Logger } from "./logger.js";
 import { createCallerAuthentication } from "./oauth/caller-authentication.js";
 import { type OAuthConfigInput, parseOAuthConfig } from "./oauth/oauth-config.js";
 import { createOAuthResponses } from "./oauth/oauth-responses.js";
-import { createResourceServer, PROTECTED_RESOURCE_PATH } from "./oauth/resource-server.js";
+import { createResourceServer } from "./oauth/resource-server.js";
 import { createPresenceSessions } from "./presence-session.js";
 import { readCallBody } from "./request-body.js";
+import { type Admitted, afterAdmission, type OptionalRoutes, type Route, routeOfPath, TRPC_PREFIX } from "./route-table.js";
 import { appRouter, type ServerContext } from "./router.js";
 import { plain, refuseBatch, refuseInput, refuseMcpRateLimited, refuseMediaType, refuseMethod, refuseRateLimited } from "./trpc-refusals.js";
 
@@ -114,8 +116,6 @@ export interface ToolpactRoutes {
 export { DEFAULT_MAX_BODY_BYTES };
 /** Ten minutes: how long a confirmation-page session lasts unless configured otherwise. */
 export const DEFAULT_SESSION_TTL_SECONDS = 600;
-const TRPC_PREFIX = "/trpc/";
-const MCP_PATH = "/mcp";
 /** The procedures the admin key reaches (router.ts, `adminProcedure`). */
 const ADMIN_PROCEDURES = /^(admin|outbox)\./;
 /** Where each route lives, for a 404 that says so. */
@@ -371,75 +371,7 @@ export function createToolpactRoutes(options: ToolpactRoutesOptions, mountPath =
   };
 }
 
-/** A request's admission: its release, or the refusal's message. */
-type Admitted = (() => void) | string;
-/** The confirmation page's relying party, when a sign-in is configured; the provider sends browsers back to the page's own origin. */
-function loginOf(
-  options: ConfirmationLoginOptions | undefined,
-  page: { pageOrigin: ConfirmationOrigin; publicUrl: URL | undefined; pagePath: string; secure: boolean; secret: Uint8Array },
-): ConfirmationLogin | undefined {
-  if (options === undefined) return undefined;
-  const origin = page.pageOrigin.kind === "dedicated" ? page.pageOrigin.origin.origin : page.publicUrl?.origin;
-  if (origin === undefined) {
-    throw new TypeError(
-      "confirmationLogin needs publicUrl (or confirmationOrigin): the sign-in provider sends the browser back to <publicUrl>/confirm/<redirectPath>",
-    );
-  }
-  const redirectPath = options.redirectPath ?? DEFAULT_LOGIN_REDIRECT_PATH;
-  return createConfirmationLogin(options, {
-    redirectUri: `${origin}${page.pagePath}/${redirectPath}`,
-    cookiePath: page.pagePath,
-    secure: page.secure,
-    secret: page.secret,
-    clock: Date.now,
-  });
-}
-
-/** Goes on with `admitted` once the request is admitted (at once for a plugin key; after its token verified for OAuth), else `refused`. */
-function afterAdmission(
-  admission: Admitted | Promise<Admitted>,
-  refused: (message: string) => Response,
-  admitted: (release: () => void) => Promise<Response> | Response,
-): Promise<Response> | Response {
-  if (admission instanceof Promise) return admission.then((settled) => afterAdmission(settled, refused, admitted));
-  return typeof admission === "string" ? refused(admission) : admitted(admission);
-}
-
-type Route = "trpc" | "mcp" | "confirm" | "console" | "healthz" | "readyz" | "oauth-metadata";
-
-/** The optional routes this handler serves. */
-interface OptionalRoutes {
-  readonly console: boolean;
-  readonly oauth: boolean;
-}
-
-function routeOfPath(path: string, serves: OptionalRoutes): Route | undefined {
-  if (path.startsWith(TRPC_PREFIX)) return "trpc";
-  if (serves.console && isConsolePath(path)) return "console";
-  if (path === MCP_PATH) return "mcp";
-  if (path.startsWith(CONFIRM_PREFIX)) return "confirm";
-  if (path === "/healthz") return "healthz";
-  if (path === "/readyz") return "readyz";
-  if (serves.oauth && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) return "oauth-metadata";
-  return undefined;
-}
-
 /** True for `application/json`, with or without parameters (`; charset=utf-8`). */
 function isJson(contentType: string | null): boolean {
   return contentType !== null && /^application\/json\s*(;|$)/i.test(contentType);
-}
-
-/** The headers every answer carries (`connection: close` while the server drains). */
-function withCommonHeaders(response: Response, closing: boolean): Response {
-  if (response.type === "error") return response;
-  try {
-    response.headers.set("x-content-type-options", "nosniff");
-    if (!response.headers.has("cache-control")) response.headers.set("cache-control", "no-store");
-    if (closing) response.headers.set("connection", "close");
-    return response;
-  } catch {
-    // Immutable headers (a Response from fetch()): copy them.
-    const copy = new Response(response.body, response);
-    return withCommonHeaders(copy, closing);
-  }
 }
