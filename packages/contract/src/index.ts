@@ -22,6 +22,9 @@ export {
   PERMISSIONS,
   RECOVERY_CAPABILITIES,
   DEFAULT_TOOL_TIMEOUT_MS,
+  ISOLATION_MODES,
+  DEFAULT_UPSTREAM_MAX_IN_FLIGHT,
+  DEFAULT_ISOLATED_MEMORY_MB,
   manifestSchema,
   toolDeclarationSchema,
   gateDeclarationSchema,
@@ -36,6 +39,11 @@ export {
   type GateDeclaration,
   type HookDeclaration,
   type GuardDeclaration,
+  type IsolationMode,
+  type UpstreamDeclaration,
+  type StdioUpstreamDeclaration,
+  type HttpUpstreamDeclaration,
+  type ProcessIsolationDeclaration,
 } from "./manifest.js";
 export {
   DEFAULT_INPUT_LIMITS,

@@ -122,7 +122,7 @@ describe("valid manifests", () => {
   it("accepts a byte-order mark and CRLF line ends, and counts lines right", () => {
     const text = `\uFEFF{\r\n  ${HEADER},\r\n  "permissions": [],\r\n  "colour": 1\r\n}\r\n`;
     expect(lines(check(text))).toEqual([
-      'plugin.json:4:3: error: unknown key "colour" in the manifest; allowed keys: $schema, id, alias, name, description, version, permissions, uses, tools, gates, hooks, guards',
+      'plugin.json:4:3: error: unknown key "colour" in the manifest; allowed keys: $schema, id, alias, name, description, version, permissions, uses, tools, gates, hooks, guards, upstream, isolation, process',
     ]);
   });
 });
@@ -428,7 +428,7 @@ describe("loader details", () => {
   it("keeps a __proto__ key in the manifest as data and reports it as unknown", () => {
     const text = `{ ${HEADER}, "permissions": [], "__proto__": { "polluted": true } }`;
     expect(lines(check(text))).toEqual([
-      `plugin.json:${at(text, '"__proto__"')}: error: unknown key "__proto__" in the manifest; allowed keys: $schema, id, alias, name, description, version, permissions, uses, tools, gates, hooks, guards`,
+      `plugin.json:${at(text, '"__proto__"')}: error: unknown key "__proto__" in the manifest; allowed keys: $schema, id, alias, name, description, version, permissions, uses, tools, gates, hooks, guards, upstream, isolation, process`,
     ]);
     expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
   });

@@ -8,7 +8,10 @@ import {
   gateDeclarationSchema,
   guardDeclarationSchema,
   hookDeclarationSchema,
+  httpUpstreamSchema,
   manifestSchema,
+  processIsolationSchema,
+  stdioUpstreamSchema,
   toolDeclarationSchema,
   type Manifest,
   type Permission,
@@ -61,6 +64,12 @@ const ENTRY_KEYS: Readonly<Record<string, readonly string[]>> = {
   guards: Object.keys(guardDeclarationSchema.shape),
 };
 
+/** The keys of the manifest's object-valued sections. */
+const OBJECT_KEYS: Readonly<Record<string, readonly string[]>> = {
+  upstream: [...new Set([...Object.keys(stdioUpstreamSchema.shape), ...Object.keys(httpUpstreamSchema.shape)])],
+  process: Object.keys(processIsolationSchema.shape),
+};
+
 /** Client names that would shadow a built-in on the generated `tools` object. */
 const RESERVED_CLIENT_NAMES: ReadonlySet<string> = new Set([...RESERVED_TOOL_NAMES].map(camelCase));
 
@@ -77,6 +86,22 @@ function reportZodIssue(check: ManifestCheck, root: Node, value: unknown, issue:
   const actual = found ? valueAtPath(value, path) : undefined;
 
   switch (issue.code) {
+    case "invalid_union": {
+      // One branch's own issues say more than "Invalid input": report the branch that came closest.
+      const branches = (issue as { errors?: readonly (readonly ManifestIssue[])[] }).errors ?? [];
+      const closest = [...branches].sort((a, b) => a.length - b.length)[0];
+      if (closest !== undefined && closest.length > 0) {
+        for (const inner of closest) reportZodIssue(check, root, value, { ...inner, path: [...issue.path, ...inner.path] } as ManifestIssue);
+      } else {
+        check.error(node, path, `${label} ${show(actual)}: ${issue.message}`);
+      }
+      return;
+    }
+    case "invalid_key": {
+      const inner = (issue as { issues?: readonly { message: string }[] }).issues?.[0]?.message ?? issue.message;
+      check.error(node, path, `${label}: the key ${JSON.stringify(path[path.length - 1])} is refused: ${inner}`);
+      return;
+    }
     case "unrecognized_keys": {
       const allowed = allowedKeysAt(path);
       for (const key of issue.keys) {
@@ -141,6 +166,7 @@ function allowedKeysAt(path: Path): readonly string[] {
   if (path.length === 0) return MANIFEST_KEYS;
   const section = path[0];
   if (path.length === 2 && typeof section === "string" && typeof path[1] === "number") return ENTRY_KEYS[section] ?? [];
+  if (path.length === 1 && typeof section === "string") return OBJECT_KEYS[section] ?? [];
   return [];
 }
 
@@ -171,6 +197,47 @@ function checkCrossFieldRules(check: ManifestCheck, root: Node): void {
   checkUniqueTools(check, memberOf(root, "tools"));
   for (const kind of ["gates", "hooks", "guards"] as const) checkUniqueNames(check, memberOf(root, kind), kind);
   checkClientName(check, root);
+  checkProviderPlacement(check, root);
+}
+
+/** An upstream MCP server provides tools only, and runs in its own process already; `process` goes with `isolation: "process"`. */
+function checkProviderPlacement(check: ManifestCheck, root: Node): void {
+  const upstream = propertyOf(root, "upstream");
+  const isolation = memberOf(root, "isolation");
+  const processSettings = propertyOf(root, "process");
+  if (upstream !== undefined) {
+    const upstreamKey = keyNodeOf(upstream)!;
+    if (memberOf(root, "tools") === undefined) {
+      check.error(
+        upstreamKey,
+        ["upstream"],
+        'an upstream MCP server provides this plugin\'s "tools": declare them (toolpact import mcp writes them from the server)',
+      );
+    }
+    for (const kind of ["gates", "hooks", "guards"] as const) {
+      const property = propertyOf(root, kind);
+      if (property !== undefined) {
+        check.error(keyNodeOf(property)!, [kind], `a plugin with "upstream" provides tools only: move its ${kind} to a plugin with a module`);
+      }
+    }
+    if (isolation !== undefined) {
+      check.error(isolation, ["isolation"], 'an upstream MCP server already runs in a process of its own: remove "isolation"');
+    }
+    const stdio = memberOf(upstream.children?.[1], "command") !== undefined;
+    const http = memberOf(upstream.children?.[1], "url") !== undefined;
+    if (stdio === http) {
+      check.error(
+        upstreamKey,
+        ["upstream"],
+        stdio
+          ? 'upstream has both "command" and "url": keep one (a stdio server or a Streamable HTTP URL)'
+          : 'upstream needs "command" (a stdio server) or "url" (Streamable HTTP)',
+      );
+    }
+  }
+  if (processSettings !== undefined && !(isolation?.type === "string" && isolation.value === "process")) {
+    check.error(keyNodeOf(processSettings)!, ["process"], '"process" sets up an isolated child: add "isolation": "process", or remove "process"');
+  }
 }
 
 function checkUniqueTools(check: ManifestCheck, tools: Node | undefined): void {

@@ -108,6 +108,75 @@ export const guardDeclarationSchema = z.strictObject({
   timeoutMs: seamTimeout().optional(),
 });
 
+/** How a provider's code runs: in the host's process (the default, for first-party plugins) or in a child process. */
+export const ISOLATION_MODES = ["in-process", "process"] as const;
+/** One of ISOLATION_MODES. */
+export type IsolationMode = (typeof ISOLATION_MODES)[number];
+
+/** An upstream's or isolated child's calls in flight when the manifest gives no bound. */
+export const DEFAULT_UPSTREAM_MAX_IN_FLIGHT = 16;
+/** The most calls in flight a manifest may allow one upstream or isolated child. */
+export const MAX_UPSTREAM_MAX_IN_FLIGHT = 1024;
+/** An isolated child's heap limit when the manifest gives none, MB. */
+export const DEFAULT_ISOLATED_MEMORY_MB = 256;
+
+/** An environment variable name a child process may be given. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name is letters, digits and underscores, e.g. "API_BASE"');
+/** What a child process sees of the environment: literal values, and names whose values it gets from the host's environment. */
+const childEnvironment = {
+  env: z
+    .record(envName, z.string())
+    .optional()
+    .meta(describe("Variables the child sees, with these values (nothing else from the host's environment, except passEnv).")),
+  passEnv: z.array(envName).optional().meta(describe('Names of host environment variables passed through to the child, e.g. ["HOME"].')),
+};
+/** Supervision bounds shared by upstream servers and isolated children. */
+const supervision = {
+  maxInFlight: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_UPSTREAM_MAX_IN_FLIGHT)
+    .optional()
+    .meta(describe(`Calls in flight at most; more are refused as RATE_LIMITED. Default ${DEFAULT_UPSTREAM_MAX_IN_FLIGHT}.`)),
+};
+
+/** An MCP server started as a child process and spoken to over stdio. */
+export const stdioUpstreamSchema = z.strictObject({
+  command: z.string().min(1).meta(describe('The program to start, e.g. "npx" or an absolute path.')),
+  args: z.array(z.string()).optional().meta(describe("Its arguments.")),
+  cwd: z.string().min(1).optional().meta(describe("Its working directory, relative to the plugin folder; default the plugin folder.")),
+  ...childEnvironment,
+  ...supervision,
+});
+
+/** An MCP server reached over Streamable HTTP. */
+export const httpUpstreamSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).meta(describe("Its Streamable HTTP endpoint, e.g. https://mcp.example.com/mcp.")),
+  tokenFile: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(describe("A file holding the bearer token sent to it, relative to the plugin folder; refused when group or others can read it.")),
+  ...supervision,
+});
+
+/** An upstream MCP server: a stdio command or a Streamable HTTP URL. */
+export const upstreamSchema = z.union([stdioUpstreamSchema, httpUpstreamSchema]);
+
+/** An isolated provider's child process: its environment and limits. */
+export const processIsolationSchema = z.strictObject({
+  memoryMb: z
+    .number()
+    .int()
+    .min(16)
+    .max(65_536)
+    .optional()
+    .meta(describe(`The child's JavaScript heap limit, MB; beyond it the child is stopped and its calls fail. Default ${DEFAULT_ISOLATED_MEMORY_MB}.`)),
+  ...childEnvironment,
+  ...supervision,
+});
+
 /**
  * The manifest's field-level shape. Cross-field rules (uniqueness, permissions)
  * live in `checkManifestRules`, which runs even when field-level errors exist.
@@ -139,6 +208,11 @@ export const manifestSchema = z.strictObject({
   gates: z.array(gateDeclarationSchema).min(1).optional().meta(describe("Gates this plugin provides; needs tools:gate.")),
   hooks: z.array(hookDeclarationSchema).min(1).optional().meta(describe("afterTool hooks; needs tools:observe.")),
   guards: z.array(guardDeclarationSchema).min(1).optional().meta(describe("Output guards; needs tools:guard.")),
+  upstream: upstreamSchema
+    .optional()
+    .meta(describe("An MCP server that provides this plugin's tools instead of a module: { command, args } over stdio or { url } over Streamable HTTP.")),
+  isolation: z.enum(ISOLATION_MODES).optional().meta(describe('"process" runs this plugin\'s module in a child process of its own; default "in-process".')),
+  process: processIsolationSchema.optional().meta(describe('The child process of "isolation": "process": environment, memory limit, calls in flight.')),
 });
 
 /** A manifest as written (after parsing, before defaults). */
@@ -180,7 +254,22 @@ export interface Manifest {
   readonly gates: readonly GateDeclaration[];
   readonly hooks: readonly HookDeclaration[];
   readonly guards: readonly GuardDeclaration[];
+  /** Set when an MCP server provides the tools instead of a module. */
+  readonly upstream?: UpstreamDeclaration;
+  /** Where the module runs; absent means "in-process". */
+  readonly isolation?: IsolationMode;
+  /** The child process of `isolation: "process"`. */
+  readonly process?: ProcessIsolationDeclaration;
 }
+
+/** A declared upstream MCP server. */
+export type UpstreamDeclaration = z.output<typeof upstreamSchema>;
+/** A declared stdio upstream. */
+export type StdioUpstreamDeclaration = z.output<typeof stdioUpstreamSchema>;
+/** A declared Streamable HTTP upstream. */
+export type HttpUpstreamDeclaration = z.output<typeof httpUpstreamSchema>;
+/** A declared isolated child process. */
+export type ProcessIsolationDeclaration = z.output<typeof processIsolationSchema>;
 
 /** Fills in defaults: version 1, confirmation for non-read effects, level 0, recovery none, 10 s. */
 export function applyManifestDefaults(parsed: ParsedManifest): Manifest {
