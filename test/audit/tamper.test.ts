@@ -122,7 +122,7 @@ function tamperCases(open: () => Promise<Tamperable>) {
     void sql;
   });
 
-  it("reordered ids are named", async () => {
+  it("ids swapped between two rows are named at the first position whose content is no longer its own", async () => {
     const { store, sql } = await open();
     const events = await seed(store);
     // Swap the ids of events 2 and 5 (through a third id: the primary key stays unique on the way).
@@ -130,13 +130,20 @@ function tamperCases(open: () => Promise<Tamperable>) {
     await sql("UPDATE activity SET id = $2 WHERE tenant_id = $1 AND id = $3", [TENANT, events[2]!.id, events[5]!.id]);
     await sql("UPDATE activity SET id = $2 WHERE tenant_id = $1 AND id = 'swap'", [TENANT, events[5]!.id]);
     const report = await verify(store);
-    expect(report.problem).toMatchObject({ kind: "reordered", eventId: events[2]!.id, seq: 6 });
+    expect(report.problem).toMatchObject({ kind: "changed", eventId: events[2]!.id, seq: 3 });
   });
 
-  it("rows rewritten with recomputed links fail against the signed checkpoint", async () => {
+  it("a checkpoint's links cleared leave its events in no position, and the first is named", async () => {
     const { store, sql } = await open();
     const events = await seed(store);
-    await sql("UPDATE activity SET outcome = 'succeeded', chain_hash = 'x' WHERE tenant_id = $1 AND id = $2", [TENANT, events[6]!.id]);
+    await sql("UPDATE activity_checkpoints SET links = NULL WHERE tenant_id = $1", [TENANT]);
+    expect((await verify(store)).problem).toMatchObject({ kind: "inserted", eventId: events[0]!.id });
+  });
+
+  it("a changed row is named, and a checkpoint edited to match fails its signature", async () => {
+    const { store, sql } = await open();
+    const events = await seed(store);
+    await sql("UPDATE activity SET outcome = 'succeeded' WHERE tenant_id = $1 AND id = $2", [TENANT, events[6]!.id]);
     expect((await verify(store)).problem).toMatchObject({ kind: "changed", eventId: events[6]!.id });
     // An attacker who recomputes every link (the chain's hash is public) still cannot sign a checkpoint.
     await sql("UPDATE activity_checkpoints SET chain_hash = 'x' WHERE tenant_id = $1", [TENANT]);

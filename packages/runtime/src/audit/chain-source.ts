@@ -1,11 +1,13 @@
 /** Where a verification reads a chain from: the store, page by page, or an export file, parsed. */
-import type { ActivityChainStore, ActivityCheckpointRecord, ChainedActivityRecord } from "../store/store.js";
+import type { ActivityChainStore, ActivityCheckpointRecord, ChainHead, ChainedActivityRecord } from "../store/store.js";
 
 /** Tenants, their checkpoints in seq order, and their events in id order. */
 export interface ChainSource {
   tenants(): Promise<readonly string[]>;
   checkpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]>;
   events(tenantId: string): AsyncIterable<ChainedActivityRecord>;
+  /** Where the chain got to when its latest checkpoint was made (a store knows; an export has none). */
+  head?(tenantId: string): Promise<ChainHead | undefined>;
 }
 
 /** Events read per page. */
@@ -17,6 +19,7 @@ export function storeChainSource(chain: ActivityChainStore, tenantId?: string): 
     tenants: async () => (tenantId === undefined ? chain.listTenants() : [tenantId]),
     checkpoints: (tenant) => chain.listCheckpoints(tenant),
     events: (tenant) => storeEvents(chain, tenant),
+    head: (tenant) => chain.chainHead(tenant),
   };
 }
 

@@ -3,7 +3,7 @@
  * event that is not as it was checkpointed: changed, deleted, inserted or reordered. Events after the
  * latest checkpoint are counted, not judged: nothing signed covers them yet.
  */
-import type { ActivityCheckpointRecord, ChainedActivityRecord } from "../store/store.js";
+import type { ActivityCheckpointRecord, ChainHead, ChainedActivityRecord } from "../store/store.js";
 import { chainGenesis, linkHash } from "./chain-hash.js";
 import type { ChainSource } from "./chain-source.js";
 import { checkpointVerifier } from "./checkpoint-key.js";
@@ -50,7 +50,8 @@ export async function verifyActivityChain(source: ChainSource, publicKey: string
   const verifier = checkpointVerifier(publicKey);
   const tenants: TenantAudit[] = [];
   for (const tenantId of await source.tenants()) {
-    tenants.push(await verifyTenant(tenantId, await source.checkpoints(tenantId), source.events(tenantId), verifier));
+    const head = await source.head?.(tenantId);
+    tenants.push(await verifyTenant(tenantId, await source.checkpoints(tenantId), head, source.events(tenantId), verifier));
   }
   const problem = tenants.find((tenant) => tenant.problem !== undefined)?.problem;
   return problem === undefined ? { intact: true, tenants } : { intact: false, tenants, problem };
@@ -61,6 +62,7 @@ type Verifier = ReturnType<typeof checkpointVerifier>;
 async function verifyTenant(
   tenantId: string,
   checkpoints: readonly ActivityCheckpointRecord[],
+  head: ChainHead | undefined,
   events: AsyncIterable<ChainedActivityRecord>,
   verifier: Verifier,
 ): Promise<TenantAudit> {
@@ -85,6 +87,16 @@ async function verifyTenant(
     }
   }
   const latest = checkpoints.at(-1);
+  if (head !== undefined && head.seq > (latest?.seq ?? 0)) {
+    return fail({
+      kind: "checkpoint-missing",
+      eventId: head.lastId,
+      seq: head.seq,
+      message:
+        `checkpoint ${head.seq} (up to event ${head.lastId}) was made, but the latest one left is ` +
+        `${latest === undefined ? "none" : `${latest.seq} (up to ${latest.lastId})`}: checkpoints were deleted`,
+    });
+  }
   const bySeq = new Map(checkpoints.map((checkpoint) => [checkpoint.seq, checkpoint]));
 
   let previous: string | undefined;
@@ -123,7 +135,7 @@ async function verifyTenant(
         eventId: event.id,
         message:
           `event ${event.id} is in no chain position, yet sorts before the latest checkpoint's last event ${latest.lastId}: ` +
-          "it was inserted after the checkpoint was made",
+          "it was inserted after the checkpoint was made (or its id was changed, or the checkpoint that linked it was deleted)",
       });
     }
     if (previous === undefined) {

@@ -1,7 +1,7 @@
 /**
- * What the activity hash chain keeps in the store: each event's place in its tenant's chain (written by
- * the audit checkpointer after the event committed, never by the call's own commit) and the signed
- * checkpoints over it. One interface, implemented by the SQLite and PostgreSQL stores.
+ * What the activity hash chain keeps in the store: the signed checkpoints, each with the links of the
+ * events it covers (written by the audit checkpointer after the events committed, never by a call's own
+ * commit), and each tenant's head. One interface, implemented by the SQLite and PostgreSQL stores.
  */
 import type { ActivityRecord } from "./records.js";
 
@@ -22,6 +22,12 @@ export interface ActivityCheckpointRecord {
   readonly keyId: string;
   /** Ed25519 over the checkpoint's canonical bytes, base64url. */
   readonly signature: string;
+}
+
+/** Where a tenant's chain got to: its latest checkpoint made (kept apart from the checkpoints, so deleting one is seen). */
+export interface ChainHead {
+  readonly seq: number;
+  readonly lastId: string;
 }
 
 /** One event's place in the chain. */
@@ -57,9 +63,12 @@ export interface ActivityChainStore {
   listCheckpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]>;
   /** The tenant's latest checkpoint, or undefined. */
   latestCheckpoint(tenantId: string): Promise<ActivityCheckpointRecord | undefined>;
+  /** Where the tenant's chain got to when its latest checkpoint was made, or undefined (none yet, or pruned). */
+  chainHead(tenantId: string): Promise<ChainHead | undefined>;
   /**
-   * Links events and adds the checkpoint over them, in one transaction, only while the tenant's latest
-   * checkpoint is still `afterSeq` and every event named is still unlinked; false (nothing written) otherwise.
+   * Adds the checkpoint with the links it covers (kept in its row, see chain-links.ts) and moves the
+   * tenant's head, in one transaction, only while the tenant's latest checkpoint is still `afterSeq`;
+   * false (nothing written) otherwise.
    */
   extendChain(extension: ChainExtension): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 /** Chain rows to records and back, shared by the SQLite and PostgreSQL stores (see rows.ts for the conventions). */
-import type { ActivityCheckpointRecord, ChainedActivityRecord } from "./activity-chain.js";
+import type { ActivityCheckpointRecord, ChainHead, ChainedActivityRecord } from "./activity-chain.js";
 import { activityFromRow, num, str, type Row } from "./rows.js";
 
 /** The checkpoint columns, in the order of `checkpointValues`. */
@@ -28,4 +28,8 @@ export function chainedActivityFromRow(row: Row): ChainedActivityRecord {
   const chainSeq = num(row.chain_seq);
   const chainHash = str(row.chain_hash);
   return chainSeq === undefined || chainHash === undefined ? event : { ...event, chainSeq, chainHash };
+}
+
+export function chainHeadFromRow(row: Row): ChainHead {
+  return { seq: Number(row.seq), lastId: String(row.last_id) };
 }

@@ -1,5 +1,6 @@
-import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
-import { CHECKPOINT_COLUMNS, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
+import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainHead, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
+import { packLinks, withLinks } from "../chain-links.js";
+import { CHECKPOINT_COLUMNS, chainHeadFromRow, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
 import { PostgresConnection } from "./connection.js";
 import { statement } from "./statements.js";
 
@@ -12,26 +13,31 @@ const S = {
     "chain_slice",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND id > $2::text AND id < COALESCE($3::text, id || 'x') ORDER BY id LIMIT $4::int8",
   ),
-  checkpoints: statement("chain_checkpoints", "SELECT * FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq"),
-  latest: statement("chain_latest", "SELECT * FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq DESC LIMIT 1"),
+  checkpoints: statement("chain_checkpoints", `SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq`),
+  latest: statement("chain_latest", `SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq DESC LIMIT 1`),
   lock: statement("chain_lock", `SELECT pg_advisory_xact_lock(${CHAIN_LOCK_CLASS}, hashtext($1::text))`),
   head: statement("chain_head", "SELECT COALESCE(MAX(seq), 0) AS seq FROM activity_checkpoints WHERE tenant_id = $1::text"),
-  link: statement(
-    "chain_link",
-    `UPDATE activity AS a SET chain_seq = l.seq, chain_hash = l.hash
-     FROM unnest($2::text[], $3::int8[], $4::text[]) AS l(id, seq, hash)
-     WHERE a.tenant_id = $1::text AND a.id = l.id AND a.chain_seq IS NULL`,
+  // The checkpoints covering a page of events: from the first whose last event is at or after the page's
+  // first, as many as the page has events (each checkpoint covers one at least) and one more.
+  covering: statement(
+    "chain_covering",
+    "SELECT seq, last_id, links FROM activity_checkpoints WHERE tenant_id = $1::text AND last_id >= $2::text ORDER BY last_id LIMIT $3::int8",
   ),
+  chainHead: statement("chain_head_of", "SELECT seq, last_id FROM activity_chain_heads WHERE tenant_id = $1::text"),
   insertCheckpoint: statement(
     "chain_insert_checkpoint",
-    `INSERT INTO activity_checkpoints (${CHECKPOINT_COLUMNS}) VALUES ($1::text, $2::int8, $3::text, $4::text, $5::int8, $6::text, $7::text)`,
+    `INSERT INTO activity_checkpoints (${CHECKPOINT_COLUMNS}, links) VALUES ($1::text, $2::int8, $3::text, $4::text, $5::int8, $6::text, $7::text, $8::bytea)`,
   ),
-  abandon: statement("chain_abandon", "SELECT toolpact_refuse('an event to link was changed or removed meanwhile')"),
+  moveHead: statement(
+    "chain_move_head",
+    `INSERT INTO activity_chain_heads (tenant_id, seq, last_id) VALUES ($1::text, $2::int8, $3::text)
+     ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq, last_id = excluded.last_id`,
+  ),
 };
 
 /**
  * The activity chain on PostgreSQL. Chain writers of one tenant take a transaction-level advisory lock,
- * so instances never link the same events twice; calls' own inserts take no lock and wait for nothing.
+ * so instances never checkpoint the same events twice; calls' own inserts take no lock and wait for nothing.
  */
 export class PostgresActivityChain implements ActivityChainStore {
   readonly #db: PostgresConnection;
@@ -46,7 +52,18 @@ export class PostgresActivityChain implements ActivityChainStore {
 
   async readChain(tenantId: string, range: ChainRange): Promise<readonly ChainedActivityRecord[]> {
     const values = [tenantId, range.afterId ?? "", range.beforeId ?? null, Math.max(1, Math.floor(range.limit))];
-    return (await this.#db.rows("could not read the activity chain", S.slice, values)).map(chainedActivityFromRow);
+    const events = (await this.#db.rows("could not read the activity chain", S.slice, values)).map(chainedActivityFromRow);
+    if (events.length === 0) return events;
+    const covering = await this.#db.rows("could not read the activity chain", S.covering, [tenantId, events[0]!.id, events.length + 1]);
+    return withLinks(
+      events,
+      covering.map((row) => ({ seq: Number(row.seq), lastId: String(row.last_id), links: (row.links as Uint8Array | null) ?? null })),
+    );
+  }
+
+  async chainHead(tenantId: string): Promise<ChainHead | undefined> {
+    const [row] = await this.#db.rows("could not read the activity chain's head", S.chainHead, [tenantId]);
+    return row === undefined ? undefined : chainHeadFromRow(row);
   }
 
   async listCheckpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]> {
@@ -64,15 +81,8 @@ export class PostgresActivityChain implements ActivityChainStore {
       await PostgresConnection.run(client, S.lock, [tenantId]);
       const head = (await PostgresConnection.run(client, S.head, [tenantId])).rows[0];
       if (Number(head?.seq ?? 0) !== afterSeq) return false;
-      const linked = await PostgresConnection.run(client, S.link, [
-        tenantId,
-        links.map((link) => link.id),
-        links.map((link) => link.seq),
-        links.map((link) => link.hash),
-      ]);
-      // Rolls the whole transaction back: a checkpoint never covers events it did not link.
-      if ((linked.rowCount ?? 0) !== links.length) await PostgresConnection.run(client, S.abandon, []);
-      await PostgresConnection.run(client, S.insertCheckpoint, checkpointValues(checkpoint));
+      await PostgresConnection.run(client, S.insertCheckpoint, [...checkpointValues(checkpoint), packLinks(links)]);
+      await PostgresConnection.run(client, S.moveHead, [tenantId, checkpoint.seq, checkpoint.lastId]);
       return true;
     });
   }

@@ -1,6 +1,5 @@
-import type { ClientBase } from "pg";
 import { POSTGRES_SCHEMA_NAME_PATTERN } from "@toolpact/contract";
-import { pendingMigrations, type SchemaMigration } from "../schema-migration.js";
+import type { SchemaMigration } from "../schema-migration.js";
 
 /** One PostgreSQL schema step, recorded in `toolpact_migrations`. */
 export type PostgresMigration = SchemaMigration;
@@ -350,6 +349,22 @@ CREATE INDEX grants_live_by_binding ON grants (tenant_id, actor_user_id, caller_
 ALTER TABLE activity ADD COLUMN grant_id text;
 `,
   },
+  {
+    version: 10,
+    name: "activity chain links kept with their checkpoint, not written into the events",
+    // The checkpointer appends one row per checkpoint (its links packed, see chain-links.ts) instead of
+    // updating every event it links; events linked before keep their chain_seq and chain_hash. Each
+    // tenant's head (the latest checkpoint made) is kept apart, so a deleted latest checkpoint is found.
+    sql: `
+ALTER TABLE activity_checkpoints ADD COLUMN links bytea;
+CREATE INDEX activity_checkpoints_by_last_id ON activity_checkpoints (tenant_id, last_id);
+CREATE TABLE activity_chain_heads (
+  tenant_id text COLLATE "C" PRIMARY KEY,
+  seq bigint NOT NULL,
+  last_id text COLLATE "C" NOT NULL
+);
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere (one home: @toolpact/contract). */
@@ -357,40 +372,3 @@ export const SCHEMA_NAME = POSTGRES_SCHEMA_NAME_PATTERN;
 
 /** The SQLSTATE `toolpact_refuse` raises. */
 export const REFUSED_SQLSTATE = "TP001";
-
-/**
- * Applies pending migrations in one transaction under a transaction-level advisory lock, so instances
- * starting together on one database apply each step once: the others wait for the lock, then find
- * nothing left to do. Creates `schema` first when one is given. Returns how many steps it applied.
- */
-export async function applyPostgresMigrations(
-  client: ClientBase,
-  schema: string | undefined,
-  migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
-): Promise<number> {
-  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
-    throw new TypeError(`schema "${schema}" is not a plain lowercase identifier (${SCHEMA_NAME.source})`);
-  }
-  await client.query("BEGIN");
-  try {
-    // Migrations may take longer than a hot-path statement; the lock wait is bounded by the client's own timeouts.
-    await client.query("SET LOCAL statement_timeout = 0");
-    await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))", [MIGRATION_LOCK_CLASS, `toolpact.migrate:${schema ?? ""}`]);
-    if (schema !== undefined) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query("CREATE TABLE IF NOT EXISTS toolpact_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
-    const row = (await client.query<{ version: number | null }>("SELECT MAX(version) AS version FROM toolpact_migrations")).rows[0];
-    const pending = pendingMigrations(migrations, row?.version ?? 0);
-    for (const step of pending) {
-      await client.query(step.sql);
-      await client.query("INSERT INTO toolpact_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [step.version, step.name, Date.now()]);
-    }
-    await client.query("COMMIT");
-    return pending.length;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw error;
-  }
-}
-
-/** The advisory lock class of migrations (an arbitrary constant: "tp" in ASCII). */
-const MIGRATION_LOCK_CLASS = 0x7470;

@@ -68,6 +68,7 @@ describe.skipIf(gate.skip !== undefined)("PostgreSQL store", () => {
       ]);
       expect(tables.rows.map((row) => row.table_name)).toEqual([
         "activity",
+        "activity_chain_heads",
         "activity_checkpoints",
         "confirmation_requests",
         "consumed_tokens",

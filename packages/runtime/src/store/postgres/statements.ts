@@ -277,7 +277,10 @@ export const S = {
        LIMIT $2::int))`,
   ),
   /** Checkpoints whose last event is past retention: the events they covered are gone (a small table, one statement). */
-  pruneCheckpoints: statement("prune_checkpoints", "DELETE FROM activity_checkpoints WHERE last_id < $1::text"),
+  pruneCheckpoints: statement(
+    "prune_checkpoints",
+    "WITH heads AS (DELETE FROM activity_chain_heads WHERE last_id < $1::text) DELETE FROM activity_checkpoints WHERE last_id < $1::text",
+  ),
   pruneConfirmations: statement(
     "prune_confirmations",
     `DELETE FROM confirmation_requests WHERE ctid = ANY (ARRAY(

@@ -1,12 +1,13 @@
 import type Database from "better-sqlite3";
-import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
-import { CHECKPOINT_COLUMNS, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
+import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainHead, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
+import { packLinks, withLinks, type PackedCheckpointLinks } from "../chain-links.js";
+import { CHECKPOINT_COLUMNS, chainHeadFromRow, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
 import type { Row } from "../rows.js";
 import type { WriteQueue } from "./write-queue.js";
 
 /**
  * The activity chain on SQLite. Off the hot path, so statements are prepared once here rather than with
- * the store's; the links and their checkpoint go through the write queue as one job (one transaction).
+ * the store's; a checkpoint, its links and the head go through the write queue as one job (one transaction).
  */
 export class SqliteActivityChain implements ActivityChainStore {
   readonly #queue: WriteQueue;
@@ -19,11 +20,14 @@ export class SqliteActivityChain implements ActivityChainStore {
       // Two statements rather than `(? IS NULL OR id < ?)`, which would keep SQLite from seeking the primary key.
       slice: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?"),
       sliceBefore: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"),
-      checkpoints: db.prepare("SELECT * FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq"),
-      latest: db.prepare("SELECT * FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1"),
-      unlinked: db.prepare("SELECT chain_seq IS NULL AS unlinked FROM activity WHERE tenant_id = ? AND id = ?").pluck(),
-      link: db.prepare("UPDATE activity SET chain_seq = ?, chain_hash = ? WHERE tenant_id = ? AND id = ? AND chain_seq IS NULL"),
-      insertCheckpoint: db.prepare(`INSERT INTO activity_checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+      checkpoints: db.prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq`),
+      latest: db.prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1`),
+      covering: db.prepare("SELECT seq, last_id, links FROM activity_checkpoints WHERE tenant_id = ? AND last_id >= ? ORDER BY last_id"),
+      head: db.prepare("SELECT seq, last_id FROM activity_chain_heads WHERE tenant_id = ?"),
+      insertCheckpoint: db.prepare(`INSERT INTO activity_checkpoints (${CHECKPOINT_COLUMNS}, links) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+      moveHead: db.prepare(
+        "INSERT INTO activity_chain_heads (tenant_id, seq, last_id) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET seq = excluded.seq, last_id = excluded.last_id",
+      ),
     };
   }
 
@@ -34,12 +38,27 @@ export class SqliteActivityChain implements ActivityChainStore {
   readChain(tenantId: string, range: ChainRange): Promise<readonly ChainedActivityRecord[]> {
     const after = range.afterId ?? "";
     const limit = Math.max(1, Math.floor(range.limit));
-    return this.#queue.read(() =>
-      (range.beforeId === undefined
-        ? (this.#s.slice.all(tenantId, after, limit) as Row[])
-        : (this.#s.sliceBefore.all(tenantId, after, range.beforeId, limit) as Row[])
-      ).map(chainedActivityFromRow),
-    );
+    return this.#queue.read(() => {
+      const events = (
+        range.beforeId === undefined
+          ? (this.#s.slice.all(tenantId, after, limit) as Row[])
+          : (this.#s.sliceBefore.all(tenantId, after, range.beforeId, limit) as Row[])
+      ).map(chainedActivityFromRow);
+      if (events.length === 0) return events;
+      const covering = this.#s.covering.iterate(tenantId, events[0]!.id) as IterableIterator<Row>;
+      try {
+        return withLinks(events, packedLinksOf(covering));
+      } finally {
+        covering.return?.();
+      }
+    });
+  }
+
+  chainHead(tenantId: string): Promise<ChainHead | undefined> {
+    return this.#queue.read(() => {
+      const row = this.#s.head.get(tenantId) as Row | undefined;
+      return row === undefined ? undefined : chainHeadFromRow(row);
+    });
   }
 
   listCheckpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]> {
@@ -59,10 +78,13 @@ export class SqliteActivityChain implements ActivityChainStore {
       // Checked before anything is written, so a chain that moved leaves the shared transaction untouched.
       const latest = this.#s.latest.get(tenantId) as Row | undefined;
       if ((latest === undefined ? 0 : Number(latest.seq)) !== afterSeq) return false;
-      if (!links.every((link) => this.#s.unlinked.get(tenantId, link.id) === 1)) return false;
-      for (const link of links) this.#s.link.run(link.seq, link.hash, tenantId, link.id);
-      this.#s.insertCheckpoint.run(...checkpointValues(checkpoint));
+      this.#s.insertCheckpoint.run(...checkpointValues(checkpoint), packLinks(links));
+      this.#s.moveHead.run(tenantId, checkpoint.seq, checkpoint.lastId);
       return true;
     });
   }
+}
+
+function* packedLinksOf(rows: Iterable<Row>): Generator<PackedCheckpointLinks> {
+  for (const row of rows) yield { seq: Number(row.seq), lastId: String(row.last_id), links: (row.links as Uint8Array | null) ?? null };
 }

@@ -316,6 +316,22 @@ CREATE INDEX grants_live_by_binding ON grants (tenant_id, actor_user_id, caller_
 ALTER TABLE activity ADD COLUMN grant_id TEXT;
 `,
   },
+  {
+    version: 10,
+    name: "activity chain links kept with their checkpoint, not written into the events",
+    // The checkpointer appends one row per checkpoint (its links packed, see chain-links.ts) instead of
+    // updating every event it links; events linked before keep their chain_seq and chain_hash. Each
+    // tenant's head (the latest checkpoint made) is kept apart, so a deleted latest checkpoint is found.
+    sql: `
+ALTER TABLE activity_checkpoints ADD COLUMN links BLOB;
+CREATE INDEX activity_checkpoints_by_last_id ON activity_checkpoints (tenant_id, last_id);
+CREATE TABLE activity_chain_heads (
+  tenant_id TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  last_id TEXT NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

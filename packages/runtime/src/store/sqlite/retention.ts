@@ -16,6 +16,7 @@ export function pruneSqlite(db: Database.Database, request: PruneRequest): Prune
   for (const tenant of tenants) activityEvents += deleteOld.run(tenant, floor).changes;
   // Checkpoints whose last event is past retention go with the events they covered.
   db.prepare("DELETE FROM activity_checkpoints WHERE last_id < ?").run(floor);
+  db.prepare("DELETE FROM activity_chain_heads WHERE last_id < ?").run(floor);
   let confirmations = 0;
   let runs = 0;
   let outboxItems = 0;
