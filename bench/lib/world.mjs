@@ -19,9 +19,10 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
 /**
  * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
  * audit rows); without it the job is off, so the other rows measure calls alone.
- * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined }} [options]
+ * `auditWorker: false` runs those checkpoints on the calls' thread (default: the runtime's worker thread).
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, auditWorker?: boolean }} [options]
  */
-export async function createWorld({ database, checkpointEveryMs } = {}) {
+export async function createWorld({ database, checkpointEveryMs, auditWorker } = {}) {
   const dir = await scratchDir("toolpact-world-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   let store;
@@ -35,7 +36,10 @@ export async function createWorld({ database, checkpointEveryMs } = {}) {
     storageKey: new Uint8Array(randomBytes(32)),
     actorTokens: { issuer: ACTOR_ISSUER, secret: actorSecret },
     rateLimits: RATE_LIMITS,
-    audit: checkpointEveryMs === undefined ? { checkpointIntervalMs: 0 } : { checkpointIntervalMs: checkpointEveryMs, settleMs: 0 },
+    audit:
+      checkpointEveryMs === undefined
+        ? { checkpointIntervalMs: 0 }
+        : { checkpointIntervalMs: checkpointEveryMs, settleMs: 0, ...(auditWorker === undefined ? {} : { worker: auditWorker }) },
   });
   for (const dir of PLUGIN_DIRS) {
     const manifest = await loadManifestOrThrow(path.join(dir, "plugin.json"));

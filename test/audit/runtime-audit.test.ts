@@ -6,10 +6,23 @@
  * idempotency key hash, including a refused call that never ran.
  */
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, createSqliteStore, deriveAuditKey, storeChainSource, type Store, type ToolpactRuntime, verifyActivityChain } from "@toolpact/runtime";
+import {
+  createPostgresStore,
+  createRuntime,
+  createSqliteStore,
+  deriveAuditKey,
+  storeChainSource,
+  type Store,
+  type ToolpactRuntime,
+  verifyActivityChain,
+} from "@toolpact/runtime";
 import { createTestHost, type TestHost } from "@toolpact/runtime/testing";
+import { openTestDatabase, postgresSkipReason } from "../integration/support/postgres.js";
 
 const notes = {
   id: "com.example.notes",
@@ -54,7 +67,39 @@ describe("the checkpoint job", () => {
     const report = await verifyActivityChain(storeChainSource(store.activityChain), deriveAuditKey(storageKey).publicKey);
     expect(report).toMatchObject({ intact: true, tenants: [{ tenantId: "t1", verified: 1, pending: 0 }] });
     // A run asked for while none is due finds nothing new.
-    expect(await runtime.checkpointActivity()).toEqual({ checkpoints: [], linked: 0, contended: 0 });
+    expect(await runtime.checkpointActivity()).toEqual({ checkpoints: [], linked: 0, contended: 0, onWorker: false });
+  });
+
+  it("runs on a worker thread with its own connection when the store is a file, and on the calls' thread when told", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "toolpact-audit-worker-"));
+    closing.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const storageKey = new Uint8Array(randomBytes(32));
+    for (const worker of [true, false]) {
+      const store = await createSqliteStore({ path: path.join(dir, `${worker}.db`) });
+      const runtime = await createRuntime({
+        store,
+        signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+        storageKey,
+        actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+        audit: { checkpointIntervalMs: 3_600_000, settleMs: 0, worker },
+      });
+      const at = Date.now() - 1000;
+      for (let i = 1; i <= 3; i++) {
+        await store.appendActivity({
+          id: `00000000-0000-7000-8000-00000000000${i}`,
+          tenantId: "t1",
+          at,
+          kind: "policy",
+          phase: "change",
+          outcome: "succeeded",
+        });
+      }
+      const run = await runtime.checkpointActivity();
+      expect(run).toMatchObject({ linked: 3, onWorker: worker, checkpoints: [{ tenantId: "t1", seq: 3, keyId: deriveAuditKey(storageKey).keyId }] });
+      expect(await verifyActivityChain(storeChainSource(store.activityChain), deriveAuditKey(storageKey).publicKey)).toMatchObject({ intact: true });
+      // Closing ends the worker: nothing keeps the process, and the store closes after it.
+      await runtime.close();
+    }
   });
 
   it("is off at 0, and a negative interval is refused", async () => {
@@ -69,6 +114,30 @@ describe("the checkpoint job", () => {
       "audit.checkpointIntervalMs must be 0 (off) or more; got -1",
     );
     closing.push(await createRuntime({ ...base, store, audit: { checkpointIntervalMs: 0 } }));
+  });
+});
+
+const postgresSkip = await postgresSkipReason("The checkpoint worker on PostgreSQL");
+describe.skipIf(postgresSkip !== undefined)("the checkpoint worker on PostgreSQL", () => {
+  it("opens its own connection in the store's schema and signs what calls wrote there", async () => {
+    const database = await openTestDatabase();
+    closing.push(database);
+    const store = await createPostgresStore({ url: database.url, schema: database.freshSchema() });
+    const storageKey = new Uint8Array(randomBytes(32));
+    const runtime = await createRuntime({
+      store,
+      signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+      storageKey,
+      actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+      audit: { checkpointIntervalMs: 3_600_000, settleMs: 0 },
+    });
+    const at = Date.now() - 1000;
+    for (let i = 1; i <= 3; i++) {
+      await store.appendActivity({ id: `00000000-0000-7000-8000-00000000000${i}`, tenantId: "t1", at, kind: "policy", phase: "change", outcome: "succeeded" });
+    }
+    expect(await runtime.checkpointActivity()).toMatchObject({ linked: 3, onWorker: true, checkpoints: [{ seq: 3 }] });
+    expect(await verifyActivityChain(storeChainSource(store.activityChain), deriveAuditKey(storageKey).publicKey)).toMatchObject({ intact: true });
+    await runtime.close();
   });
 });
 

@@ -150,7 +150,7 @@ export interface RuntimeContext {
   readonly maxConfirmationWaitMs: number;
   /** Signs activity checkpoints: HKDF(storage key, AUDIT_KEY_INFO), Ed25519. */
   readonly auditKey: AuditKey;
-  readonly audit: { readonly checkpointIntervalMs: number; readonly settleMs: number };
+  readonly audit: ReturnType<typeof resolveAuditOptions>;
   readonly clock: () => number;
 }
 

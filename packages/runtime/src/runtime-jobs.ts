@@ -7,6 +7,8 @@ import type { RuntimeContext } from "./options.js";
 import { CONSUMED_TOKEN_GRACE_MS, type PruneResult } from "./store/store.js";
 import type { Telemetry } from "./telemetry/telemetry.js";
 import { checkpointActivity, type CheckpointRun } from "./audit/chain-checkpointer.js";
+import { auditKeySeed } from "./audit/checkpoint-key.js";
+import { CheckpointThread } from "./audit/checkpoint-thread.js";
 
 /** How soon after creation the first recovery pass runs, ms. */
 const STARTUP_RECOVERY_DELAY_MS = 1000;
@@ -51,10 +53,15 @@ export function pruneExpired(context: RuntimeContext): Promise<PruneResult> {
   });
 }
 
-/** Signs activity checkpoints one at a time: a run while one is in flight gets that one's answer. */
+/**
+ * Signs activity checkpoints one at a time: a run while one is in flight gets that one's answer. Runs go
+ * to a worker thread with its own connection when the store has a location (a file or a server), so the
+ * calls' thread does none of the work; on a store in memory, or after the worker failed, they run here.
+ */
 export class ActivityCheckpoints {
   readonly #context: RuntimeContext;
   #running: Promise<CheckpointRun> | undefined;
+  #thread: CheckpointThread | undefined | null = null;
 
   constructor(context: RuntimeContext) {
     this.#context = context;
@@ -63,11 +70,25 @@ export class ActivityCheckpoints {
   run(): Promise<CheckpointRun> {
     if (this.#running !== undefined) return this.#running;
     const context = this.#context;
-    const run = checkpointActivity(context.store.activityChain, context.auditKey, { now: context.clock(), settleMs: context.audit.settleMs });
+    const options = { now: context.clock(), settleMs: context.audit.settleMs };
+    if (this.#thread === null) {
+      this.#thread = context.audit.worker ? CheckpointThread.start(context.store.location, auditKeySeed(context.auditKey)) : undefined;
+    }
+    const thread = this.#thread?.alive === true ? this.#thread : undefined;
+    const run =
+      thread === undefined
+        ? checkpointActivity(context.store.activityChain, context.auditKey, options).then((made) => ({ ...made, onWorker: false }))
+        : thread.run(options).then((made) => ({ ...made, onWorker: true }));
     this.#running = run.finally(() => {
       this.#running = undefined;
     });
     return this.#running;
+  }
+
+  /** Waits for a run in flight, then ends the worker thread (if one started). */
+  async stop(): Promise<void> {
+    await this.#running?.catch(() => undefined);
+    await this.#thread?.stop();
   }
 }
 

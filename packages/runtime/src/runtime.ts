@@ -364,6 +364,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
     // Calls of tasks ran as in-flight calls; their outcomes are recorded before the store closes.
     await this.#tasks.close();
     this.#parts.leases.stop();
+    await this.#checkpoints.stop();
     await this.#context.store.close();
   }
 }

@@ -12,13 +12,22 @@ export interface AuditOptions {
    * writes activity may take to commit, so an event committed late is never passed over.
    */
   readonly settleMs?: number;
+  /**
+   * Run checkpoints on a worker thread with its own connection to the store (default true; a store in
+   * memory always runs them on the calling thread). False keeps them on the thread that serves calls.
+   */
+  readonly worker?: boolean;
 }
 
 /** `AuditOptions` with defaults filled in and checked. */
-export function resolveAuditOptions(options: AuditOptions = {}): { readonly checkpointIntervalMs: number; readonly settleMs: number } {
+export function resolveAuditOptions(options: AuditOptions = {}): {
+  readonly checkpointIntervalMs: number;
+  readonly settleMs: number;
+  readonly worker: boolean;
+} {
   const checkpointIntervalMs = options.checkpointIntervalMs ?? AUDIT_DEFAULTS.checkpointIntervalSeconds * 1000;
   const settleMs = options.settleMs ?? AUDIT_DEFAULTS.settleSeconds * 1000;
   if (!(checkpointIntervalMs >= 0)) throw new TypeError(`audit.checkpointIntervalMs must be 0 (off) or more; got ${checkpointIntervalMs}`);
   if (!(settleMs >= 0)) throw new TypeError(`audit.settleMs must be 0 or more; got ${settleMs}`);
-  return { checkpointIntervalMs, settleMs };
+  return { checkpointIntervalMs, settleMs, worker: options.worker !== false };
 }

@@ -31,6 +31,8 @@ export interface CheckpointRun {
   readonly linked: number;
   /** Tenants another instance was checkpointing at the same time (left to it). */
   readonly contended: number;
+  /** True when the runtime's checkpoint worker thread made it (false: the calling thread); absent from a direct call. */
+  readonly onWorker?: boolean;
 }
 
 /** Links settled events of every tenant (or one) and signs a checkpoint after each batch. */

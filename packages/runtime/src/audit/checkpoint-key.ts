@@ -26,16 +26,30 @@ export interface AuditKey {
   sign(claims: CheckpointClaims): string;
 }
 
+/** Each key's seed, for the runtime's checkpoint worker alone (never a property of the key). */
+const seeds = new WeakMap<AuditKey, Uint8Array>();
+
 /** The checkpoint key of a storage key. */
 export function deriveAuditKey(storageKey: Uint8Array): AuditKey {
-  const seed = Buffer.from(hkdfSync("sha256", storageKey, new Uint8Array(0), AUDIT_KEY_INFO, 32));
+  return auditKeyFromSeed(new Uint8Array(hkdfSync("sha256", storageKey, new Uint8Array(0), AUDIT_KEY_INFO, 32)));
+}
+
+/** The checkpoint key of its 32-byte Ed25519 seed (what a checkpoint worker thread is handed). */
+export function auditKeyFromSeed(seed: Uint8Array): AuditKey {
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: "der", type: "pkcs8" });
   const raw = Buffer.from(createPublicKey(privateKey).export({ format: "jwk" }).x as string, "base64url");
-  return {
+  const key: AuditKey = Object.freeze({
     publicKey: PUBLIC_KEY_PREFIX + raw.toString("base64url"),
     keyId: keyIdOf(raw),
-    sign: (claims) => sign(null, checkpointBytes(claims), privateKey).toString("base64url"),
-  };
+    sign: (claims: CheckpointClaims) => sign(null, checkpointBytes(claims), privateKey).toString("base64url"),
+  });
+  seeds.set(key, seed);
+  return key;
+}
+
+/** The seed of a key made here, to hand to the checkpoint worker; undefined for any other object. */
+export function auditKeySeed(key: AuditKey): Uint8Array | undefined {
+  return seeds.get(key);
 }
 
 /** A checkpoint verifier for a public key's text; throws a TypeError saying what is wrong with the text. */

@@ -5,6 +5,7 @@
  * Times are Unix milliseconds; payloads arrive already sealed (the store never sees plaintext).
  */
 import type { ActivityChainStore } from "./activity-chain.js";
+import type { StoreLocation } from "./store-location.js";
 import type { StoreChanges } from "./changes.js";
 import type {
   ActivationRecord,
@@ -47,11 +48,14 @@ export type { GrantRecord, GrantUse } from "./grant-records.js";
 export * from "./records.js";
 export type { TaskRecord } from "./task-records.js";
 export type * from "./activity-chain.js";
+export type { StoreLocation } from "./store-location.js";
 
 /** The storage contract. SQLite and PostgreSQL implement it, and both pass one contract suite (`describeStoreContract`). */
 export interface Store {
   /** A short name for logs: "sqlite", "postgres". */
   readonly kind: string;
+  /** Where the data lives, for a worker thread's own connection (the audit checkpointer); absent in memory. */
+  readonly location?: StoreLocation | undefined;
 
   /** The tenant's configuration, or undefined when its version is still `knownVersion`. */
   loadTenantConfig(tenantId: string, knownVersion?: number): Promise<TenantConfigRecord | undefined>;

@@ -51,6 +51,7 @@ import type {
 import { createChangeFeed, type ChangeFeed } from "../changes.js";
 import type { ActivityChainStore } from "../activity-chain.js";
 import { PostgresActivityChain } from "./activity-chain.js";
+import type { StoreLocation } from "../store-location.js";
 import { PostgresChangeListener } from "./change-listener.js";
 import { PostgresConfirmations } from "./confirmations.js";
 import { PostgresConnection } from "./connection.js";
@@ -86,6 +87,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 
 class PostgresStore implements Store {
   readonly kind = "postgres";
+  readonly location: StoreLocation;
   readonly #db: PostgresConnection;
   readonly #feed: ChangeFeed;
   readonly #listener: PostgresChangeListener;
@@ -97,6 +99,8 @@ class PostgresStore implements Store {
 
   constructor(db: PostgresConnection, settings: PostgresSettings) {
     this.#db = db;
+    const { url, schema, connectionTimeoutMs, statementTimeoutMs } = settings;
+    this.location = { kind: "postgres", url, connectionTimeoutMs, statementTimeoutMs, ...(schema === undefined ? {} : { schema }) };
     this.#records = new RecordBatcher(db);
     this.#tasks = new PostgresTasks(db);
     this.#confirmations = new PostgresConfirmations(db, (change) => this.#feed.emit(change));

@@ -65,6 +65,7 @@ import { resolveSqliteSettings, type SqliteStoreOptions } from "./settings.js";
 import { SqliteChanges } from "./sqlite-changes.js";
 import { prepareStatements, type SqliteStatements } from "./statements.js";
 import { WriteQueue } from "./write-queue.js";
+import { sqliteFileLocation, type StoreLocation } from "../store-location.js";
 
 /**
  * The embedded store: SQLite through better-sqlite3, WAL with `synchronous=NORMAL` (survives a process
@@ -78,11 +79,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<St
     inFile && settings.checkpoint === "background"
       ? startCheckpointer(db, { path: settings.path, intervalMs: settings.checkpointIntervalMs, nativeBinding: settings.nativeBinding })
       : undefined;
-  return new SqliteStore(db, new WriteQueue(db, settings.groupCommit), checkpointer);
+  return new SqliteStore(db, new WriteQueue(db, settings.groupCommit), checkpointer, sqliteFileLocation(settings));
 }
 
 class SqliteStore implements Store {
   readonly kind = "sqlite";
+  readonly location: StoreLocation | undefined;
   readonly #db: Database.Database;
   readonly #s: SqliteStatements;
   readonly #queue: WriteQueue;
@@ -102,8 +104,9 @@ class SqliteStore implements Store {
   readonly findTaskByConfirmation = (tenantId: string, requestId: string) => this.#queue.read(() => this.#tasks.byConfirmation(tenantId, requestId));
   readonly countOpenTasks = (tenantId: string, caller: string, actor: string) => this.#queue.read(() => this.#tasks.countOpen(tenantId, caller, actor));
 
-  constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined) {
+  constructor(db: Database.Database, queue: WriteQueue, checkpointer: Checkpointer | undefined, location: StoreLocation | undefined) {
     this.#db = db;
+    this.location = location;
     this.#s = prepareStatements(db);
     this.#presence = new SqlitePresenceTokens(db);
     this.#grants = new SqliteGrants(db);

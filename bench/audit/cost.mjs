@@ -1,0 +1,99 @@
+// What an activity checkpoint costs per event beside what the call that wrote the event cost, in CPU:
+// `runtime.execute` of the read tool at 32 in flight (checkpoint job idle), then one
+// `runtime.checkpointActivity()` over everything those calls wrote, run on the calls' thread
+// (`audit.worker: false`) and on the runtime's checkpoint worker thread (the default), on SQLite and
+// PostgreSQL. CPU time, not wall time, so it holds on a busy machine where throughput does not: the
+// whole process's (process.cpuUsage: every thread) and the calls' thread's alone (Linux /proc, 10 ms
+// ticks). The worker's first run includes starting it (a module load and a connection). The PostgreSQL
+// server's own CPU is another process's: see the durable group for throughput.
+//
+//   node bench/audit/cost.mjs [--calls 20000] [--rounds 3]
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { createFreshDatabase, postgresVersion } from "../lib/postgres.mjs";
+import { READ_REF } from "../lib/tenant.mjs";
+import { inputOf } from "../lib/work.mjs";
+import { createWorld } from "../lib/world.mjs";
+
+const { values } = parseArgs({ options: { calls: { type: "string", default: "20000" }, rounds: { type: "string", default: "3" } } });
+const CALLS = Number(values.calls);
+const ROUNDS = Number(values.rounds);
+const IN_FLIGHT = 32;
+
+const processCpuUs = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+/** The main thread's user + system CPU, µs (its task has the process's id). */
+const mainThreadCpuUs = () => {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+async function round(database, auditWorker) {
+  // The job scheduled far beyond the run (so calls run alone), over events of any age when asked.
+  const world = await createWorld({ database, checkpointEveryMs: 3_600_000, auditWorker });
+  try {
+    const principal = await world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
+    let next = 0;
+    const worker = async () => {
+      while (next < CALLS) {
+        const i = next++;
+        await world.runtime.execute(principal, READ_REF, inputOf(i));
+      }
+    };
+    const callsFrom = processCpuUs();
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    const callCpu = processCpuUs() - callsFrom;
+    const [processFrom, mainFrom] = [processCpuUs(), mainThreadCpuUs()];
+    const run = await world.runtime.checkpointActivity();
+    const [processCpu, mainCpu] = [processCpuUs() - processFrom, mainThreadCpuUs() - mainFrom];
+    const linked = Math.max(1, run.linked);
+    return { perCall: callCpu / CALLS, perEvent: processCpu / linked, mainPerEvent: mainCpu / linked, linked: run.linked };
+  } finally {
+    await world.close();
+  }
+}
+
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+
+const targets = [
+  ["SQLite", async () => ({ database: undefined, drop: async () => {} })],
+  [
+    "PostgreSQL",
+    async () => {
+      if ((await postgresVersion()).error !== undefined) return undefined;
+      const fresh = await createFreshDatabase();
+      return { database: fresh.url, drop: fresh.drop };
+    },
+  ],
+];
+const rows = [];
+for (const [label, open] of targets) {
+  for (const auditWorker of [false, true]) {
+    const results = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const target = await open();
+      if (target === undefined) break;
+      try {
+        results.push(await round(target.database, auditWorker));
+      } finally {
+        await target.drop();
+      }
+    }
+    if (results.length === 0) continue;
+    const perCall = median(results.map((result) => result.perCall));
+    const perEvent = median(results.map((result) => result.perEvent));
+    const mainPerEvent = median(results.map((result) => result.mainPerEvent));
+    const where = auditWorker ? "worker thread" : "calls' thread";
+    const pct = (value) => `${((value / perCall) * 100).toFixed(1)} %`;
+    rows.push(
+      `| ${label} | ${where} | ${perCall.toFixed(1)} µs | ${perEvent.toFixed(1)} µs (${pct(perEvent)}) | ${mainPerEvent.toFixed(1)} µs (${pct(mainPerEvent)}) | ${results[0].linked} |`,
+    );
+  }
+}
+console.log(`${CALLS} calls at ${IN_FLIGHT} in flight, then one checkpoint over them; median of ${ROUNDS} rounds\n`);
+console.log("| ledger | checkpoint on | CPU per call | checkpoint CPU per event, process (÷ call) | on the calls' thread (÷ call) | events linked |");
+console.log("| --- | --- | ---: | ---: | ---: | ---: |");
+for (const row of rows) console.log(row);
