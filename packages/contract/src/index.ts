@@ -54,6 +54,14 @@ export {
   type InputLimits,
 } from "./input.js";
 export { canonicalJson, inputDigest, schemaHash } from "./canonical-json.js";
+export {
+  compareUpstreamTools,
+  describeToolDrift,
+  type LiveTool,
+  type SchemaChange,
+  type ToolDrift,
+  type UpstreamDrift,
+} from "./schema-drift.js";
 export { withoutUndefined, type WithoutUndefined } from "./without-undefined.js";
 export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
 export {
