@@ -85,7 +85,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 
   const outDir = path.resolve(io.cwd, values.out);
   const file = path.join(outDir, "plugin.json");
-  const shown = path.relative(io.cwd, file) || file;
+  const relative = path.relative(io.cwd, file);
+  const shown = relative.startsWith("..") || path.isAbsolute(relative) ? file : relative;
   if (existsSync(file) && values.force !== true) {
     return fail(`${shown} exists: pass --force to replace it, or import into another folder and compare the two with toolpact diff`);
   }

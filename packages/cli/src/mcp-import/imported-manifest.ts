@@ -116,12 +116,12 @@ function render(
   const refused = [...perTool.values()].filter((found) => found.some((d) => d.severity === "error")).length;
   const server = listed.server;
   const header = [
-    `Written by \`toolpact import mcp\` from the MCP server ${server === undefined ? "(it gave no name)" : `${JSON.stringify(server.name)} ${JSON.stringify(server.version)}`}` +
-      `${listed.protocolVersion === undefined ? "" : `, protocol ${listed.protocolVersion}`}.`,
-    "Review it before serving it: each // note says what was inferred from the server's hints and what to check.",
-    "The hints are the server's own claims; toolpact enforces what this file says (effect, confirmation, recovery).",
-    "At load, a tool whose schemas differ from the server's live ones is refused: import again into another folder",
-    "and `toolpact diff` the two files to see what changed.",
+    `Written by \`toolpact import mcp\` from the MCP server ${server === undefined ? "(it gave no name)" : `${JSON.stringify(server.name)} ${server.version}`}` +
+      `${listed.protocolVersion === undefined ? "" : ` (protocol ${listed.protocolVersion})`}.`,
+    "Review it before serving it: each // note says what was inferred from the server's hints and what to check. " +
+      "The hints are the server's own claims; toolpact enforces what this file says (effect, confirmation, recovery). " +
+      "At load, a tool whose schemas differ from the server's live ones is refused: import again into another folder " +
+      "and `toolpact diff` the two files to see what changed.",
     ...(refused > 0 ? [`${refused} tool${refused === 1 ? " is" : "s are"} refused as written (marked REFUSED): fix or remove them, then run toolpact validate.`] : []),
     ...whole.map((message) => `REFUSED as written: ${message}`),
   ];
