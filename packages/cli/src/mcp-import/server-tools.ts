@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type Implementation, type Tool } from "@modelcontextprotocol/client";
+import { Client, SdkHttpError, StreamableHTTPClientTransport, UnauthorizedError, type Implementation, type Tool } from "@modelcontextprotocol/client";
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Transport } from "@modelcontextprotocol/client";
 
@@ -74,8 +74,10 @@ function describeFailure(target: ServerTarget, error: unknown, timedOut: boolean
   const tail = stderr === "" ? "" : `\nits stderr ended with:\n${stderr.replace(/^/gm, "    ")}`;
   if (target.kind === "http") {
     if (timedOut) return `${target.url} did not answer within ${timeoutMs / 1000} s: check the URL, or give it longer with --timeout`;
-    if (error instanceof UnauthorizedError || /\b(401|403)\b/.test(message)) {
-      return `${target.url} refused the request (${message}): ${target.token === undefined ? "it needs a token: pass --token-file <file>" : "check the token in --token-file"}`;
+    const status = httpStatusOf(error);
+    if (error instanceof UnauthorizedError || status === 401 || status === 403) {
+      const advice = target.token === undefined ? "it needs a token: pass --token-file <file>" : "check the token in --token-file";
+      return `${target.url} refused the request (${status === undefined ? message : `HTTP ${status}`}): ${advice}`;
     }
     return `could not list the tools of ${target.url}: ${message}; check that it is a Streamable HTTP MCP endpoint`;
   }
@@ -85,6 +87,14 @@ function describeFailure(target: ServerTarget, error: unknown, timedOut: boolean
   }
   if (timedOut) return `the server (${shown}) did not list its tools within ${timeoutMs / 1000} s: check that it speaks MCP on stdio, or give it longer with --timeout${tail}`;
   return `the server (${shown}) would not start or answer: ${message}${tail || "\n(it wrote nothing to stderr)"}`;
+}
+
+/** The HTTP status behind a transport failure (on the error or one of its causes). */
+function httpStatusOf(error: unknown): number | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof SdkHttpError) return cause.status;
+  }
+  return undefined;
 }
 
 /** The last STDERR_TAIL_BYTES of what a server wrote to stderr, cut at a line start. */
