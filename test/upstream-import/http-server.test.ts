@@ -21,8 +21,19 @@ const NOTE_INPUT = {
   additionalProperties: false,
 };
 const NOTES: readonly ListedTool[] = [
-  { name: "createNote", title: "Create note", description: "Creates a note.", inputSchema: NOTE_INPUT, annotations: { readOnlyHint: false, destructiveHint: false } },
-  { name: "list_notes", description: "Lists notes.", inputSchema: { type: "object", properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } },
+  {
+    name: "createNote",
+    title: "Create note",
+    description: "Creates a note.",
+    inputSchema: NOTE_INPUT,
+    annotations: { readOnlyHint: false, destructiveHint: false },
+  },
+  {
+    name: "list_notes",
+    description: "Lists notes.",
+    inputSchema: { type: "object", properties: {} },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  },
   { name: "send_note", description: "Mails a note.", inputSchema: NOTE_INPUT, annotations: { openWorldHint: true } },
   { name: "read_file", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
   { name: "readFile", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
@@ -149,7 +160,12 @@ describe("toolpact import mcp --url", () => {
       expect(written.tools[0]).toMatchObject({ description: rlo, title: "A\nB" });
       expect(text).not.toMatch(/[\u202e\u202c\u2028]/);
       expect(text).toContain("Lists \\u202enotes\\u202c, quietly\\u2028and more");
-      expect(text.split("\n").filter((line) => line.includes("tools:call")).every((line) => line.trimStart().startsWith('"upstreamName"'))).toBe(true);
+      expect(
+        text
+          .split("\n")
+          .filter((line) => line.includes("tools:call"))
+          .every((line) => line.trimStart().startsWith('"upstreamName"')),
+      ).toBe(true);
     } finally {
       await hostile.close();
     }
@@ -209,7 +225,18 @@ describe("toolpact import mcp --url --token-file", () => {
   }, 60_000);
 
   it("never sends a token over plain http to another machine without --insecure", async () => {
-    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "far", "--url", "http://mcp.example.com/mcp", "--token-file", "notes.token");
+    const run = await toolpact(
+      "import",
+      "mcp",
+      "--id",
+      "com.example.guarded",
+      "--out",
+      "far",
+      "--url",
+      "http://mcp.example.com/mcp",
+      "--token-file",
+      "notes.token",
+    );
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
       "toolpact import mcp: --url http://mcp.example.com/mcp would send the token in notes.token unencrypted to mcp.example.com, which is not this machine: use https://, or pass --insecure if the network between you is trusted",

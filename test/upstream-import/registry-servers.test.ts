@@ -155,7 +155,10 @@ describe("toolpact import mcp: server-filesystem", () => {
         ].join("\n"),
       );
       expect(typecheck([caller])).toEqual([]);
-      await writeFile(caller, `${await readFile(caller, "utf8")}\nexport const wrong: number = (await createToolClients({} as ToolTransport).files.readTextFile.execute({ path: "x" })).result.content;\n`);
+      await writeFile(
+        caller,
+        `${await readFile(caller, "utf8")}\nexport const wrong: number = (await createToolClients({} as ToolTransport).files.readTextFile.execute({ path: "x" })).result.content;\n`,
+      );
       expect(typecheck([caller]).join("\n")).toMatch(/caller\.ts:17:\d+: TS2322: Type 'string' is not assignable to type 'number'/);
     } finally {
       await rm(project, { recursive: true, force: true });
@@ -168,7 +171,18 @@ describe("toolpact import mcp: server-filesystem", () => {
     expect(again.stderr.trim()).toBe(
       "toolpact import mcp: files/plugin.json exists: pass --force to replace it, or import into another folder and compare the two with toolpact diff",
     );
-    const forced = await toolpact("import", "mcp", "--id", "com.example.files", "--version", "0.2.0", "--out", "files", "--force", ...serverCommand("server-filesystem", data));
+    const forced = await toolpact(
+      "import",
+      "mcp",
+      "--id",
+      "com.example.files",
+      "--version",
+      "0.2.0",
+      "--out",
+      "files",
+      "--force",
+      ...serverCommand("server-filesystem", data),
+    );
     expect(forced.code).toBe(0);
     expect((await loaded(path.join(work, "files/plugin.json"))).version).toBe("0.2.0");
   }, 60_000);
@@ -246,7 +260,9 @@ describe("toolpact import mcp: errors for people", () => {
       env: { ...process.env, MEMORY_FILE_PATH: path.join(work, "memory-bin.jsonl") },
     });
     expect(run.stderr).toBe("");
-    expect(run.stdout).toMatch(/\n?toolpact import mcp: wrote memory-bin\/plugin\.json: com\.example\.memory@0\.1\.0, 9 tools \(6 write, 3 read\); review each/);
+    expect(run.stdout).toMatch(
+      /\n?toolpact import mcp: wrote memory-bin\/plugin\.json: com\.example\.memory@0\.1\.0, 9 tools \(6 write, 3 read\); review each/,
+    );
     expect(run.code).toBe(0);
   }, 60_000);
 });

@@ -67,18 +67,23 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     return 1;
   };
 
-  if (positionals[0] !== "mcp") return usage(positionals.length === 0 ? "say what to import from: toolpact import mcp ..." : `unknown source "${positionals[0]}": toolpact imports from "mcp"`);
+  if (positionals[0] !== "mcp")
+    return usage(
+      positionals.length === 0 ? "say what to import from: toolpact import mcp ..." : `unknown source "${positionals[0]}": toolpact imports from "mcp"`,
+    );
   if (positionals.length > 1) return usage(`unexpected "${positionals[1]}": put the server's command after --, e.g. -- node server.js`);
-  if (values.id === undefined) return usage('--id is required: the plugin\'s id, e.g. --id com.example.files');
+  if (values.id === undefined) return usage("--id is required: the plugin's id, e.g. --id com.example.files");
   if (values.id.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(values.id)) {
-    return usage(`--id "${values.id}" is not a plugin id: lowercase dot-separated segments of letters, digits and hyphens, each starting with a letter, e.g. com.example.files`);
+    return usage(
+      `--id "${values.id}" is not a plugin id: lowercase dot-separated segments of letters, digits and hyphens, each starting with a letter, e.g. com.example.files`,
+    );
   }
   if (values.out === undefined) return usage("--out is required: the folder to write plugin.json into");
   const version = values.version ?? DEFAULT_VERSION;
   if (!manifestSchema.shape.version.safeParse(version).success) return usage(`--version "${version}" is not semver, e.g. 1.4.0`);
   const timeoutSeconds = Number(values.timeout ?? DEFAULT_TIMEOUT_SECONDS);
   if (!(timeoutSeconds > 0 && timeoutSeconds <= 600)) return usage(`--timeout is a number of seconds from 1 to 600, got "${values.timeout}"`);
-  if ((command.length > 0) === (values.url !== undefined)) {
+  if (command.length > 0 === (values.url !== undefined)) {
     return usage(command.length > 0 ? "give the server's command after -- or --url, not both" : "name the server: its command after --, or --url <url>");
   }
   if (values.url === undefined && (values["token-file"] !== undefined || values.insecure === true)) return usage("--token-file and --insecure go with --url");
@@ -163,7 +168,7 @@ function httpHead(id: string, version: string, url: string, tokenFile: string | 
     upstream: { url, ...(tokenFile === undefined ? {} : { tokenFile }) },
     upstreamNotes:
       tokenFile === undefined
-        ? ["the server took no token at import; if it needs one when served, add \"tokenFile\": a file readable by its owner alone"]
+        ? ['the server took no token at import; if it needs one when served, add "tokenFile": a file readable by its owner alone']
         : ['"tokenFile" is relative to this folder; the token in it travels as "Authorization: Bearer"; keep the file chmod 600'],
   };
 }

@@ -23,9 +23,7 @@ export function inferBehaviour(annotations: ToolAnnotations | undefined): Inferr
   let effect: Effect;
   if (hints.readOnlyHint === true) {
     effect = "read";
-    notes.push(
-      'effect "read": the server says readOnlyHint: true; check that it changes nothing (a read runs without confirmation), else set "write"',
-    );
+    notes.push('effect "read": the server says readOnlyHint: true; check that it changes nothing (a read runs without confirmation), else set "write"');
     if (hints.openWorldHint !== false) {
       notes.push(
         hints.openWorldHint === true

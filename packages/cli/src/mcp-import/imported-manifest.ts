@@ -122,15 +122,15 @@ function render(
       "The hints are the server's own claims; toolpact enforces what this file says (effect, confirmation, recovery). " +
       "At load, a tool whose schemas differ from the server's live ones is refused: import again into another folder " +
       "and `toolpact diff` the two files to see what changed.",
-    ...(refused > 0 ? [`${refused} tool${refused === 1 ? " is" : "s are"} refused as written (marked REFUSED): fix or remove them, then run toolpact validate.`] : []),
+    ...(refused > 0
+      ? [`${refused} tool${refused === 1 ? " is" : "s are"} refused as written (marked REFUSED): fix or remove them, then run toolpact validate.`]
+      : []),
     ...whole.map((message) => `REFUSED as written: ${message}`),
   ];
   const items: JsoncItem[] = drafts.map((draft, index) => {
     const found = perTool.get(index) ?? [];
     const comments = [
-      ...found
-        .filter((d) => d.severity === "error")
-        .map((d) => `REFUSED: toolpact will not load this tool as written: ${withinTool(d.pointer)}: ${d.message}`),
+      ...found.filter((d) => d.severity === "error").map((d) => `REFUSED: toolpact will not load this tool as written: ${withinTool(d.pointer)}: ${d.message}`),
       ...found.filter((d) => d.severity === "warning").map((d) => `warning: ${withinTool(d.pointer)}: ${d.message}`),
     ];
     return { value: jsoncObject(draft.members), comments };

@@ -85,7 +85,8 @@ function describeFailure(target: ServerTarget, error: unknown, timedOut: boolean
   if ((error as NodeJS.ErrnoException).code === "ENOENT" || /\bENOENT\b/.test(message)) {
     return `could not start ${JSON.stringify(target.command)}: no such program (from ${target.cwd}); check the command after --, or give its full path${tail}`;
   }
-  if (timedOut) return `the server (${shown}) did not list its tools within ${timeoutMs / 1000} s: check that it speaks MCP on stdio, or give it longer with --timeout${tail}`;
+  if (timedOut)
+    return `the server (${shown}) did not list its tools within ${timeoutMs / 1000} s: check that it speaks MCP on stdio, or give it longer with --timeout${tail}`;
   return `the server (${shown}) would not start or answer: ${message}${tail || "\n(it wrote nothing to stderr)"}`;
 }
 
