@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { loadManifest, type Manifest } from "@toolpact/contract";
@@ -253,6 +254,27 @@ describe("toolpact import mcp: errors for people", () => {
     expect(both.code).toBe(2);
     expect(existsSync(path.join(work, "x"))).toBe(false);
   });
+
+  it("a server that needs a variable: refused without it; --pass-env passes it now and names it in passEnv, never its value", async () => {
+    const guarded = [
+      "--",
+      process.execPath,
+      "--input-type=module",
+      "-e",
+      `if (process.env.MEMORY_IMPORT_SECRET === undefined) { console.error("MEMORY_IMPORT_SECRET is not set"); process.exit(2); } await import(${JSON.stringify(pathToFileURL(serverBin("server-memory")).href)});`,
+    ];
+    const env = { ...process.env, MEMORY_IMPORT_SECRET: "value-that-stays-out-of-the-file", MEMORY_FILE_PATH: path.join(work, "guarded.jsonl") };
+    const without = await runMain(["import", "mcp", "--id", "com.example.guarded", "--out", "guarded", ...guarded], { cwd: work, env });
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain("its stderr ended with:\n    MEMORY_IMPORT_SECRET is not set");
+    const passed = await runMain(["import", "mcp", "--id", "com.example.guarded", "--out", "guarded", "--pass-env", "MEMORY_IMPORT_SECRET", ...guarded], {
+      cwd: work,
+      env,
+    });
+    expect(passed.code).toBe(0);
+    expect((await loaded(path.join(work, "guarded/plugin.json"))).upstream).toMatchObject({ passEnv: ["MEMORY_IMPORT_SECRET"] });
+    expect(await readFile(path.join(work, "guarded/plugin.json"), "utf8")).not.toContain("value-that-stays-out-of-the-file");
+  }, 60_000);
 
   it("the built binary imports server-memory as users run it", async () => {
     const run = await runCli(["import", "mcp", "--id", "com.example.memory", "--out", "memory-bin", ...serverCommand("server-memory")], {

@@ -27,6 +27,8 @@ inference has a // note saying what to check. "recovery": "idempotent" is never 
   --timeout <seconds>  how long the server has to start and list its tools; default 30
   -- <command> [args]  a stdio server: started as given (in this folder), asked, and stopped; it sees only
                        PATH, HOME and the other variables MCP clients pass by default
+  --pass-env <NAME>    also pass this variable of your environment to it, now and when served ("passEnv");
+                       repeat for more. Its value is never written to plugin.json
   --url <url>          a Streamable HTTP server instead
   --token-file <file>  a file holding the bearer token for --url (readable by its owner alone, chmod 600)
   --insecure           allow the token over plain http to another machine
@@ -36,6 +38,8 @@ or a tool is refused as written (the file is still written, with the tool marked
 
 const DEFAULT_VERSION = "0.1.0";
 const DEFAULT_TIMEOUT_SECONDS = 30;
+/** What `--pass-env` takes: the manifest's rule for an environment variable name. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `toolpact import mcp`: writes a reviewable plugin.json from an MCP server's tools. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
@@ -52,6 +56,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       timeout: { type: "string" },
       url: { type: "string" },
       "token-file": { type: "string" },
+      "pass-env": { type: "string", multiple: true },
       insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -87,6 +92,10 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     return usage(command.length > 0 ? "give the server's command after -- or --url, not both" : "name the server: its command after --, or --url <url>");
   }
   if (values.url === undefined && (values["token-file"] !== undefined || values.insecure === true)) return usage("--token-file and --insecure go with --url");
+  const passEnv = [...new Set(values["pass-env"] ?? [])];
+  if (values.url !== undefined && passEnv.length > 0) return usage("--pass-env goes with a stdio server's command (after --)");
+  const badName = passEnv.find((name) => !ENV_NAME.test(name));
+  if (badName !== undefined) return usage(`--pass-env "${badName}" is not an environment variable name: letters, digits and underscores, e.g. API_BASE`);
 
   const outDir = path.resolve(io.cwd, values.out);
   const file = path.join(outDir, "plugin.json");
@@ -118,8 +127,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     head = httpHead(values.id, version, url, tokenFile === undefined ? undefined : path.relative(outDir, path.resolve(io.cwd, tokenFile)));
   } else {
     const [program, ...programArgs] = command as [string, ...string[]];
-    target = { kind: "stdio", command: program, args: programArgs, cwd: io.cwd, env: io.env };
-    head = stdioHead(values.id, version, command as [string, ...string[]], path.relative(outDir, io.cwd), io.env);
+    target = { kind: "stdio", command: program, args: programArgs, cwd: io.cwd, env: io.env, passEnv };
+    head = stdioHead(values.id, version, command as [string, ...string[]], { cwd: path.relative(outDir, io.cwd), env: io.env, passEnv });
   }
 
   let imported: ImportedManifest;
@@ -146,9 +155,15 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** `upstream` for a stdio server: the command and args as given, run where they were run at import. */
-function stdioHead(id: string, version: string, command: readonly [string, ...string[]], cwd: string, env: NodeJS.ProcessEnv): PluginHead {
+function stdioHead(
+  id: string,
+  version: string,
+  command: readonly [string, ...string[]],
+  run: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly passEnv: readonly string[] },
+): PluginHead {
   const [program, ...args] = command;
-  const passed = DEFAULT_INHERITED_ENV_VARS.filter((name) => env[name] !== undefined);
+  const { cwd, passEnv } = run;
+  const passed = [...DEFAULT_INHERITED_ENV_VARS, ...passEnv].filter((name) => run.env[name] !== undefined);
   const notes = [
     cwd === ""
       ? undefined
@@ -156,7 +171,12 @@ function stdioHead(id: string, version: string, command: readonly [string, ...st
     `served, the server sees only the variables "env" sets and those "passEnv" names; at import it saw ${passed.length === 0 ? "none" : passed.join(", ")}: ` +
       'add "passEnv" (e.g. ["HOME"]) or "env" for what it needs, and nothing else',
   ];
-  const upstream: Record<string, JsonValue> = { command: program, ...(args.length === 0 ? {} : { args }), ...(cwd === "" ? {} : { cwd }) };
+  const upstream: Record<string, JsonValue> = {
+    command: program,
+    ...(args.length === 0 ? {} : { args }),
+    ...(cwd === "" ? {} : { cwd }),
+    ...(passEnv.length === 0 ? {} : { passEnv }),
+  };
   return { id, version, upstream, upstreamNotes: notes.filter((note) => note !== undefined) };
 }
 

@@ -11,6 +11,8 @@ export type ServerTarget =
       readonly cwd: string;
       /** The environment the command is run in (the caller's, from which only the usual variables pass). */
       readonly env: NodeJS.ProcessEnv;
+      /** Variables of `env` passed besides the usual ones. */
+      readonly passEnv: readonly string[];
     }
   | { readonly kind: "http"; readonly url: string; readonly token?: string };
 
@@ -32,7 +34,7 @@ const MAX_PAGES = 1000;
 /**
  * Starts (stdio) or reaches (HTTP) the server, lists every tool (all pages) and closes it, within
  * `timeoutMs`. A stdio server sees only the variables MCP clients pass by default (PATH, HOME, USER, ...)
- * of `env`, as it would under any MCP client.
+ * of `env`, as it would under any MCP client, and those `passEnv` names.
  * @throws ServerUnavailableError when it would not start, closed early, refused the token or timed out.
  */
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<ServerTools> {
@@ -59,7 +61,7 @@ function openTransport(target: ServerTarget, stderr: StderrTail): Transport {
     return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers } });
   }
   const env = Object.fromEntries(
-    DEFAULT_INHERITED_ENV_VARS.flatMap((name) => {
+    [...DEFAULT_INHERITED_ENV_VARS, ...target.passEnv].flatMap((name) => {
       const value = target.env[name];
       return value === undefined || value.startsWith("()") ? [] : [[name, value]];
     }),
