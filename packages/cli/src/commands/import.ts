@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/client/stdio";
 import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, manifestSchema } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
@@ -25,10 +24,10 @@ inference has a // note saying what to check. "recovery": "idempotent" is never 
   --version <semver>   the plugin's version; default 0.1.0
   --force              replace an existing <folder>/plugin.json
   --timeout <seconds>  how long the server has to start and list its tools; default 30
-  -- <command> [args]  a stdio server: started as given (in this folder), asked, and stopped; it sees only
-                       PATH, HOME and the other variables MCP clients pass by default
-  --pass-env <NAME>    also pass this variable of your environment to it, now and when served ("passEnv");
-                       repeat for more. Its value is never written to plugin.json
+  -- <command> [args]  a stdio server: started as given (in this folder), asked, and stopped
+  --pass-env <NAME>    a variable of your environment the server may see, now and when served
+                       ("passEnv"; its value is never written); repeat for more. It sees no other, as when
+                       served: a server started with npx needs at least --pass-env PATH --pass-env HOME
   --url <url>          a Streamable HTTP server instead
   --token-file <file>  a file holding the bearer token for --url (readable by its owner alone, chmod 600)
   --insecure           allow the token over plain http to another machine
@@ -128,7 +127,7 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   } else {
     const [program, ...programArgs] = command as [string, ...string[]];
     target = { kind: "stdio", command: program, args: programArgs, cwd: io.cwd, env: io.env, passEnv };
-    head = stdioHead(values.id, version, command as [string, ...string[]], { cwd: path.relative(outDir, io.cwd), env: io.env, passEnv });
+    head = stdioHead(values.id, version, command as [string, ...string[]], { cwd: path.relative(outDir, io.cwd), passEnv });
   }
 
   let imported: ImportedManifest;
@@ -159,17 +158,16 @@ function stdioHead(
   id: string,
   version: string,
   command: readonly [string, ...string[]],
-  run: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly passEnv: readonly string[] },
+  run: { readonly cwd: string; readonly passEnv: readonly string[] },
 ): PluginHead {
   const [program, ...args] = command;
   const { cwd, passEnv } = run;
-  const passed = [...DEFAULT_INHERITED_ENV_VARS, ...passEnv].filter((name) => run.env[name] !== undefined);
   const notes = [
     cwd === ""
       ? undefined
       : `"cwd" is the folder the import ran the command in, relative to this one, so that relative paths in "command" and "args" mean the same`,
-    `served, the server sees only the variables "env" sets and those "passEnv" names; at import it saw ${passed.length === 0 ? "none" : passed.join(", ")}: ` +
-      'add "passEnv" (e.g. ["HOME"]) or "env" for what it needs, and nothing else',
+    `the server sees only the variables "env" sets and "passEnv" names (at import: ${passEnv.length === 0 ? "none" : passEnv.join(", ")}); ` +
+      "give it what it needs, and nothing else",
   ];
   const upstream: Record<string, JsonValue> = {
     command: program,

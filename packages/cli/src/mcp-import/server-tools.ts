@@ -9,9 +9,9 @@ export type ServerTarget =
       readonly command: string;
       readonly args: readonly string[];
       readonly cwd: string;
-      /** The environment the command is run in (the caller's, from which only the usual variables pass). */
+      /** The caller's environment, from which only `passEnv` reaches the server. */
       readonly env: NodeJS.ProcessEnv;
-      /** Variables of `env` passed besides the usual ones. */
+      /** The variables of `env` the server sees: no others, as when it is served. */
       readonly passEnv: readonly string[];
     }
   | { readonly kind: "http"; readonly url: string; readonly token?: string };
@@ -33,8 +33,8 @@ const MAX_PAGES = 1000;
 
 /**
  * Starts (stdio) or reaches (HTTP) the server, lists every tool (all pages) and closes it, within
- * `timeoutMs`. A stdio server sees only the variables MCP clients pass by default (PATH, HOME, USER, ...)
- * of `env`, as it would under any MCP client, and those `passEnv` names.
+ * `timeoutMs`. A stdio server sees only the `passEnv` variables of `env`, as when toolpact serves it, so
+ * that a server that imports also starts when served.
  * @throws ServerUnavailableError when it would not start, closed early, refused the token or timed out.
  */
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<ServerTools> {
@@ -60,13 +60,20 @@ function openTransport(target: ServerTarget, stderr: StderrTail): Transport {
     const headers: Record<string, string> = target.token === undefined ? {} : { authorization: `Bearer ${target.token}` };
     return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers } });
   }
-  const env = Object.fromEntries(
-    [...DEFAULT_INHERITED_ENV_VARS, ...target.passEnv].flatMap((name) => {
-      const value = target.env[name];
-      return value === undefined || value.startsWith("()") ? [] : [[name, value]];
-    }),
-  );
-  const transport = new StdioClientTransport({ command: target.command, args: [...target.args], cwd: target.cwd, env, stderr: "pipe" });
+  // Exactly what it sees when served: the SDK spreads its default environment (HOME, PATH, ...) under
+  // ours, and Node's spawn leaves out a variable set to undefined.
+  const env: Record<string, string | undefined> = Object.fromEntries(DEFAULT_INHERITED_ENV_VARS.map((name) => [name, undefined]));
+  for (const name of target.passEnv) {
+    const value = target.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  const transport = new StdioClientTransport({
+    command: target.command,
+    args: [...target.args],
+    cwd: target.cwd,
+    env: env as Record<string, string>,
+    stderr: "pipe",
+  });
   transport.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk));
   return transport;
 }
@@ -85,7 +92,10 @@ function describeFailure(target: ServerTarget, error: unknown, timedOut: boolean
   }
   const shown = [target.command, ...target.args].map((part) => (/^[\w@%+=:,./-]+$/.test(part) ? part : JSON.stringify(part))).join(" ");
   if ((error as NodeJS.ErrnoException).code === "ENOENT" || /\bENOENT\b/.test(message)) {
-    return `could not start ${JSON.stringify(target.command)}: no such program (from ${target.cwd}); check the command after --, or give its full path${tail}`;
+    return (
+      `could not start ${JSON.stringify(target.command)}: no such program (from ${target.cwd}, with ${target.passEnv.includes("PATH") ? "your PATH" : "no PATH"}); ` +
+      `check the command after --, or give its full path${tail}`
+    );
   }
   if (timedOut)
     return `the server (${shown}) did not list its tools within ${timeoutMs / 1000} s: check that it speaks MCP on stdio, or give it longer with --timeout${tail}`;
