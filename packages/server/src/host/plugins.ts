@@ -1,5 +1,8 @@
 import path from "node:path";
 import { importActivate, PluginLoadError, readPluginFolder, runActivate, type PluginFolder, type ToolpactRuntime } from "@toolpact/runtime";
+import { activateUpstreamPlugin, type UpstreamHostOptions } from "../upstream/upstream-plugin.js";
+import { UpstreamConfigError } from "../upstream/upstream-endpoint.js";
+import type { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
 import { HostError } from "./host-error.js";
 
 /** A plugin folder's manifest and, when it has code to run, its module exporting `activate(sdk)`. */
@@ -32,13 +35,19 @@ export async function loadPlugins(dirs: readonly string[]): Promise<LoadedPlugin
   return plugins;
 }
 
-/** Imports a plugin's module and runs its `activate(sdk)`; a plugin with no module (a caller over HTTP or MCP) has nothing to run. */
-export async function activatePlugin(plugin: LoadedPlugin, runtime: ToolpactRuntime): Promise<void> {
+/**
+ * Imports a plugin's module and runs its `activate(sdk)`; a plugin with no module (a caller over HTTP or MCP)
+ * has nothing to run; a plugin with `upstream` connects to its MCP server, whose supervisor is returned
+ * for the host to stop.
+ */
+export async function activatePlugin(plugin: LoadedPlugin, runtime: ToolpactRuntime, upstream: UpstreamHostOptions): Promise<UpstreamSupervisor | undefined> {
   try {
+    if (plugin.manifest.upstream !== undefined) return await activateUpstreamPlugin(plugin, runtime, upstream);
     const activate = await importActivate(plugin);
     if (activate !== undefined) await runActivate(plugin.manifest.id, activate, runtime.sdkFor(plugin.manifest.id));
+    return undefined;
   } catch (error) {
-    if (error instanceof PluginLoadError) throw new HostError(error.message, [], { cause: error.cause });
+    if (error instanceof PluginLoadError || error instanceof UpstreamConfigError) throw new HostError(error.message, [], { cause: error.cause });
     throw error;
   }
 }

@@ -1,6 +1,5 @@
 import { ToolpactError, type ToolHandler } from "@toolpact/contract";
 import { isAllowed, providerFailed } from "../../plugin-code/answers.js";
-import { ProviderBusy } from "../../plugin-code/provider-signals.js";
 import type { CallAt } from "../call.js";
 import type { Next, Step } from "../chain.js";
 
@@ -8,7 +7,7 @@ type Reads = "provider" | "tool" | "handler" | "input";
 
 /**
  * provider-authorize: the provider's own `authorize`, when it has one, allows the call (it can only narrow).
- * A provider at capacity (ProviderBusy) refuses with RATE_LIMITED before any operation exists.
+ * A provider at capacity (ProviderBusy) refuses with RATE_LIMITED here, before any operation exists.
  */
 export const providerAuthorize: Step<Reads> = function providerAuthorize(call, next) {
   const authorize = call.handler.authorize;
@@ -22,12 +21,6 @@ async function authorizeThen<T>(call: CallAt<Reads>, authorize: NonNullable<Tool
   try {
     allowed = isAllowed(await call.parts.pluginCode.runProvider(call, (ctx) => authorize.call(handler, input, ctx)));
   } catch (error) {
-    if (error instanceof ProviderBusy) {
-      throw new ToolpactError("RATE_LIMITED", `the provider of ${tool.fullName} is at capacity and ran nothing: ${error.message}`, {
-        tool: tool.fullName,
-        retryAfterMs: error.retryAfterMs,
-      });
-    }
     throw providerFailed(tool.fullName, "authorize", error);
   }
   if (!allowed) {
