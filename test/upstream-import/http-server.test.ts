@@ -5,7 +5,7 @@
  * file's structure, the bearer token from an owner-only file, and a changed schema seen by `toolpact diff`.
  */
 import { existsSync } from "node:fs";
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { loadManifest, parseManifest, type Manifest } from "@toolpact/contract";
@@ -195,36 +195,54 @@ describe("toolpact import mcp --url --token-file", () => {
     await guarded?.close();
   });
 
-  it("sends the token from an owner-only file and writes its path relative to the plugin folder", async () => {
-    await writeFile(path.join(work, "notes.token"), "s3cret-token-for-the-notes-server\n", { mode: 0o600 });
-    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "guarded", "--url", guarded.url, "--token-file", "notes.token");
+  /** A token file in the plugin folder `folder` (made here), as toolpact serve reads it. */
+  async function tokenIn(folder: string, token: string, mode = 0o600): Promise<string> {
+    await mkdir(path.join(work, folder), { recursive: true });
+    await writeFile(path.join(work, folder, "server.token"), `${token}\n`);
+    await chmod(path.join(work, folder, "server.token"), mode);
+    return `${folder}/server.token`;
+  }
+
+  it("sends the token from an owner-only file in the plugin folder and names it relative to that folder", async () => {
+    const tokenFile = await tokenIn("guarded", "s3cret-token-for-the-notes-server");
+    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "guarded", "--url", guarded.url, "--token-file", tokenFile);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect((await loaded("guarded/plugin.json")).upstream).toEqual({ url: guarded.url, tokenFile: "../notes.token" });
+    expect((await loaded("guarded/plugin.json")).upstream).toEqual({ url: guarded.url, tokenFile: "server.token" });
     expect(await readFile(path.join(work, "guarded/plugin.json"), "utf8")).not.toContain("s3cret");
   }, 60_000);
 
+  it("refuses a token file outside the plugin folder (toolpact serve would not read it)", async () => {
+    await writeFile(path.join(work, "loose.token"), "s3cret-token-for-the-notes-server\n", { mode: 0o600 });
+    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "loose", "--url", guarded.url, "--token-file", "loose.token");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^toolpact import: --token-file loose\.token is outside loose: toolpact reads a plugin's token file only from its folder; move it there/,
+    );
+  });
+
   it("refuses a token file that others can read, before sending anything", async () => {
-    await writeFile(path.join(work, "open.token"), "s3cret-token-for-the-notes-server\n");
-    await chmod(path.join(work, "open.token"), 0o644);
-    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "open", "--url", guarded.url, "--token-file", "open.token");
+    const tokenFile = await tokenIn("open", "s3cret-token-for-the-notes-server", 0o644);
+    const run = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "open", "--url", guarded.url, "--token-file", tokenFile);
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      "toolpact import mcp: open.token holds a bearer token but its group and other users may read or change it (mode 0644): run chmod 600 open.token, then try again",
+      "toolpact import mcp: open/server.token holds a bearer token but its group and other users may read or change it (mode 0644): run chmod 600 open/server.token, then try again",
     );
   });
 
   it("a wrong token or none: the server's refusal and what to do", async () => {
-    await writeFile(path.join(work, "wrong.token"), "not-the-token\n", { mode: 0o600 });
-    const wrong = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "wrong", "--url", guarded.url, "--token-file", "wrong.token");
+    const tokenFile = await tokenIn("wrong", "not-the-token");
+    const wrong = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "wrong", "--url", guarded.url, "--token-file", tokenFile);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toMatch(/refused the request \(.*\): check the token in --token-file/);
+    expect(wrong.stderr).toMatch(/refused the request \(HTTP 401\): check the token in --token-file/);
     const none = await toolpact("import", "mcp", "--id", "com.example.guarded", "--out", "wrong", "--url", guarded.url);
     expect(none.code).toBe(1);
-    expect(none.stderr).toMatch(/refused the request \(.*\): it needs a token: pass --token-file <file>/);
+    expect(none.stderr).toMatch(/refused the request \(HTTP 401\): it needs a token: pass --token-file <file>/);
+    expect(existsSync(path.join(work, "wrong/plugin.json"))).toBe(false);
   }, 60_000);
 
-  it("never sends a token over plain http to another machine without --insecure", async () => {
+  it("never sends a token over plain http to another machine", async () => {
+    const tokenFile = await tokenIn("far", "s3cret-token-for-the-notes-server");
     const run = await toolpact(
       "import",
       "mcp",
@@ -235,11 +253,11 @@ describe("toolpact import mcp --url --token-file", () => {
       "--url",
       "http://mcp.example.com/mcp",
       "--token-file",
-      "notes.token",
+      tokenFile,
     );
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      "toolpact import mcp: --url http://mcp.example.com/mcp would send the token in notes.token unencrypted to mcp.example.com, which is not this machine: use https://, or pass --insecure if the network between you is trusted",
+      "toolpact import mcp: --url http://mcp.example.com/mcp would send the token in far/server.token unencrypted to mcp.example.com, which is not this machine: use https:// (toolpact serve refuses it too)",
     );
   });
 });

@@ -89,7 +89,8 @@ describe("toolpact import mcp: server-filesystem", () => {
   it("names each tool in toolpact's form and keeps the server's name as upstreamName", () => {
     expect(tool(manifest, "read-text-file")).toMatchObject({ upstreamName: "read_text_file", title: "Read Text File" });
     expect(tool(manifest, "write-file").upstreamName).toBe("write_file");
-    expect(manifest.upstream).toMatchObject({ command: process.execPath, args: [serverBin("server-filesystem"), data], cwd: ".." });
+    // It runs in the plugin folder, as when served: no "cwd", which could only point there.
+    expect(manifest.upstream).toEqual({ command: process.execPath, args: [serverBin("server-filesystem"), data] });
     expect(manifest.permissions).toEqual(["tools:provide"]);
   });
 

@@ -13,15 +13,15 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Refuses to send credentials (`what`) to `url` over plain http unless it is this machine or `insecure` is set.
+ * Refuses to send credentials to `url` over plain http unless it is this machine or `insecure` is set.
  * @returns the problem, for the command to print, or undefined when the URL is fine.
  */
-export function plainHttpProblem(url: string, flag: string, insecure: boolean, what = "the plugin key and actor token"): string | undefined {
+export function plainHttpProblem(url: string, flag: string, insecure: boolean): string | undefined {
   if (insecure || !URL.canParse(url)) return undefined;
   const parsed = new URL(url);
   if (parsed.protocol !== "http:" || isLoopbackHost(parsed.hostname)) return undefined;
   return (
-    `${flag} ${url} would send ${what} unencrypted to ${parsed.host}, which is not this machine: ` +
+    `${flag} ${url} would send the plugin key and actor token unencrypted to ${parsed.host}, which is not this machine: ` +
     "use https://, or pass --insecure if the network between you is trusted"
   );
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, manifestSchema } from "@toolpact/contract";
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
-import { CredentialFileError, plainHttpProblem, readCredentialFile } from "../credential-safety.js";
+import { CredentialFileError, isLoopbackHost, readCredentialFile } from "../credential-safety.js";
 import { importedManifest, type ImportedManifest, type PluginHead } from "../mcp-import/imported-manifest.js";
 import type { JsonValue } from "../mcp-import/jsonc-text.js";
 import { ServerUnavailableError, listServerTools, type ServerTarget } from "../mcp-import/server-tools.js";
@@ -24,13 +24,14 @@ inference has a // note saying what to check. "recovery": "idempotent" is never 
   --version <semver>   the plugin's version; default 0.1.0
   --force              replace an existing <folder>/plugin.json
   --timeout <seconds>  how long the server has to start and list its tools; default 30
-  -- <command> [args]  a stdio server: started as given (in this folder), asked, and stopped
+  -- <command> [args]  a stdio server: started as given in <folder> (relative paths are relative to it, as
+                       when served), asked, and stopped
   --pass-env <NAME>    a variable of your environment the server may see, now and when served
                        ("passEnv"; its value is never written); repeat for more. It sees no other, as when
                        served: a server started with npx needs at least --pass-env PATH --pass-env HOME
   --url <url>          a Streamable HTTP server instead
-  --token-file <file>  a file holding the bearer token for --url (readable by its owner alone, chmod 600)
-  --insecure           allow the token over plain http to another machine
+  --token-file <file>  a file in <folder> holding the bearer token for --url (readable by its owner alone,
+                       chmod 600); sent only over https, or http to this machine
 
 Exit 0 when plugin.json was written and loads, 1 when the server could not be asked, listed no tools,
 or a tool is refused as written (the file is still written, with the tool marked REFUSED), 2 on usage errors.`;
@@ -56,7 +57,6 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
       url: { type: "string" },
       "token-file": { type: "string" },
       "pass-env": { type: "string", multiple: true },
-      insecure: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -90,11 +90,13 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (command.length > 0 === (values.url !== undefined)) {
     return usage(command.length > 0 ? "give the server's command after -- or --url, not both" : "name the server: its command after --, or --url <url>");
   }
-  if (values.url === undefined && (values["token-file"] !== undefined || values.insecure === true)) return usage("--token-file and --insecure go with --url");
+  if (values.url === undefined && values["token-file"] !== undefined) return usage("--token-file goes with --url");
   const passEnv = [...new Set(values["pass-env"] ?? [])];
   if (values.url !== undefined && passEnv.length > 0) return usage("--pass-env goes with a stdio server's command (after --)");
   const badName = passEnv.find((name) => !ENV_NAME.test(name));
   if (badName !== undefined) return usage(`--pass-env "${badName}" is not an environment variable name: letters, digits and underscores, e.g. API_BASE`);
+  const ownSecret = passEnv.find((name) => name.startsWith("TOOLPACT_"));
+  if (ownSecret !== undefined) return usage(`--pass-env ${ownSecret}: toolpact's own variables are never passed to a plugin`);
 
   const outDir = path.resolve(io.cwd, values.out);
   const file = path.join(outDir, "plugin.json");
@@ -112,8 +114,15 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     let token: string | undefined;
     const tokenFile = values["token-file"];
     if (tokenFile !== undefined) {
-      const insecure = plainHttpProblem(url, "--url", values.insecure === true, `the token in ${tokenFile}`);
-      if (insecure !== undefined) return fail(insecure);
+      if (!isInside(outDir, path.resolve(io.cwd, tokenFile))) {
+        return usage(`--token-file ${tokenFile} is outside ${values.out}: toolpact reads a plugin's token file only from its folder; move it there`);
+      }
+      const { protocol, hostname, host } = new URL(url);
+      if (protocol === "http:" && !isLoopbackHost(hostname)) {
+        return fail(
+          `--url ${url} would send the token in ${tokenFile} unencrypted to ${host}, which is not this machine: use https:// (toolpact serve refuses it too)`,
+        );
+      }
       try {
         token = readCredentialFile(path.resolve(io.cwd, tokenFile), "a bearer token", tokenFile).trim();
       } catch (error) {
@@ -126,23 +135,27 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     head = httpHead(values.id, version, url, tokenFile === undefined ? undefined : path.relative(outDir, path.resolve(io.cwd, tokenFile)));
   } else {
     const [program, ...programArgs] = command as [string, ...string[]];
-    target = { kind: "stdio", command: program, args: programArgs, cwd: io.cwd, env: io.env, passEnv };
-    head = stdioHead(values.id, version, command as [string, ...string[]], { cwd: path.relative(outDir, io.cwd), passEnv });
+    target = { kind: "stdio", command: program, args: programArgs, cwd: outDir, env: io.env, passEnv };
+    head = stdioHead(values.id, version, command as [string, ...string[]], passEnv);
   }
 
+  // A stdio server runs in the plugin folder, as when served; a folder made for it goes again on failure.
+  const made = await mkdir(outDir, { recursive: true });
   let imported: ImportedManifest;
   try {
     const listed = await listServerTools(target, timeoutSeconds * 1000);
     if (listed.tools.length === 0) {
-      return fail("the server lists no tools, so there is nothing to import (toolpact serves an MCP server's tools, not its resources or prompts)");
+      throw new ServerUnavailableError(
+        "the server lists no tools, so there is nothing to import (toolpact serves an MCP server's tools, not its resources or prompts)",
+      );
     }
     imported = importedManifest(listed, head, file);
   } catch (error) {
+    if (made !== undefined) await rm(made, { recursive: true, force: true });
     if (error instanceof ServerUnavailableError) return fail(error.message);
     throw error;
   }
 
-  await mkdir(outDir, { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
   try {
     await writeFile(temporary, imported.text, { flag: "wx" });
@@ -153,29 +166,21 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   return report(imported, shown, io, head);
 }
 
-/** `upstream` for a stdio server: the command and args as given, run where they were run at import. */
-function stdioHead(
-  id: string,
-  version: string,
-  command: readonly [string, ...string[]],
-  run: { readonly cwd: string; readonly passEnv: readonly string[] },
-): PluginHead {
+/** `upstream` for a stdio server: the command and args as given, run in the plugin folder as at import. */
+function stdioHead(id: string, version: string, command: readonly [string, ...string[]], passEnv: readonly string[]): PluginHead {
   const [program, ...args] = command;
-  const { cwd, passEnv } = run;
   const notes = [
-    cwd === ""
-      ? undefined
-      : `"cwd" is the folder the import ran the command in, relative to this one, so that relative paths in "command" and "args" mean the same`,
-    `the server sees only the variables "env" sets and "passEnv" names (at import: ${passEnv.length === 0 ? "none" : passEnv.join(", ")}); ` +
+    'the server runs in this folder, as it did at import: relative paths in "command" and "args" are relative to it',
+    `it sees only the variables "env" sets and "passEnv" names (at import: ${passEnv.length === 0 ? "none" : passEnv.join(", ")}); ` +
       "give it what it needs, and nothing else",
   ];
-  const upstream: Record<string, JsonValue> = {
-    command: program,
-    ...(args.length === 0 ? {} : { args }),
-    ...(cwd === "" ? {} : { cwd }),
-    ...(passEnv.length === 0 ? {} : { passEnv }),
-  };
-  return { id, version, upstream, upstreamNotes: notes.filter((note) => note !== undefined) };
+  const upstream: Record<string, JsonValue> = { command: program, ...(args.length === 0 ? {} : { args }), ...(passEnv.length === 0 ? {} : { passEnv }) };
+  return { id, version, upstream, upstreamNotes: notes };
+}
+
+/** Whether `file` is inside `folder`. */
+function isInside(folder: string, file: string): boolean {
+  return file.startsWith(folder + path.sep);
 }
 
 /** `upstream` for a Streamable HTTP server: its URL, and the token's file relative to the plugin folder. */
