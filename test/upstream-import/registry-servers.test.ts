@@ -244,7 +244,7 @@ describe("toolpact import mcp: errors for people", () => {
     expect(run.stderr).toMatch(/^toolpact import mcp: could not start "no-such-mcp-server-here": no such program/);
   }, 60_000);
 
-  it("usage errors: a bad id, no server, both a command and --url", async () => {
+  it("usage errors: a bad id, no server, both a command and --url, a bad or secret --pass-env", async () => {
     const badId = await toolpact("import", "mcp", "--id", "Com.Example", "--out", "x", ...serverCommand("server-memory"));
     expect(badId.code).toBe(2);
     expect(badId.stderr).toMatch(/^toolpact import: --id "Com\.Example" is not a plugin id: lowercase dot-separated segments/);
@@ -253,6 +253,22 @@ describe("toolpact import mcp: errors for people", () => {
     expect(none.stderr).toMatch(/^toolpact import: name the server: its command after --, or --url <url>/);
     const both = await toolpact("import", "mcp", "--id", "com.example.x", "--out", "x", "--url", "http://127.0.0.1:1/mcp", "--", "node");
     expect(both.code).toBe(2);
+    const badName = await toolpact("import", "mcp", "--id", "com.example.x", "--out", "x", "--pass-env", "API-BASE", ...serverCommand("server-memory"));
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toMatch(/^toolpact import: --pass-env "API-BASE": an environment variable name is letters, digits and underscores/);
+    const secret = await toolpact(
+      "import",
+      "mcp",
+      "--id",
+      "com.example.x",
+      "--out",
+      "x",
+      "--pass-env",
+      "TOOLPACT_ADMIN_KEY",
+      ...serverCommand("server-memory"),
+    );
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toMatch(/^toolpact import: --pass-env TOOLPACT_ADMIN_KEY: toolpact's own variables are never passed to a plugin/);
     expect(existsSync(path.join(work, "x"))).toBe(false);
   });
 

@@ -38,8 +38,8 @@ or a tool is refused as written (the file is still written, with the tool marked
 
 const DEFAULT_VERSION = "0.1.0";
 const DEFAULT_TIMEOUT_SECONDS = 30;
-/** What `--pass-env` takes: the manifest's rule for an environment variable name. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** What `--pass-env` takes: the manifest's own rule for a `passEnv` name. */
+const ENV_NAME = manifestSchema.shape.upstream.unwrap().options[0].shape.passEnv.unwrap().element;
 
 /** `toolpact import mcp`: writes a reviewable plugin.json from an MCP server's tools. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
@@ -93,8 +93,8 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (values.url === undefined && values["token-file"] !== undefined) return usage("--token-file goes with --url");
   const passEnv = [...new Set(values["pass-env"] ?? [])];
   if (values.url !== undefined && passEnv.length > 0) return usage("--pass-env goes with a stdio server's command (after --)");
-  const badName = passEnv.find((name) => !ENV_NAME.test(name));
-  if (badName !== undefined) return usage(`--pass-env "${badName}" is not an environment variable name: letters, digits and underscores, e.g. API_BASE`);
+  const badName = passEnv.find((name) => !ENV_NAME.safeParse(name).success);
+  if (badName !== undefined) return usage(`--pass-env "${badName}": ${ENV_NAME.safeParse(badName).error?.issues[0]?.message}`);
   const ownSecret = passEnv.find((name) => name.startsWith("TOOLPACT_"));
   if (ownSecret !== undefined) return usage(`--pass-env ${ownSecret}: toolpact's own variables are never passed to a plugin`);
 
