@@ -156,16 +156,12 @@ describe("toolpact import mcp: server-filesystem", () => {
           "}",
         ].join("\n"),
       );
-      expect(typecheck([caller])).toEqual([]);
-      await writeFile(
-        caller,
-        `${await readFile(caller, "utf8")}\nexport const wrong: number = (await createToolClients({} as ToolTransport).files.readTextFile.execute({ path: "x" })).result.content;\n`,
-      );
-      expect(typecheck([caller]).join("\n")).toMatch(/caller\.ts:17:\d+: TS2322: Type 'string' is not assignable to type 'number'/);
+      // Each @ts-expect-error above is an error tsc must find: one it does not find is an error of its own.
+      expect(typecheck(project)).toEqual([]);
     } finally {
       await rm(project, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 240_000);
 
   it("refuses to replace plugin.json without --force, and replaces it with --force", async () => {
     const again = await toolpact("import", "mcp", "--id", "com.example.files", "--out", "files", ...serverCommand("server-filesystem", data));

@@ -1,18 +1,15 @@
 /**
- * tsc over generated clients and a caller written against them, with the repository's strict options
- * (tsconfig.base.json) and the workspace packages resolved to their sources.
+ * tsc, as a caller's project runs it, over a folder of generated clients and a caller written against
+ * them: the repository's strict options (tsconfig.base.json), the workspace packages from their sources.
  */
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
-import ts from "typescript";
 import { ROOT } from "./registry-servers.js";
 
-function compilerOptions(): ts.CompilerOptions {
-  const configFile = path.join(ROOT, "tsconfig.base.json");
-  const { config, error } = ts.readConfigFile(configFile, ts.sys.readFile);
-  if (error) throw new Error(ts.flattenDiagnosticMessageText(error.messageText, "\n"));
-  const parsed = ts.parseJsonConfigFileContent({ ...config, files: [] }, ts.sys, ROOT, undefined, configFile);
-  return {
-    ...parsed.options,
+/** Each error tsc reports for the `.ts` files under `project`, as "file(line,col): error TSnnnn: message". */
+export function typecheck(project: string): string[] {
+  const compilerOptions = {
     noEmit: true,
     composite: false,
     incremental: false,
@@ -21,15 +18,10 @@ function compilerOptions(): ts.CompilerOptions {
     sourceMap: false,
     customConditions: ["@toolpact/source"],
   };
-}
-
-/** Every diagnostic of `files` as "file:line:col: TSnnnn: message" (files named relative to the repository). */
-export function typecheck(files: readonly string[]): string[] {
-  const program = ts.createProgram({ rootNames: [...files], options: compilerOptions() });
-  return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
-    const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
-    if (!diagnostic.file || diagnostic.start === undefined) return `TS${diagnostic.code}: ${message}`;
-    const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
-    return `${path.relative(ROOT, diagnostic.file.fileName)}:${line + 1}:${character + 1}: TS${diagnostic.code}: ${message}`;
-  });
+  const extendsFile = path.relative(project, path.join(ROOT, "tsconfig.base.json"));
+  writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ extends: extendsFile, compilerOptions, include: ["**/*.ts"] }));
+  const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+  const run = spawnSync(process.execPath, [tsc, "-p", project, "--pretty", "false"], { cwd: project, encoding: "utf8", timeout: 240_000 });
+  if (run.error !== undefined) throw run.error;
+  return run.stdout.split("\n").filter((line) => line.trim() !== "");
 }
