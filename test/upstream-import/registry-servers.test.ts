@@ -234,6 +234,28 @@ describe("toolpact import mcp: errors for people", () => {
     expect(existsSync(path.join(work, "broken"))).toBe(false);
   }, 60_000);
 
+  it("a server that never answers: stopped after --timeout, with what to do", async () => {
+    const started = Date.now();
+    const run = await toolpact(
+      "import",
+      "mcp",
+      "--id",
+      "com.example.silent",
+      "--out",
+      "silent",
+      "--timeout",
+      "1",
+      "--",
+      process.execPath,
+      "-e",
+      "setInterval(() => {}, 1000)",
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/did not list its tools within 1 s: check that it speaks MCP on stdio, or give it longer with --timeout/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(existsSync(path.join(work, "silent"))).toBe(false);
+  }, 30_000);
+
   it("a command that does not exist", async () => {
     const run = await toolpact("import", "mcp", "--id", "com.example.missing", "--out", "missing", "--", "no-such-mcp-server-here");
     expect(run.code).toBe(1);
