@@ -41,6 +41,7 @@ const COMMAND_MODULES = {
   codegen: () => import("./commands/codegen.js"),
   diff: () => import("./commands/diff.js"),
   dev: () => import("./commands/dev.js"),
+  import: () => import("./commands/import.js"),
   init: () => import("./commands/init.js"),
   mcp: () => import("./commands/mcp.js"),
   migrate: () => import("./commands/migrate.js"),

@@ -31,6 +31,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "diff <old-manifest> <new-manifest>  list breaking changes; exit 1 when one lacks a version bump",
     load: async () => (await import("./commands/diff.js")).run,
   },
+  import: {
+    summary: "import mcp --id <id> --out <dir>    write plugin.json from an MCP server's tools (-- <command> or --url), for review",
+    load: async () => (await import("./commands/import.js")).run,
+  },
   dev: {
     summary: "dev [folder...]                     serve plugins with throwaway secrets, keys and a token; reload on change",
     requires: SERVER_PACKAGE,

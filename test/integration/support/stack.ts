@@ -89,7 +89,7 @@ export interface StackOptions {
 }
 
 /** A free port on 127.0.0.1 (listened on once, then released). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve, reject) => {
     probe.once("error", reject);
