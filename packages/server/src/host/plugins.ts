@@ -1,5 +1,6 @@
 import path from "node:path";
 import { importActivate, PluginLoadError, readPluginFolder, runActivate, type PluginFolder, type ToolpactRuntime } from "@toolpact/runtime";
+import { activateIsolated, type IsolationHost } from "../isolation/isolated-provider.js";
 import { HostError } from "./host-error.js";
 
 /** A plugin folder's manifest and, when it has code to run, its module exporting `activate(sdk)`. */
@@ -32,8 +33,12 @@ export async function loadPlugins(dirs: readonly string[]): Promise<LoadedPlugin
   return plugins;
 }
 
-/** Imports a plugin's module and runs its `activate(sdk)`; a plugin with no module (a caller over HTTP or MCP) has nothing to run. */
-export async function activatePlugin(plugin: LoadedPlugin, runtime: ToolpactRuntime): Promise<void> {
+/**
+ * Imports a plugin's module and runs its `activate(sdk)`; a plugin with no module (a caller over HTTP or MCP) has nothing to run.
+ * A plugin with `"isolation": "process"` runs its module in a child process the host supervises instead.
+ */
+export async function activatePlugin(plugin: LoadedPlugin, runtime: ToolpactRuntime, host: IsolationHost): Promise<void> {
+  if (plugin.manifest.isolation === "process") return activateIsolated(plugin, runtime, host);
   try {
     const activate = await importActivate(plugin);
     if (activate !== undefined) await runActivate(plugin.manifest.id, activate, runtime.sdkFor(plugin.manifest.id));

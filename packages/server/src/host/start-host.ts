@@ -124,6 +124,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   });
 
   let server: ToolpactServer | undefined;
+  // Isolated plugins' child processes, stopped after the server drained its calls.
+  const children: (() => Promise<void>)[] = [];
+  const stopChildren = () => Promise.all(children.map((stop) => stop().catch(() => {}))).then(() => {});
   try {
     for (const plugin of plugins) {
       for (const warning of plugin.warnings) logger.warn({ event: "manifest_warning", pluginId: plugin.manifest.id, warning });
@@ -133,7 +136,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         throw new HostError(`plugin "${plugin.manifest.id}" could not be registered: ${(error as Error).message}`, [], { cause: error });
       }
     }
-    for (const plugin of plugins) await activatePlugin(plugin, runtime);
+    for (const plugin of plugins) await activatePlugin(plugin, runtime, { logger, onClose: (stop) => children.push(stop) });
     // Operations a crashed instance left running are settled now that every handler is registered;
     // the runtime's timer repeats this. A failure here is retried by that timer, not fatal.
     await runtime.settleExpiredLeases().then(
@@ -187,11 +190,12 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       publicUrl,
       instanceId,
       database: describeDatabase(config.database, config.databaseOptions),
-      close: () => running.close(),
+      close: () => running.close().finally(stopChildren),
     };
   } catch (error) {
     if (server) await server.close().catch(() => {});
     else await runtime.close().catch(() => {});
+    await stopChildren();
     throw error;
   }
 }
