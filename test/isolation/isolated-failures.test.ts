@@ -9,7 +9,7 @@ import { IN_PROCESS, ISOLATED, startIsolatedHost, type IsolatedHost } from "./su
 let world: IsolatedHost;
 
 beforeAll(async () => {
-  world = await startIsolatedHost({ process: { memoryMb: 48 } });
+  world = await startIsolatedHost({ process: { memoryMb: 48, maxInFlight: 2 } });
 });
 
 afterAll(async () => {
@@ -86,5 +86,26 @@ describe("an isolated provider that misbehaves", () => {
     expect(await world.logged("isolated_process_exited", from)).toMatchObject({ pluginId: ISOLATED, code: 3 });
     expect(await read(IN_PROCESS, "after-crash")()).toMatchObject({ id: "after-crash" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
+  });
+
+  it("writing to stdout what is not MCP, and answers that are not tool results: that call fails, and the host goes on", async () => {
+    const alice = await world.principal();
+    const failed = await failure(world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "garbage" }, {}));
+    expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "ChildCallError" } });
+    expect(await read(IN_PROCESS, "after-garbage")()).toMatchObject({ id: "after-garbage" });
+    expect(await servesAgain()).toMatchObject({ id: "again" });
+  });
+
+  it("calls beyond process.maxInFlight are refused without reaching the child; the others are answered", async () => {
+    const alice = await world.principal();
+    const calls = [1, 2, 3].map((n) =>
+      world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "slow" }, { n }).then(
+        (done) => done.result,
+        (error: { code?: string; data?: Record<string, unknown> }) => ({ code: error.code, errorClass: error.data?.errorClass }),
+      ),
+    );
+    const answers = await Promise.all(calls);
+    expect(answers.filter((answer) => "slow" in (answer as object))).toHaveLength(2);
+    expect(answers.filter((answer) => "code" in (answer as object))).toEqual([{ code: "PROVIDER_FAILED", errorClass: "ChildCallError" }]);
   });
 });

@@ -2,6 +2,8 @@
  * `"isolation": "process"`: the same provider module, run in the host's process and in a child of its own,
  * answers the same through the whole pipeline; the child sees only the environment its manifest declares.
  */
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CALLER, IN_PROCESS, ISOLATED, startIsolatedHost, TENANT, type IsolatedHost } from "./support/isolated-host.js";
 
@@ -76,6 +78,28 @@ describe("an isolated provider answers as the same provider in process", () => {
     const { inProcess, isolated } = await both((providerId) => world.host.runtime.execute(alice, { providerId, tool: "read-note" }, { id: 7 }));
     expect(isolated).toEqual(inProcess);
     expect(isolated).toMatchObject({ code: "INPUT_INVALID" });
+  });
+});
+
+describe("an isolated provider's child", () => {
+  it("is told when a call is cancelled (its timeout): ctx.signal aborts in the child, which answers pings and is kept", async () => {
+    const from = world.events.length;
+    const alice = await world.principal();
+    const failed = await world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "waits" }, { mark: "m1" }).catch((error: unknown) => error);
+    expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "TimeoutError" } });
+    const abortedFile = path.join(world.isolatedDir, "aborted-m1");
+    for (let attempt = 0; attempt < 50 && !existsSync(abortedFile); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(readFileSync(abortedFile, "utf8")).toBe("aborted");
+    await new Promise((resolve) => setTimeout(resolve, 1200)); // longer than the ping the host sends after a cancel may take
+    expect(world.events.slice(from).filter((entry) => String(entry.event).startsWith("isolated_process"))).toEqual([]);
+    expect((await world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "read-note" }, { id: "kept" })).result).toMatchObject({ id: "kept" });
+  });
+
+  it("writes its console to stderr, which the host logs with the plugin named (stdout carries MCP)", async () => {
+    const from = world.events.length;
+    const alice = await world.principal();
+    expect((await world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "chatty" }, {})).result).toEqual({ said: true });
+    expect(await world.logged("isolated_stderr", from)).toEqual({ event: "isolated_stderr", pluginId: ISOLATED, line: "hello from the provider" });
   });
 });
 

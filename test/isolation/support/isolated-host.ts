@@ -28,10 +28,15 @@ const tools = [
   { name: "hog", effect: "read", inputSchema: object, timeoutMs: 15_000 },
   { name: "spin", effect: "read", inputSchema: object, timeoutMs: 800 },
   { name: "crash", effect: "write", requiresConfirmation: false, inputSchema: object },
+  { name: "waits", effect: "read", inputSchema: object, timeoutMs: 300 },
+  { name: "slow", effect: "read", inputSchema: object },
+  { name: "chatty", effect: "read", inputSchema: object },
+  { name: "garbage", effect: "read", inputSchema: object, timeoutMs: 5000 },
 ];
 
 /** The provider module both copies run: the same code, in the host or in a child. */
 const PROVIDER_MODULE = `
+import { writeFileSync } from "node:fs";
 export function activate(sdk) {
   sdk.tools.provide("read-note", {
     execute: (input, ctx) => ({ id: input.id, text: "note " + input.id, tenant: ctx.tenantId, user: ctx.actor.userId, caller: ctx.callerPluginId, tool: ctx.tool, phase: ctx.phase }),
@@ -46,12 +51,30 @@ export function activate(sdk) {
   sdk.tools.provide("hog", { execute: () => { const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length)); } });
   sdk.tools.provide("spin", { execute: () => { for (;;) {} } });
   sdk.tools.provide("crash", { execute: () => process.exit(3) });
+  sdk.tools.provide("waits", {
+    execute: (input, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
+      writeFileSync(new URL("./aborted-" + input.mark, import.meta.url), "aborted");
+      resolve({ late: true });
+    })),
+  });
+  sdk.tools.provide("slow", { execute: () => new Promise((resolve) => setTimeout(() => resolve({ slow: true }), 400)) });
+  sdk.tools.provide("chatty", { execute: () => { console.log("hello from the provider"); return { said: true }; } });
+  // Not JSON-RPC, then an answer to every request id the host may have used that is not a tool result.
+  sdk.tools.provide("garbage", {
+    execute: () => {
+      process.stdout.write("this is not JSON-RPC\\n");
+      for (let id = 0; id < 300; id++) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, result: { content: "no", structuredContent: [1] } }) + "\\n");
+      return new Promise(() => {});
+    },
+  });
 }
 `;
 
 /** What a test drives. */
 export interface IsolatedHost {
   readonly host: RunningHost;
+  /** The isolated copy's plugin folder. */
+  readonly isolatedDir: string;
   /** What the host logged, in order. */
   readonly events: Readonly<Record<string, unknown>>[];
   /** The caller acting for `userId` in TENANT. */
@@ -119,6 +142,7 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
   const { key } = await admin.issuePluginKey(TENANT, CALLER);
   return {
     host,
+    isolatedDir: isolated,
     events,
     principal: async (userId = "alice") => host.runtime.authenticate({ pluginKey: key, actorToken: await actorToken(actorSecret, userId), via: "http" }),
     logged: (event, from = 0) =>
