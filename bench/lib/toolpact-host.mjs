@@ -14,18 +14,19 @@ const SERVING = /^toolpact serving \d+ plugins? at (http:\/\/\S+)\/trpc$/;
 
 /**
  * Starts `instances` `toolpact serve` processes on one `database` (default: a fresh SQLite file in a temp
- * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`); `env` adds to its environment.
+ * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`); `env` adds to its environment;
+ * `plugins` replaces the plugin folders (same ids as PLUGIN_DIRS).
  * Answers the URLs, the caller's credentials, the SQLite file (if any) and `stop()`.
  */
-/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[], env?: Record<string, string> }} [options] */
-export async function startToolpactHosts({ database, instances = 1, nodeArgs = [], env: extraEnv = {} } = {}) {
+/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[], env?: Record<string, string>, plugins?: string[] }} [options] */
+export async function startToolpactHosts({ database, instances = 1, nodeArgs = [], env: extraEnv = {}, plugins = PLUGIN_DIRS } = {}) {
   const dir = await scratchDir("toolpact-host-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   const configFile = path.join(dir, "toolpact.config.json");
   await writeFile(
     configFile,
     JSON.stringify({
-      plugins: PLUGIN_DIRS,
+      plugins,
       database: database ?? sqliteFile,
       host: "127.0.0.1",
       port: 0,
