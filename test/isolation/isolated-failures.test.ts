@@ -46,11 +46,9 @@ describe("an isolated provider that misbehaves", () => {
     const from = world.events.length;
     const alice = await world.principal();
     const hog = world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "hog" }, {});
-    expect(await failure(hog)).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "ChildCallError" } });
-    const exited = await world.logged("isolated_process_exited", from);
-    expect(exited).toMatchObject({ pluginId: ISOLATED });
-    expect(exited.signal !== null || exited.code !== 0).toBe(true);
-    expect(world.events.slice(from).some((entry) => entry.event === "isolated_stderr" && /heap/i.test(String(entry.line)))).toBe(true);
+    expect(await failure(hog)).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "ProviderOutcomeUnknown" } });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
+    expect(world.events.slice(from).some((entry) => entry.event === "upstream_stderr" && /heap/i.test(String(entry.line)))).toBe(true);
     expect(await read(IN_PROCESS, "meanwhile")()).toMatchObject({ id: "meanwhile" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
@@ -69,8 +67,8 @@ describe("an isolated provider that misbehaves", () => {
     expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "TimeoutError" } });
     // The other read finished long before the spinning call's timeout (800 ms) freed anything.
     expect(readMs).toBeLessThan(spinMs / 2);
-    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED });
-    expect(await world.logged("isolated_process_exited", from)).toMatchObject({ pluginId: ISOLATED, signal: "SIGKILL" });
+    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED, killed: 1 });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
 
@@ -78,12 +76,12 @@ describe("an isolated provider that misbehaves", () => {
     const from = world.events.length;
     const alice = await world.principal();
     const crashed = await failure(world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "crash" }, {}));
-    expect(crashed).toMatchObject({ code: "OUTCOME_UNKNOWN" });
+    expect(crashed).toMatchObject({ code: "OUTCOME_UNKNOWN", data: { errorClass: "ProviderOutcomeUnknown" } });
     const operationId = crashed.data?.operationId as string;
     expect(typeof operationId).toBe("string");
     const operation = await world.host.runtime.getOperation(alice, operationId);
     expect(operation).toMatchObject({ state: "unknown" });
-    expect(await world.logged("isolated_process_exited", from)).toMatchObject({ pluginId: ISOLATED, code: 3 });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
     expect(await read(IN_PROCESS, "after-crash")()).toMatchObject({ id: "after-crash" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
@@ -91,7 +89,7 @@ describe("an isolated provider that misbehaves", () => {
   it("writing to stdout what is not MCP, and answers that are not tool results: that call fails, and the host goes on", async () => {
     const alice = await world.principal();
     const failed = await failure(world.host.runtime.execute(alice, { providerId: ISOLATED, tool: "garbage" }, {}));
-    expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "ChildCallError" } });
+    expect(failed).toMatchObject({ code: "PROVIDER_FAILED" });
     expect(await read(IN_PROCESS, "after-garbage")()).toMatchObject({ id: "after-garbage" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
@@ -106,6 +104,6 @@ describe("an isolated provider that misbehaves", () => {
     );
     const answers = await Promise.all(calls);
     expect(answers.filter((answer) => "slow" in (answer as object))).toHaveLength(2);
-    expect(answers.filter((answer) => "code" in (answer as object))).toEqual([{ code: "PROVIDER_FAILED", errorClass: "ChildCallError" }]);
+    expect(answers.filter((answer) => "code" in (answer as object))).toEqual([{ code: "PROVIDER_FAILED", errorClass: "ProviderBusy" }]);
   });
 });

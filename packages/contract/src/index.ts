@@ -24,6 +24,7 @@ export {
   DEFAULT_TOOL_TIMEOUT_MS,
   ISOLATION_MODES,
   DEFAULT_UPSTREAM_MAX_IN_FLIGHT,
+  UPSTREAM_TOOL_NAME_PATTERN,
   DEFAULT_ISOLATED_MEMORY_MB,
   manifestSchema,
   toolDeclarationSchema,
@@ -53,6 +54,14 @@ export {
   type InputLimits,
 } from "./input.js";
 export { canonicalJson, inputDigest, schemaHash } from "./canonical-json.js";
+export {
+  compareUpstreamTools,
+  describeToolDrift,
+  type LiveTool,
+  type SchemaChange,
+  type ToolDrift,
+  type UpstreamDrift,
+} from "./schema-drift.js";
 export { withoutUndefined, type WithoutUndefined } from "./without-undefined.js";
 export { compileSchema, schemaDialect, type SchemaValidator, type SchemaDialect } from "./validation.js";
 export {

@@ -51,3 +51,26 @@ describe("isolation", () => {
     expect(check(`"isolation": "process", "process": { "memoryMb": 1 }, ${TOOL}`).join("\n")).toMatch(/memoryMb must be at least 16/);
   });
 });
+
+describe("upstreamName", () => {
+  const named = (name: string) =>
+    `"tools": [{ "name": "read-file", "upstreamName": ${JSON.stringify(name)}, "effect": "read", "inputSchema": { "type": "object" } }]`;
+
+  it("names the tool on the upstream server, and is kept as written", () => {
+    expect(check(`"upstream": { "command": "srv" }, ${named("read_file")}`)).toEqual([]);
+    const result = parseManifest(
+      `{ "id": "mcp.files", "version": "1.0.0", "permissions": ["tools:provide"], "upstream": { "command": "srv" }, ${named("Files.read_file")} }`,
+      "p",
+    );
+    expect(result.ok && result.manifest.tools[0]?.upstreamName).toBe("Files.read_file");
+  });
+
+  it("is refused without an upstream, and when empty, too long or holding spaces or control characters", () => {
+    expect(check(named("read_file"))).toEqual([
+      'plugin.json:1:109: error: "upstreamName" names a tool on an upstream MCP server: add "upstream", or remove it',
+    ]);
+    for (const bad of ["", "read file", "read\u0007file", "x".repeat(129), "lé"]) {
+      expect(check(`"upstream": { "command": "srv" }, ${named(bad)}`).join("\n")).toMatch(/an upstream tool name is 1 to 128 printable ASCII characters/);
+    }
+  });
+});

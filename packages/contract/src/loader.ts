@@ -235,6 +235,13 @@ function checkProviderPlacement(check: ManifestCheck, root: Node): void {
       );
     }
   }
+  const tools = memberOf(root, "tools");
+  const upstreamNames = upstream === undefined && tools?.type === "array" ? (tools.children ?? []) : [];
+  const unplaced = '"upstreamName" names a tool on an upstream MCP server: add "upstream", or remove it';
+  upstreamNames.forEach((tool, index) => {
+    const property = propertyOf(tool, "upstreamName");
+    if (property !== undefined) check.error(keyNodeOf(property)!, ["tools", index, "upstreamName"], unplaced);
+  });
   if (processSettings !== undefined && !(isolation?.type === "string" && isolation.value === "process")) {
     check.error(keyNodeOf(processSettings)!, ["process"], '"process" sets up an isolated child: add "isolation": "process", or remove "process"');
   }

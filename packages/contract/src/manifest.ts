@@ -51,6 +51,9 @@ const describe = (description: string): { description: string } => ({ descriptio
 const description = () => z.string().max(DESCRIPTION_MAX_LENGTH);
 const seamTimeout = () => z.number().int().min(1).max(MAX_SEAM_TIMEOUT_MS);
 
+/** A tool's name on an upstream MCP server (MCP allows `_`, `.`, capitals; toolpact names do not). */
+export const UPSTREAM_TOOL_NAME_PATTERN = /^[\x21-\x7E]{1,128}$/;
+
 /** One tool declaration, as written in the manifest (defaults not yet applied). */
 export const toolDeclarationSchema = z.strictObject({
   name: toolNameSchema,
@@ -81,6 +84,11 @@ export const toolDeclarationSchema = z.strictObject({
     .meta(describe(`Provider timeout in ms; default ${DEFAULT_TOOL_TIMEOUT_MS}.`)),
   inputSchema: jsonSchema.meta(describe('JSON Schema (2020-12, or draft-07 via "$schema") of the input; its root is "type": "object".')),
   outputSchema: jsonSchema.optional().meta(describe("JSON Schema of the result; results are validated against it.")),
+  upstreamName: z
+    .string()
+    .regex(UPSTREAM_TOOL_NAME_PATTERN, 'an upstream tool name is 1 to 128 printable ASCII characters without spaces, e.g. "read_file"')
+    .optional()
+    .meta(describe('The tool\'s name on the upstream MCP server, e.g. "read_file"; only with "upstream"; default: the tool\'s "name".')),
 });
 
 /** One gate declaration; needs the tools:gate permission. */
@@ -232,6 +240,8 @@ export interface ToolDeclaration {
   readonly timeoutMs: number;
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
+  /** The tool's name on the plugin's upstream MCP server, when it differs from `name`. */
+  readonly upstreamName?: string;
 }
 
 /** A declared gate. */

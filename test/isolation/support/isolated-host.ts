@@ -130,7 +130,8 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
   let host: RunningHost;
   try {
     const config = await loadHostConfig({ cwd: dir, env: {} });
-    host = await startHost({ config, env, logger });
+    // The host's environment, from which passEnv copies; quick restarts keep the tests short.
+    host = await startHost({ config, env: { ...process.env, ...env }, logger, upstreamSupervision: { restartDelayMs: { initial: 50, max: 1000 } } });
   } catch (error) {
     restoreEnv();
     rmSync(dir, { recursive: true, force: true });

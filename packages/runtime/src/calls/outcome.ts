@@ -45,6 +45,8 @@ export interface Unanswered {
   readonly state: Exclude<OperationState, "running">;
   readonly errorCode: OperationErrorCode;
   readonly errorClass?: string;
+  /** The provider's own message for the caller (a ProviderRefusal), made visible and bounded; never stored. */
+  readonly shown?: string;
   readonly staged?: StagedReactions;
 }
 
@@ -82,11 +84,13 @@ export interface OperationError {
   readonly tool: string;
   readonly operationId: string;
   readonly errorClass: string | undefined;
+  /** The provider's own message for the caller, when it refused with one. */
+  readonly shown?: string | undefined;
 }
 
 /** The error a caller gets for an operation that began and gave no result: always with its operation id. */
 export function outcomeError(failure: OperationError): ToolpactError {
-  const { code, tool, operationId, errorClass } = failure;
+  const { code, tool, operationId, errorClass, shown } = failure;
   const data = errorClass === undefined ? { tool, operationId } : { tool, operationId, errorClass };
   switch (code) {
     case "OUTPUT_INVALID":
@@ -101,11 +105,18 @@ export function outcomeError(failure: OperationError): ToolpactError {
     case "OUTCOME_UNKNOWN":
       return new ToolpactError(
         "OUTCOME_UNKNOWN",
-        `${tool} did not answer in time; its effect may or may not have happened (operation ${operationId}): ` + "read the operation before retrying",
+        `${tool} ${errorClass === "ProviderOutcomeUnknown" ? "lost its answer" : "did not answer in time"}; ` +
+          `its effect may or may not have happened (operation ${operationId}): read the operation before retrying`,
         data,
       );
     case "PROVIDER_FAILED":
-      return new ToolpactError("PROVIDER_FAILED", `the provider of ${tool} failed (operation ${operationId}); its message is not forwarded`, data);
+      return new ToolpactError(
+        "PROVIDER_FAILED",
+        shown === undefined
+          ? `the provider of ${tool} failed (operation ${operationId}); its message is not forwarded`
+          : `the provider of ${tool} failed (operation ${operationId}) and says: ${shown}`,
+        data,
+      );
     case "GUARD_REJECTED":
       return new ToolpactError(
         "GUARD_REJECTED",

@@ -78,5 +78,5 @@ export function settlementOf(call: CallAt<"tool" | "operation">, outcome: Effect
 export function answerOf(call: CallAt<"tool" | "operation">, outcome: EffectOutcome): ExecuteResult {
   const { operationId } = call.operation;
   if (outcome.answered) return { operationId, result: outcome.result };
-  throw outcomeError({ code: outcome.errorCode, tool: call.tool.fullName, operationId, errorClass: outcome.errorClass });
+  throw outcomeError({ code: outcome.errorCode, tool: call.tool.fullName, operationId, errorClass: outcome.errorClass, shown: outcome.shown });
 }

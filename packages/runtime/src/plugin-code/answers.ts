@@ -7,6 +7,7 @@ import { errorClassOf } from "../activity/error-class.js";
 import { SHOWN_SUMMARY_MAX_CHARS } from "../confirmation/shown-preview.js";
 import type { GateDecision, StagedReaction } from "../seams.js";
 import { TIMED_OUT } from "./plugin-code-runner.js";
+import { ProviderBusy, ProviderRefusal, shownProviderMessage } from "./provider-signals.js";
 
 const REASON_MAX = 500;
 /** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
@@ -159,12 +160,27 @@ export function failureClassOf(error: unknown): string {
   return error === TIMED_OUT ? "TimeoutError" : errorClassOf(error);
 }
 
-/** PROVIDER_FAILED for a provider's preview or authorize that threw or timed out; its message is never forwarded. */
+/**
+ * PROVIDER_FAILED for a provider's preview or authorize that threw or timed out; its message is never forwarded,
+ * unless it refused with one (ProviderRefusal). A provider at capacity (ProviderBusy) is RATE_LIMITED: nothing ran.
+ */
 export function providerFailed(tool: string, what: "preview" | "authorize", error: unknown): ToolpactError {
   if (error === TIMED_OUT) {
     return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} timed out`, {
       tool,
       errorClass: "TimeoutError",
+    });
+  }
+  if (error instanceof ProviderBusy) {
+    return new ToolpactError("RATE_LIMITED", `the provider of ${tool} is at capacity and ran nothing: ${shownProviderMessage(error.message)}`, {
+      tool,
+      retryAfterMs: error.retryAfterMs,
+    });
+  }
+  if (error instanceof ProviderRefusal) {
+    return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} refused: ${shownProviderMessage(error.message)}`, {
+      tool,
+      errorClass: errorClassOf(error),
     });
   }
   return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} failed; its message is not forwarded`, {

@@ -17,8 +17,9 @@ export interface PluginFolder {
   readonly manifestFile: string;
   readonly manifest: Manifest;
   /**
-   * The module exporting `activate(sdk)`. Undefined only for a caller that declares nothing to provide
-   * (no tools, gates, hooks or guards) and ships no module: it calls over HTTP or MCP with a plugin key.
+   * The module exporting `activate(sdk)`. Undefined for a caller that declares nothing to provide (no
+   * tools, gates, hooks or guards) and ships no module: it calls over HTTP or MCP with a plugin key; and
+   * always for a plugin with `upstream` (an MCP server provides its tools; a module there is not run).
    */
   readonly moduleFile: string | undefined;
   /** Manifest warnings (valid, but e.g. keywords codegen cannot express), as `file:line:col` lines. */
@@ -33,8 +34,12 @@ export class PluginLoadError extends Error {
   override readonly name = "PluginLoadError";
 }
 
-/** True when a manifest declares something the host must run code for: tools, gates, hooks or guards. */
+/**
+ * True when a manifest declares something the host must run a module for: tools, gates, hooks or guards.
+ * A plugin whose tools an upstream MCP server provides has no module: the host connects to the server.
+ */
 export function providesCode(manifest: Manifest): boolean {
+  if (manifest.upstream !== undefined) return false;
   return manifest.tools.length + manifest.gates.length + manifest.hooks.length + manifest.guards.length > 0;
 }
 
@@ -44,7 +49,7 @@ export async function readPluginFolder(dir: string): Promise<PluginFolder | stri
   if (!existsSync(manifestFile)) return [`${manifestFile}: not found: each plugin folder needs a plugin.json manifest`];
   const result = await loadManifest(manifestFile);
   if (!result.ok) return result.diagnostics.map((diagnostic) => formatDiagnostic(diagnostic));
-  const moduleFile = await pluginModule(dir);
+  const moduleFile = result.manifest.upstream === undefined ? await pluginModule(dir) : undefined;
   if (moduleFile === undefined && providesCode(result.manifest)) {
     return [
       `${dir}: no plugin module for "${result.manifest.id}", which declares ${declaredKinds(result.manifest)}: ` +

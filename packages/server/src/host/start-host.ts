@@ -8,6 +8,8 @@ import { derivePresenceSessionSecret } from "../presence-session.js";
 import { CONFIG_FILE, type HostConfig, type HostRetention } from "./config.js";
 import { describeDatabase, openStore } from "./database.js";
 import { HostError } from "./host-error.js";
+import type { UpstreamHostOptions } from "../upstream/upstream-plugin.js";
+import type { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
 import { activatePlugin, loadPlugins } from "./plugins.js";
 import { readSecrets } from "./secrets.js";
 
@@ -31,6 +33,8 @@ export interface StartHostOptions {
   readonly onConfirmationRequested?: (request: ConfirmationRequested) => void;
   /** Said on the confirmation page's "Sign-in needed" page: where people find their sign-in link (`toolpact dev`: its terminal). */
   readonly confirmationSignInHint?: string;
+  /** How upstream MCP servers are supervised (restart back-off, connect timeout, revision); defaults suit production. */
+  readonly upstreamSupervision?: UpstreamHostOptions["supervision"];
 }
 
 /** A platform confirmation a preview opened: what `onConfirmationRequested` is told. */
@@ -124,9 +128,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   });
 
   let server: ToolpactServer | undefined;
-  // Isolated plugins' child processes, stopped after the server drained its calls.
-  const children: (() => Promise<void>)[] = [];
-  const stopChildren = () => Promise.all(children.map((stop) => stop().catch(() => {}))).then(() => {});
+  const upstreams: UpstreamSupervisor[] = [];
+  // Upstream MCP servers stop after the server drained its calls and closed the runtime.
+  const stopUpstreams = () => Promise.all(upstreams.map((upstream) => upstream.close())).then(() => undefined);
   try {
     for (const plugin of plugins) {
       for (const warning of plugin.warnings) logger.warn({ event: "manifest_warning", pluginId: plugin.manifest.id, warning });
@@ -136,7 +140,11 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         throw new HostError(`plugin "${plugin.manifest.id}" could not be registered: ${(error as Error).message}`, [], { cause: error });
       }
     }
-    for (const plugin of plugins) await activatePlugin(plugin, runtime, { logger, onClose: (stop) => children.push(stop) });
+    const upstreamOptions = { logger, env: options.env ?? process.env, ...withoutUndefined({ supervision: options.upstreamSupervision }) };
+    for (const plugin of plugins) {
+      const supervisor = await activatePlugin(plugin, runtime, upstreamOptions);
+      if (supervisor !== undefined) upstreams.push(supervisor);
+    }
     // Operations a crashed instance left running are settled now that every handler is registered;
     // the runtime's timer repeats this. A failure here is retried by that timer, not fatal.
     await runtime.settleExpiredLeases().then(
@@ -190,12 +198,12 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       publicUrl,
       instanceId,
       database: describeDatabase(config.database, config.databaseOptions),
-      close: () => running.close().finally(stopChildren),
+      close: () => running.close().finally(stopUpstreams),
     };
   } catch (error) {
     if (server) await server.close().catch(() => {});
     else await runtime.close().catch(() => {});
-    await stopChildren();
+    await stopUpstreams();
     throw error;
   }
 }

@@ -2,15 +2,18 @@
  * The host's handler for one tool of an isolated provider: each function the child has (execute, and
  * preview or authorize when it has them) sends the call to the child with its context, and reads the answer
  * as untrusted. A call the child may have run and never answered (it died, or answered nonsense) is
- * `OUTCOME_UNKNOWN` for an execute with an effect; a read, or a call never sent, simply failed.
+ * ProviderOutcomeUnknown: OUTCOME_UNKNOWN for an execute with an effect, a failure for a read.
  */
 import { isToolpactErrorCode, ToolpactError, type Manifest, type ToolCallContext, type ToolHandler } from "@toolpact/contract";
-import { ChildCallError, type ChildSupervisor } from "./child-supervisor.js";
+import { ProviderOutcomeUnknown } from "@toolpact/runtime";
+import type { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
+import type { ChildWatchdog } from "./child-watchdog.js";
 import { CALL_META_KEY, THROWN_META_KEY, type HandlerPhase, type HandlerShape, type ThrownOnWire, type ToolCallContextOnWire } from "./wire.js";
 
 /** What an isolated handler sends through. */
 export interface IsolatedTool {
-  readonly supervisor: ChildSupervisor;
+  readonly supervisor: Pick<UpstreamSupervisor, "call">;
+  readonly watchdog: Pick<ChildWatchdog, "check">;
   /** The tool as the plugin named it when it provided it: `"name"` or `"name@version"`. */
   readonly spec: string;
   readonly shape: HandlerShape;
@@ -48,19 +51,23 @@ async function callChild(tool: IsolatedTool, phase: HandlerPhase, input: unknown
     ...(ctx.traceparent === undefined ? {} : { traceparent: ctx.traceparent }),
     ...(ctx.tracestate === undefined ? {} : { tracestate: ctx.tracestate }),
   };
-  const mayHaveEffect = phase === "execute" && ctx.effect !== "read";
-  let result: Awaited<ReturnType<ChildSupervisor["call"]>>;
+  const { signal } = ctx;
+  // A call cancelled (its timeout, or the host closing): a child that then does not answer is spinning.
+  const onAbort = () => tool.watchdog.check();
+  signal.addEventListener("abort", onAbort, { once: true });
   try {
-    result = await tool.supervisor.call({ name: tool.spec, arguments: { input }, _meta: { [CALL_META_KEY]: about } }, ctx.signal, timeoutMs);
+    const result = await tool.supervisor.call(tool.spec, { input }, { timeoutMs, signal, meta: { [CALL_META_KEY]: about } });
+    return answerOf(result, ctx.tool) as never;
   } catch (error) {
-    if (error instanceof ChildCallError && error.failure === "lost" && mayHaveEffect) throw outcomeUnknown(ctx.tool, error.message);
+    if (error instanceof ProviderOutcomeUnknown && !signal.aborted) tool.watchdog.check();
     throw error;
+  } finally {
+    signal.removeEventListener("abort", onAbort);
   }
-  return answerOf(result, ctx.tool, mayHaveEffect) as never;
 }
 
-/** The handler's answer in a child's result, or what it threw, thrown again; anything else is a failure of the child. */
-function answerOf(result: unknown, toolName: string, mayHaveEffect: boolean): unknown {
+/** The handler's answer in a child's result, or what it threw, thrown again; anything else may have run and went unanswered. */
+function answerOf(result: unknown, toolName: string): unknown {
   const { isError, structuredContent, _meta } = (typeof result === "object" && result !== null ? result : {}) as Record<string, unknown>;
   if (isError === true) {
     const thrown = (_meta as Record<string, unknown> | undefined)?.[THROWN_META_KEY] as Partial<ThrownOnWire> | undefined;
@@ -73,13 +80,7 @@ function answerOf(result: unknown, toolName: string, mayHaveEffect: boolean): un
     const content = structuredContent as { answer?: unknown; notJson?: unknown };
     return content.notJson === true ? NOT_JSON : content.answer;
   }
-  const message = `the isolated process answered ${toolName} with something that is not an answer`;
-  if (mayHaveEffect) throw outcomeUnknown(toolName, message);
-  throw new ChildCallError("lost", message);
-}
-
-function outcomeUnknown(toolName: string, why: string): ToolpactError {
-  return new ToolpactError("OUTCOME_UNKNOWN", `${why}: ${toolName} may have run; its outcome is unknown`, { tool: toolName });
+  throw new ProviderOutcomeUnknown(`the isolated process answered ${toolName} with something that is not an answer: it may have run`);
 }
 
 /** An error whose class name is the one the child reported, so the activity log records what it would in process. */

@@ -1,28 +1,22 @@
 /**
  * `"isolation": "process"`: a provider module run in a child process of its own, with only its declared
- * environment and a heap limit, under a supervisor. The host registers one handler per tool the child
- * provides; each handler sends its call to the child and reads the answer as untrusted. Everything else a
- * call goes through (permission, validation, confirmation, the ledger, output validation, guards) runs in
- * the host as for any provider.
+ * environment and a heap limit, under the same supervisor as an upstream MCP server (restart with back-off,
+ * calls in flight bounded, stderr to the log, stopped with the host). The host registers one handler per
+ * tool the child provides; each sends its call to the child and reads the answer as untrusted. Everything
+ * else a call goes through (permission, validation, confirmation, the ledger, output validation, guards)
+ * runs in the host as for any provider.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_ISOLATED_MEMORY_MB, DEFAULT_UPSTREAM_MAX_IN_FLIGHT, type Manifest } from "@toolpact/contract";
-import { ACTIVATE_TIMEOUT_MS, type Logger, type PluginFolder, type ToolpactRuntime } from "@toolpact/runtime";
+import { ACTIVATE_TIMEOUT_MS, type PluginFolder, type ToolpactRuntime } from "@toolpact/runtime";
 import { HostError } from "../host/host-error.js";
-import { childEnvironment } from "./child-environment.js";
-import { ChildSupervisor } from "./child-supervisor.js";
+import { upstreamEndpointOf } from "../upstream/upstream-endpoint.js";
+import type { UpstreamHostOptions } from "../upstream/upstream-plugin.js";
+import { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
+import { ChildWatchdog } from "./child-watchdog.js";
 import { isolatedHandler } from "./isolated-handler.js";
-
-/** The largest message a child may send, bytes: beyond it the child is treated as broken and restarted. */
-const MAX_CHILD_MESSAGE_BYTES = 16 * 1024 * 1024;
-
-/** What starting an isolated provider needs from its host. */
-export interface IsolationHost {
-  readonly logger: Logger;
-  /** Stops the child when the host closes. */
-  readonly onClose: (stop: () => Promise<void>) => void;
-}
+import { HANDLER_META_KEY, type HandlerShape } from "./wire.js";
 
 /** Why a manifest cannot run isolated: it declares something only the host's process can run. */
 export function isolationProblems(manifest: Manifest): string[] {
@@ -44,53 +38,71 @@ export function isolationProblems(manifest: Manifest): string[] {
   return problems;
 }
 
-/** Starts an isolated plugin's child and provides each tool it serves; the child stops when the host closes. */
-export async function activateIsolated(plugin: PluginFolder, runtime: ToolpactRuntime, host: IsolationHost): Promise<void> {
-  const { manifest, moduleFile } = plugin;
-  const env = childEnvironment(manifest, process.env);
-  const problems = [...isolationProblems(manifest), ...(Array.isArray(env) ? env : [])];
-  if (problems.length > 0 || Array.isArray(env)) throw new HostError(`plugin "${manifest.id}" cannot run isolated`, problems);
-  if (moduleFile === undefined) return;
+/**
+ * Starts an isolated plugin's child and provides each tool it serves.
+ * @returns the supervisor, which the host closes when it stops
+ * @throws HostError when the manifest cannot run isolated or the child does not start (its stderr is in the log)
+ */
+export async function activateIsolated(plugin: PluginFolder, runtime: ToolpactRuntime, options: UpstreamHostOptions): Promise<UpstreamSupervisor | undefined> {
+  const { manifest, moduleFile, dir } = plugin;
+  const problems = isolationProblems(manifest);
+  if (problems.length > 0) throw new HostError(`plugin "${manifest.id}" cannot run isolated`, problems);
+  if (moduleFile === undefined) return undefined;
   const memoryMb = manifest.process?.memoryMb ?? DEFAULT_ISOLATED_MEMORY_MB;
-  const supervisor = new ChildSupervisor({
+  const args = [
+    `--max-old-space-size=${memoryMb}`,
+    // The young generation lives outside the old-space limit: keep it a small part of the budget.
+    `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(memoryMb / 16)))}`,
+    childEntry(),
+    moduleFile,
+    manifest.id,
+  ];
+  // The same rules as an upstream's: only `env` and `passEnv`, and never the host's own secrets.
+  const { env = {}, passEnv = [] } = manifest.process ?? {};
+  const endpoint = upstreamEndpointOf(manifest.id, dir, { command: process.execPath, args, env, passEnv }, options.env);
+  let served: ReadonlyMap<string, HandlerShape> = new Map();
+  const supervisor = new UpstreamSupervisor({
+    connectTimeoutMs: ACTIVATE_TIMEOUT_MS,
+    ...options.supervision,
+    // toolpact's own child speaks the 2025-11-25 handshake: no probe process at each start.
+    revision: "2025-11-25",
     pluginId: manifest.id,
-    spawn: {
-      command: process.execPath,
-      args: [
-        `--max-old-space-size=${memoryMb}`,
-        // The young generation lives outside the old-space limit: keep it a small part of the budget.
-        `--max-semi-space-size=${Math.max(1, Math.min(16, Math.floor(memoryMb / 16)))}`,
-        childEntry(),
-        moduleFile,
-        manifest.id,
-      ],
-      cwd: plugin.dir,
-      env,
-      maxMessageBytes: MAX_CHILD_MESSAGE_BYTES,
-    },
+    endpoint,
+    logger: options.logger,
     maxInFlight: manifest.process?.maxInFlight ?? DEFAULT_UPSTREAM_MAX_IN_FLIGHT,
-    logger: host.logger,
-    startTimeoutMs: ACTIVATE_TIMEOUT_MS,
-    restartDelayMs: 100,
-    maxRestartDelayMs: 30_000,
-    stableMs: 30_000,
-    unresponsiveMs: 1000,
+    onConnected: (connection) => {
+      if (connection.generation === 1) served = shapesOf(connection.tools);
+    },
   });
-  host.onClose(() => supervisor.close());
-  let served: ReadonlyMap<string, { preview: boolean; authorize: boolean }>;
   try {
-    served = await supervisor.start();
+    await supervisor.start();
   } catch (error) {
     await supervisor.close();
-    throw new HostError((error as Error).message, [], { cause: error });
+    throw new HostError(
+      `plugin "${manifest.id}": its isolated process did not start: ${(error as Error)?.message ?? String(error)}; its stderr is in the log (upstream_stderr)`,
+      [],
+      { cause: error },
+    );
   }
+  const watchdog = new ChildWatchdog({ supervisor, pluginId: manifest.id, args, logger: options.logger });
   const sdk = runtime.sdkFor(manifest.id);
   try {
-    for (const [spec, shape] of served) sdk.tools.provide(spec, isolatedHandler({ supervisor, spec, shape, manifest }));
+    for (const [spec, shape] of served) sdk.tools.provide(spec, isolatedHandler({ supervisor, watchdog, spec, shape, manifest }));
   } catch (error) {
     await supervisor.close();
     throw new HostError(`plugin "${manifest.id}": activate(sdk) in its isolated process failed: ${(error as Error).message}`, [], { cause: error });
   }
+  return supervisor;
+}
+
+/** The tools a child listed, with the handler shape each names (anything malformed counts as absent). */
+function shapesOf(listed: readonly { name: string; _meta?: Record<string, unknown> | undefined }[]): ReadonlyMap<string, HandlerShape> {
+  const tools = new Map<string, HandlerShape>();
+  for (const tool of listed) {
+    const shape = tool._meta?.[HANDLER_META_KEY] as Partial<HandlerShape> | undefined;
+    tools.set(tool.name, { preview: shape?.preview === true, authorize: shape?.authorize === true });
+  }
+  return tools;
 }
 
 /**

@@ -5,7 +5,10 @@ import type { Next, Step } from "../chain.js";
 
 type Reads = "provider" | "tool" | "handler" | "input";
 
-/** provider-authorize: the provider's own `authorize`, when it has one, allows the call (it can only narrow). */
+/**
+ * provider-authorize: the provider's own `authorize`, when it has one, allows the call (it can only narrow).
+ * A provider at capacity (ProviderBusy) refuses with RATE_LIMITED here, before any operation exists.
+ */
 export const providerAuthorize: Step<Reads> = function providerAuthorize(call, next) {
   const authorize = call.handler.authorize;
   return authorize === undefined ? next(call) : authorizeThen(call, authorize, next);

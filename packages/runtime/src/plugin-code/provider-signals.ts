@@ -1,0 +1,48 @@
+/**
+ * What a provider's code may tell the runtime when it throws, beyond "it failed": its effect may have
+ * happened, it is at capacity, or it refuses with a message meant for the caller. Plugin code that runs
+ * the effect elsewhere (an upstream MCP server, a child process) throws these; anything else it throws
+ * is PROVIDER_FAILED with its class name only.
+ */
+
+/** The longest message a ProviderRefusal forwards to the caller. */
+export const PROVIDER_REFUSAL_MAX_CHARS = 2000;
+
+/**
+ * The call may have reached the effect but its answer was lost (connection lost, process killed, no
+ * answer in time): a write or external tool's operation becomes `unknown` (OUTCOME_UNKNOWN), never
+ * "failed"; a read simply failed (it has no effect to recover).
+ */
+export class ProviderOutcomeUnknown extends Error {
+  override readonly name = "ProviderOutcomeUnknown";
+}
+
+/**
+ * The provider is at capacity and sent nothing. From `authorize` (before any operation exists) the
+ * caller gets RATE_LIMITED with `retryAfterMs`; from `execute` the operation failed, with nothing run.
+ */
+export class ProviderBusy extends Error {
+  override readonly name = "ProviderBusy";
+  readonly retryAfterMs: number;
+
+  constructor(message: string, retryAfterMs: number) {
+    super(message);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * The provider answered that the call failed, with a message for the caller (an upstream tool's own
+ * error text). The operation failed (PROVIDER_FAILED); the caller's error carries the message with
+ * control and formatting characters made visible, at most PROVIDER_REFUSAL_MAX_CHARS long. It is never
+ * stored nor logged: an idempotent replay answers without it.
+ */
+export class ProviderRefusal extends Error {
+  override readonly name = "ProviderRefusal";
+}
+
+/** A provider's message as the caller sees it: hidden characters as `\u{...}`, cut to PROVIDER_REFUSAL_MAX_CHARS. */
+export function shownProviderMessage(message: string): string {
+  const visible = message.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
+  return visible.length <= PROVIDER_REFUSAL_MAX_CHARS ? visible : `${visible.slice(0, PROVIDER_REFUSAL_MAX_CHARS)}… (cut)`;
+}
