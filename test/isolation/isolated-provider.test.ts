@@ -73,6 +73,18 @@ describe("an isolated provider answers as the same provider in process", () => {
     expect(isolated).toEqual({ code: "PROVIDER_FAILED", errorClass: "RangeError" });
   });
 
+  it("the provider's own authorize runs in the child and can refuse a user", async () => {
+    for (const [userId, want] of [
+      ["alice", { value: { result: { allowed: true } } }],
+      ["mallory", { code: "PERMISSION_DENIED" }],
+    ] as const) {
+      const user = await world.principal(userId);
+      const { inProcess, isolated } = await both((providerId) => world.host.runtime.execute(user, { providerId, tool: "guarded" }, {}));
+      expect(neutral(isolated), userId).toEqual(neutral(inProcess));
+      expect(isolated, userId).toMatchObject(want);
+    }
+  });
+
   it("the host validates input before the child sees it", async () => {
     const alice = await world.principal();
     const { inProcess, isolated } = await both((providerId) => world.host.runtime.execute(alice, { providerId, tool: "read-note" }, { id: 7 }));

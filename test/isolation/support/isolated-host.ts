@@ -28,6 +28,7 @@ const tools = [
   { name: "hog", effect: "read", inputSchema: object, timeoutMs: 15_000 },
   { name: "spin", effect: "read", inputSchema: object, timeoutMs: 800 },
   { name: "crash", effect: "write", requiresConfirmation: false, inputSchema: object },
+  { name: "guarded", effect: "read", inputSchema: object },
   { name: "waits", effect: "read", inputSchema: object, timeoutMs: 300 },
   { name: "slow", effect: "read", inputSchema: object },
   { name: "chatty", effect: "read", inputSchema: object },
@@ -51,6 +52,7 @@ export function activate(sdk) {
   sdk.tools.provide("hog", { execute: () => { const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length)); } });
   sdk.tools.provide("spin", { execute: () => { for (;;) {} } });
   sdk.tools.provide("crash", { execute: () => process.exit(3) });
+  sdk.tools.provide("guarded", { authorize: (input, ctx) => ctx.actor.userId !== "mallory", execute: () => ({ allowed: true }) });
   sdk.tools.provide("waits", {
     execute: (input, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
       writeFileSync(new URL("./aborted-" + input.mark, import.meta.url), "aborted");
