@@ -67,7 +67,7 @@ describe("the child's MCP server", () => {
     const client = await childWith((sdk) => {
       sdk.tools.provide("note", {
         execute: () => {
-          throw new ToolpactError("NOT_FOUND", "no note n1");
+          throw new ToolpactError("TOOL_NOT_FOUND", "no note n1");
         },
       });
       sdk.tools.provide("other", {
@@ -78,7 +78,7 @@ describe("the child's MCP server", () => {
     });
     const meta = { [CALL_META_KEY]: about("execute") };
     const toolpact = await client.callTool({ name: "note", arguments: { input: {} }, _meta: meta });
-    expect([toolpact.isError, toolpact._meta?.[THROWN_META_KEY]]).toEqual([true, { errorClass: "ToolpactError", code: "NOT_FOUND", message: "no note n1" }]);
+    expect([toolpact.isError, toolpact._meta?.[THROWN_META_KEY]]).toEqual([true, { errorClass: "ToolpactError", code: "TOOL_NOT_FOUND", message: "no note n1" }]);
     const other = await client.callTool({ name: "other", arguments: { input: {} }, _meta: meta });
     expect(other._meta?.[THROWN_META_KEY]).toEqual({ errorClass: "RangeError" });
     expect(JSON.stringify(other)).not.toContain("secret");
