@@ -7,15 +7,14 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import * as jose from "jose";
 import type { Principal } from "@toolpact/runtime";
 import { loadHostConfig, startHost, type RunningHost } from "@toolpact/server";
+import { ACTOR_ISSUER, mintActorToken } from "../../integration/support/tokens.js";
 
 export const TENANT = "acme";
 export const IN_PROCESS = "com.example.inproc";
 export const ISOLATED = "com.example.isolated";
 export const CALLER = "com.example.assistant";
-const ISSUER = "https://id.example";
 
 const object = { type: "object" };
 /** The tools both copies of the provider declare. */
@@ -109,7 +108,7 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
   const inProcess = writePlugin("inproc", { id: IN_PROCESS, ...provider }, PROVIDER_MODULE);
   const isolated = writePlugin("isolated", { id: ISOLATED, ...provider, isolation: "process", process: { memoryMb: 64, ...options.process } }, PROVIDER_MODULE);
   const caller = writePlugin("assistant", { id: CALLER, version: "1.0.0", permissions: ["tools:call"] }, "export function activate() {}\n");
-  writeFileSync(path.join(dir, "toolpact.config.json"), JSON.stringify({ plugins: [inProcess, isolated, caller], actorIssuer: ISSUER, port: 0 }));
+  writeFileSync(path.join(dir, "toolpact.config.json"), JSON.stringify({ plugins: [inProcess, isolated, caller], actorIssuer: ACTOR_ISSUER, port: 0 }));
   const actorSecret = randomBytes(32);
   const env = {
     TOOLPACT_ADMIN_KEY: randomBytes(32).toString("base64url"),
@@ -147,7 +146,8 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
     host,
     isolatedDir: isolated,
     events,
-    principal: async (userId = "alice") => host.runtime.authenticate({ pluginKey: key, actorToken: await actorToken(actorSecret, userId), via: "http" }),
+    principal: async (userId = "alice") =>
+      host.runtime.authenticate({ pluginKey: key, actorToken: await mintActorToken(actorSecret, { sub: userId, tid: TENANT, expiresIn: 3600 }), via: "http" }),
     logged: (event, from = 0) =>
       new Promise((resolve) => {
         const look = () => {
@@ -165,15 +165,4 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function actorToken(secret: Uint8Array, userId: string): Promise<string> {
-  return new jose.SignJWT({ tid: TENANT, lvl: 1 })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setIssuer(ISSUER)
-    .setAudience("toolpact")
-    .setSubject(userId)
-    .setIssuedAt()
-    .setExpirationTime("1h")
-    .sign(secret);
 }
