@@ -115,6 +115,27 @@ describe("an isolated provider's child", () => {
   });
 });
 
+describe("an isolated provider's lifetime", () => {
+  it("runs in a process of its own, which stops when the host closes", async () => {
+    const other = await startIsolatedHost();
+    const pid = Number(readFileSync(path.join(other.isolatedDir, "activated-pid"), "utf8"));
+    expect(pid).not.toBe(process.pid);
+    expect(alive(pid)).toBe(true);
+    await other.close();
+    for (let attempt = 0; attempt < 50 && alive(pid); attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive(pid)).toBe(false);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe("an isolated provider's environment", () => {
   it("holds only what its manifest declares: no host secret, no host variable it did not pass", async () => {
     const alice = await world.principal();

@@ -38,6 +38,7 @@ const tools = [
 const PROVIDER_MODULE = `
 import { writeFileSync } from "node:fs";
 export function activate(sdk) {
+  writeFileSync(new URL("./activated-pid", import.meta.url), String(process.pid));
   sdk.tools.provide("read-note", {
     execute: (input, ctx) => ({ id: input.id, text: "note " + input.id, tenant: ctx.tenantId, user: ctx.actor.userId, caller: ctx.callerPluginId, tool: ctx.tool, phase: ctx.phase }),
   });
