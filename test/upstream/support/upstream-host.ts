@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/client";
+import { Client, type Tool } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { ExecuteOptions } from "@toolpact/contract";
 import type { Principal, ToolpactRuntime } from "@toolpact/runtime";
@@ -38,25 +38,40 @@ export type LogEntry = Readonly<Record<string, unknown>> & { readonly level: "in
 /** What a test picks from a server's live tools: toolpact name, effect and the rest, by upstream name. */
 export type ToolPick = Readonly<Record<string, { name: string; effect: "read" | "write" | "external" } & Readonly<Record<string, unknown>>>>;
 
-/** Lists a stdio server's tools (2025-11-25 handshake) and declares the picked ones as the manifest would (what `toolpact import mcp` does). */
-export async function declareTools(args: readonly string[], pick: ToolPick, env: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
-  const client = new Client({ name: "test", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...args], env, stderr: "ignore" }));
-  try {
-    const { tools } = await client.listTools();
-    return Object.entries(pick).map(([upstreamName, chosen]) => {
-      const live = tools.find((tool) => tool.name === upstreamName);
-      if (live === undefined) throw new Error(`the server lists no tool ${upstreamName}`);
-      return {
-        upstreamName,
-        inputSchema: live.inputSchema,
-        ...(live.outputSchema === undefined ? {} : { outputSchema: live.outputSchema }),
-        ...chosen,
-      };
-    });
-  } finally {
-    await client.close();
+const listed = new Map<string, Promise<readonly Tool[]>>();
+
+/** A stdio server's live tools (2025-11-25 handshake), listed once per arguments in this test file. */
+function liveTools(args: readonly string[], env: Record<string, string>): Promise<readonly Tool[]> {
+  const key = JSON.stringify([args, env]);
+  let tools = listed.get(key);
+  if (tools === undefined) {
+    tools = (async () => {
+      const client = new Client({ name: "test", version: "1" });
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [...args], env, stderr: "ignore" }));
+      try {
+        return (await client.listTools()).tools;
+      } finally {
+        await client.close();
+      }
+    })();
+    listed.set(key, tools);
   }
+  return tools;
+}
+
+/** Lists a stdio server's tools and declares the picked ones as the manifest would (what `toolpact import mcp` does). */
+export async function declareTools(args: readonly string[], pick: ToolPick, env: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
+  const tools = await liveTools(args, env);
+  return Object.entries(pick).map(([upstreamName, chosen]) => {
+    const live = tools.find((tool) => tool.name === upstreamName);
+    if (live === undefined) throw new Error(`the server lists no tool ${upstreamName}`);
+    return {
+      upstreamName,
+      inputSchema: live.inputSchema,
+      ...(live.outputSchema === undefined ? {} : { outputSchema: live.outputSchema }),
+      ...chosen,
+    };
+  });
 }
 
 /** A started world: the host, a principal for the caller, the plugin folder, and the host's log. */
@@ -76,13 +91,21 @@ export interface UpstreamWorld {
   close(): Promise<void>;
 }
 
+/** The part of the upstream plugin's manifest a test chooses. */
+export interface UpstreamPluginJson {
+  readonly upstream: Record<string, unknown>;
+  readonly tools: readonly Record<string, unknown>[];
+}
+
 /** Options of `startUpstreamWorld`. */
 export interface UpstreamWorldOptions {
-  /** The upstream plugin's `upstream` and `tools` (id, version and permissions are filled in). */
-  readonly plugin: { readonly upstream: Record<string, unknown>; readonly tools: readonly Record<string, unknown>[] };
+  /** The upstream plugin's `upstream` and `tools` (id, version and permissions are filled in), or a function of its folder giving them. */
+  readonly plugin: UpstreamPluginJson | ((pluginDir: string) => UpstreamPluginJson);
   /** Files written into the plugin folder first (relative name -> content, mode 600). */
   readonly files?: Readonly<Record<string, string>>;
   readonly supervision?: StartHostOptions["upstreamSupervision"];
+  /** Runs on the plugin folder once its files are written, before the host starts. */
+  readonly beforeStart?: (pluginDir: string) => void;
   /** Extra host environment (passEnv reads it). */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -98,7 +121,9 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
     mkdirSync(path.dirname(path.join(pluginDir, name)), { recursive: true });
     writeFileSync(path.join(pluginDir, name), content, { mode: 0o600 });
   }
-  const manifest = { id: UPSTREAM_ID, version: "1.0.0", permissions: ["tools:provide"], ...options.plugin };
+  options.beforeStart?.(pluginDir);
+  const chosen = typeof options.plugin === "function" ? options.plugin(pluginDir) : options.plugin;
+  const manifest = { id: UPSTREAM_ID, version: "1.0.0", permissions: ["tools:provide"], ...chosen };
   writeFileSync(path.join(pluginDir, "plugin.json"), JSON.stringify(manifest, null, 2));
   writeFileSync(path.join(callerDir, "plugin.json"), JSON.stringify({ id: CALLER_ID, version: "1.0.0", permissions: ["tools:call"] }));
   writeFileSync(

@@ -198,6 +198,12 @@ export class UpstreamSupervisor {
     const transport = transportOf(endpoint);
     if (transport instanceof StdioClientTransport) this.#forwardStderr(transport.stderr as Readable | null);
     const timeoutMs = this.#options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // A close before the connection is handed out (the child died during the handshake) is noticed once it is.
+    let closedEarly = false;
+    client.onclose = () => {
+      if (this.#client === client) this.#lost(client);
+      else closedEarly = true;
+    };
     try {
       await client.connect(transport, { timeout: timeoutMs });
       if (this.#closed) throw new UpstreamUnavailable(`upstream of plugin "${pluginId}" was stopped while it started`);
@@ -206,10 +212,10 @@ export class UpstreamSupervisor {
       const protocolVersion = client.getNegotiatedProtocolVersion() ?? "unknown";
       const serverName = client.getServerVersion()?.name;
       this.#options.onConnected?.({ protocolVersion, serverName, tools, generation });
-      client.onclose = () => this.#lost(client);
       this.#client = client;
       this.#connectedAt = performance.now();
       logger.info({ event: "upstream_connected", pluginId, protocolVersion, server: serverName ?? null, tools: tools.length, generation });
+      if (closedEarly) this.#lost(client);
       return client;
     } catch (error) {
       await client.close().catch(() => {});
