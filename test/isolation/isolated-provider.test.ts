@@ -73,7 +73,7 @@ describe("an isolated provider answers as the same provider in process", () => {
     expect(isolated).toEqual({ code: "PROVIDER_FAILED", errorClass: "RangeError" });
   });
 
-  it("the provider's own authorize runs in the child and can refuse a user", async () => {
+  it("the provider's own authorize runs in the child, in the call's phase, and can refuse a user", async () => {
     for (const [userId, want] of [
       ["alice", { value: { result: { allowed: true } } }],
       ["mallory", { code: "PERMISSION_DENIED" }],

@@ -52,7 +52,7 @@ export function activate(sdk) {
   sdk.tools.provide("hog", { execute: () => { const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length)); } });
   sdk.tools.provide("spin", { execute: () => { for (;;) {} } });
   sdk.tools.provide("crash", { execute: () => process.exit(3) });
-  sdk.tools.provide("guarded", { authorize: (input, ctx) => ctx.actor.userId !== "mallory", execute: () => ({ allowed: true }) });
+  sdk.tools.provide("guarded", { authorize: (input, ctx) => ctx.actor.userId !== "mallory" && ctx.phase === "execute", execute: () => ({ allowed: true }) });
   sdk.tools.provide("waits", {
     execute: (input, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
       writeFileSync(new URL("./aborted-" + input.mark, import.meta.url), "aborted");

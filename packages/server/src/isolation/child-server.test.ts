@@ -7,14 +7,15 @@ import { createChildServer } from "./child-server.js";
 import { CALL_META_KEY, HANDLER_META_KEY, THROWN_META_KEY, type ToolCallContextOnWire } from "./wire.js";
 
 const PLUGIN = "com.example.isolated";
-const about = (phase: ToolCallContextOnWire["phase"]): ToolCallContextOnWire => ({
-  phase,
+const about = (run: ToolCallContextOnWire["run"]): ToolCallContextOnWire => ({
+  run,
+  phase: run === "execute" ? "execute" : "preview",
   tenantId: "acme",
   actor: { userId: "alice", verificationLevel: 1, roles: ["staff"] },
   callerPluginId: "com.example.assistant",
   tool: `${PLUGIN}:note@1`,
   effect: "write",
-  ...(phase === "execute" ? { operationId: "op-1" } : {}),
+  ...(run === "execute" ? { operationId: "op-1" } : {}),
 });
 
 const closers: (() => Promise<void>)[] = [];
@@ -56,8 +57,8 @@ describe("the child's MCP server", () => {
         execute: (input: { id: string }, ctx) => ({ id: input.id, operationId: ctx.operationId, tenant: ctx.tenantId, user: ctx.actor.userId }),
       }),
     );
-    const call = (phase: ToolCallContextOnWire["phase"]) =>
-      client.callTool({ name: "note", arguments: { input: { id: "n1" } }, _meta: { [CALL_META_KEY]: about(phase) } });
+    const call = (run: ToolCallContextOnWire["run"]) =>
+      client.callTool({ name: "note", arguments: { input: { id: "n1" } }, _meta: { [CALL_META_KEY]: about(run) } });
     expect((await call("authorize")).structuredContent).toEqual({ answer: true });
     expect((await call("preview")).structuredContent).toEqual({ answer: { summary: "note n1", details: { phase: "preview", frozen: true } } });
     expect((await call("execute")).structuredContent).toEqual({ answer: { id: "n1", operationId: "op-1", tenant: "acme", user: "alice" } });
@@ -78,7 +79,10 @@ describe("the child's MCP server", () => {
     });
     const meta = { [CALL_META_KEY]: about("execute") };
     const toolpact = await client.callTool({ name: "note", arguments: { input: {} }, _meta: meta });
-    expect([toolpact.isError, toolpact._meta?.[THROWN_META_KEY]]).toEqual([true, { errorClass: "ToolpactError", code: "TOOL_NOT_FOUND", message: "no note n1" }]);
+    expect([toolpact.isError, toolpact._meta?.[THROWN_META_KEY]]).toEqual([
+      true,
+      { errorClass: "ToolpactError", code: "TOOL_NOT_FOUND", message: "no note n1" },
+    ]);
     const other = await client.callTool({ name: "other", arguments: { input: {} }, _meta: meta });
     expect(other._meta?.[THROWN_META_KEY]).toEqual({ errorClass: "RangeError" });
     expect(JSON.stringify(other)).not.toContain("secret");

@@ -1,6 +1,6 @@
 /**
  * The MCP server inside an isolated provider's child: `tools/list` names each tool the plugin provided
- * (with which handler functions it has), `tools/call` runs the function the call's phase names, with the
+ * (with which handler functions it has), `tools/call` runs the function the call names (`run`), with the
  * context the host sent and the abort signal of MCP cancellation. What a handler threw goes back as an error
  * result: a ToolpactError with its code and message, anything else by its class name only.
  */
@@ -37,7 +37,7 @@ export function createChildServer(pluginId: string, provided: ReadonlyMap<string
 
 function run(handler: RecordedHandler, about: ToolCallContextOnWire, input: unknown, ctx: ServerContext): unknown {
   const context = Object.freeze({ ...contextOf(about), signal: ctx.mcpReq.signal });
-  switch (about.phase) {
+  switch (about.run) {
     case "authorize":
       return handler.authorize?.call(handler.self, input, context) ?? true;
     case "preview":

@@ -8,7 +8,7 @@ import { isToolpactErrorCode, ToolpactError, type Manifest, type ToolCallContext
 import { ProviderOutcomeUnknown } from "@toolpact/runtime";
 import type { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
 import type { ChildWatchdog } from "./child-watchdog.js";
-import { CALL_META_KEY, THROWN_META_KEY, type HandlerPhase, type HandlerShape, type ThrownOnWire, type ToolCallContextOnWire } from "./wire.js";
+import { CALL_META_KEY, THROWN_META_KEY, type HandlerFunction, type HandlerShape, type ThrownOnWire, type ToolCallContextOnWire } from "./wire.js";
 
 /** What an isolated handler sends through. */
 export interface IsolatedTool {
@@ -31,7 +31,7 @@ const ANSWER_GRACE_MS = 5000;
 /** The handler the host registers for one tool of an isolated provider. */
 export function isolatedHandler(tool: IsolatedTool): ToolHandler {
   const timeoutMs = toolTimeoutMs(tool) + ANSWER_GRACE_MS;
-  const send = (phase: HandlerPhase) => (input: unknown, ctx: ToolCallContext) => callChild(tool, phase, input, ctx, timeoutMs);
+  const send = (run: HandlerFunction) => (input: unknown, ctx: ToolCallContext) => callChild(tool, run, input, ctx, timeoutMs);
   return {
     execute: send("execute"),
     ...(tool.shape.preview ? { preview: send("preview") as NonNullable<ToolHandler["preview"]> } : {}),
@@ -39,9 +39,10 @@ export function isolatedHandler(tool: IsolatedTool): ToolHandler {
   };
 }
 
-async function callChild(tool: IsolatedTool, phase: HandlerPhase, input: unknown, ctx: ToolCallContext, timeoutMs: number): Promise<never> {
+async function callChild(tool: IsolatedTool, run: HandlerFunction, input: unknown, ctx: ToolCallContext, timeoutMs: number): Promise<never> {
   const about: ToolCallContextOnWire = {
-    phase,
+    run,
+    phase: ctx.phase,
     tenantId: ctx.tenantId,
     actor: ctx.actor,
     callerPluginId: ctx.callerPluginId,

@@ -13,11 +13,14 @@ export const HANDLER_META_KEY = "toolpact/handler";
 export const THROWN_META_KEY = "toolpact/thrown";
 
 /** Which function of a tool's handler a call runs. */
-export type HandlerPhase = "authorize" | "preview" | "execute";
+export type HandlerFunction = "authorize" | "preview" | "execute";
 
 /** The context of one call, as the host sends it; the child freezes it and adds the abort signal of MCP cancellation. */
 export interface ToolCallContextOnWire {
-  readonly phase: HandlerPhase;
+  /** The handler's function to run. */
+  readonly run: HandlerFunction;
+  /** The call's phase, as `ctx.phase` shows it (an authorize runs in either). */
+  readonly phase: "preview" | "execute";
   readonly tenantId: string;
   readonly actor: ActorInfo;
   readonly callerPluginId: string;
