@@ -116,6 +116,17 @@ describe("an isolated provider's child", () => {
 });
 
 describe("an isolated provider's lifetime", () => {
+  it("a module whose activate throws stops the host's start, naming the plugin; the child's reason is in the log", async () => {
+    const logged: Readonly<Record<string, unknown>>[] = [];
+    const failing = "export function activate() { throw new Error('no database configured'); }\n";
+    await expect(startIsolatedHost({ isolatedModule: failing, onLog: (entry) => logged.push(entry) })).rejects.toMatchObject({
+      message: expect.stringMatching(new RegExp(`^plugin "${ISOLATED}": its isolated process did not start: `)),
+    });
+    expect(logged.filter((entry) => entry.event === "upstream_stderr").map((entry) => entry.line)).toContainEqual(
+      expect.stringMatching(new RegExp(`^plugin "${ISOLATED}": loading \\S+ in its isolated process failed: no database configured$`)),
+    );
+  });
+
   it("runs in a process of its own, which stops when the host closes", async () => {
     const other = await startIsolatedHost();
     const pid = Number(readFileSync(path.join(other.isolatedDir, "activated-pid"), "utf8"));

@@ -92,6 +92,10 @@ export interface IsolatedHostOptions {
   readonly process?: Record<string, unknown>;
   /** Variables set in the host's environment until it closes. */
   readonly hostEnv?: Record<string, string>;
+  /** The isolated copy's module instead of the shared one. */
+  readonly isolatedModule?: string;
+  /** Receives what the host logs (also while it starts). */
+  readonly onLog?: (entry: Readonly<Record<string, unknown>>) => void;
 }
 
 /** Starts the host in a temp dir; the isolated copy's child is running when this resolves. */
@@ -107,7 +111,11 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
   };
   const provider = { version: "1.0.0", permissions: ["tools:provide"], tools };
   const inProcess = writePlugin("inproc", { id: IN_PROCESS, ...provider }, PROVIDER_MODULE);
-  const isolated = writePlugin("isolated", { id: ISOLATED, ...provider, isolation: "process", process: { memoryMb: 64, ...options.process } }, PROVIDER_MODULE);
+  const isolated = writePlugin(
+    "isolated",
+    { id: ISOLATED, ...provider, isolation: "process", process: { memoryMb: 64, ...options.process } },
+    options.isolatedModule ?? PROVIDER_MODULE,
+  );
   const caller = writePlugin("assistant", { id: CALLER, version: "1.0.0", permissions: ["tools:call"] }, "export function activate() {}\n");
   writeFileSync(path.join(dir, "toolpact.config.json"), JSON.stringify({ plugins: [inProcess, isolated, caller], actorIssuer: ACTOR_ISSUER, port: 0 }));
   const actorSecret = randomBytes(32);
@@ -121,6 +129,7 @@ export async function startIsolatedHost(options: IsolatedHostOptions = {}): Prom
   const waiters = new Set<() => void>();
   const log = (entry: Readonly<Record<string, unknown>>) => {
     events.push(entry);
+    options.onLog?.(entry);
     for (const wake of waiters) wake();
   };
   const logger = { info: log, warn: log, error: log };
