@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runDurable } from "./durable/run.mjs";
+import { runIsolation } from "./isolation/run.mjs";
 import { runCodegen } from "./lib/codegen-group.mjs";
 import { describeMachine, loadAverage } from "./lib/machine.mjs";
 import { refuseNewChildren, stopAllChildren } from "./lib/processes.mjs";
@@ -30,6 +31,7 @@ const GROUPS = [
   { name: "durable", order: 2, title: "2. Durable throughput: SQLite and PostgreSQL ledgers", run: runDurable },
   { name: "micro", order: 4, title: "4. Micro costs of the guarantees (in process)", run: runMicro },
   { name: "telemetry", order: 5, title: "5. OpenTelemetry: the read execute with no SDK, an SDK recording nothing, and an SDK exporting", run: runTelemetry },
+  { name: "isolation", order: 6, title: "6. Isolated provider: the read execute with the provider in a child process beside in process", run: runIsolation },
   { name: "codegen", order: 3, title: "3. Codegen and type-checking (bench/codegen/run.mjs)", run: runCodegen },
 ];
 

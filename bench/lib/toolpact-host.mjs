@@ -14,36 +14,19 @@ const SERVING = /^toolpact serving \d+ plugins? at (http:\/\/\S+)\/trpc$/;
 
 /**
  * Starts `instances` `toolpact serve` processes on one `database` (default: a fresh SQLite file in a temp
- * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`); `env` adds to its environment.
+ * dir), each on its own loopback port. `nodeArgs` go before the CLI (e.g. `--cpu-prof`); `env` adds to its environment;
+ * `plugins` replaces the plugin folders (same ids as PLUGIN_DIRS).
  * Answers the URLs, the caller's credentials, the SQLite file (if any) and `stop()`.
  */
-/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[], env?: Record<string, string> }} [options] */
-export async function startToolpactHosts({ database, instances = 1, nodeArgs = [], env: extraEnv = {} } = {}) {
+/** @param {{ database?: string | undefined, instances?: number, nodeArgs?: string[], env?: Record<string, string>, plugins?: string[] }} [options] */
+export async function startToolpactHosts({ database, instances = 1, nodeArgs = [], env: extraEnv = {}, plugins = PLUGIN_DIRS } = {}) {
   const dir = await scratchDir("toolpact-host-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   const configFile = path.join(dir, "toolpact.config.json");
-  await writeFile(
-    configFile,
-    JSON.stringify({
-      plugins: PLUGIN_DIRS,
-      database: database ?? sqliteFile,
-      host: "127.0.0.1",
-      port: 0,
-      publicUrl: "http://127.0.0.1:4400",
-      actorIssuer: ACTOR_ISSUER,
-      limits: { rateLimits: RATE_LIMITS },
-    }),
-  );
-  const actorSecret = randomBytes(32);
-  const adminKey = randomBytes(32).toString("base64url");
-  const env = {
-    TOOLPACT_ADMIN_KEY: adminKey,
-    TOOLPACT_ACTOR_SECRET: actorSecret.toString("base64"),
-    TOOLPACT_SIGNING_KEYS: `bench:${randomBytes(32).toString("base64")}`,
-    TOOLPACT_STORAGE_KEY: randomBytes(32).toString("base64"),
-    TOOLPACT_DATABASE_URL: "",
-    ...extraEnv,
-  };
+  await writeHostConfig(configFile, { plugins, database: database ?? sqliteFile });
+  const { actorSecret, env: secrets } = hostSecrets();
+  const adminKey = secrets.TOOLPACT_ADMIN_KEY;
+  const env = { ...secrets, TOOLPACT_DATABASE_URL: "", ...extraEnv };
   const children = [];
   const start = async (index) => {
     const { child, value: url } = await startProcess({
@@ -71,6 +54,32 @@ export async function startToolpactHosts({ database, instances = 1, nodeArgs = [
     await stop();
     throw error;
   }
+}
+
+/** Writes the bench's `toolpact.config.json`: loopback, any port, the bench tenant's issuer and rate limits. */
+export function writeHostConfig(file, { plugins, database }) {
+  const config = {
+    plugins,
+    database,
+    host: "127.0.0.1",
+    port: 0,
+    publicUrl: "http://127.0.0.1:4400",
+    actorIssuer: ACTOR_ISSUER,
+    limits: { rateLimits: RATE_LIMITS },
+  };
+  return writeFile(file, JSON.stringify(config));
+}
+
+/** Fresh secrets for one host, as its environment, and the actor secret its tokens are signed with. */
+export function hostSecrets() {
+  const actorSecret = randomBytes(32);
+  const env = {
+    TOOLPACT_ADMIN_KEY: randomBytes(32).toString("base64url"),
+    TOOLPACT_ACTOR_SECRET: actorSecret.toString("base64"),
+    TOOLPACT_SIGNING_KEYS: `bench:${randomBytes(32).toString("base64")}`,
+    TOOLPACT_STORAGE_KEY: randomBytes(32).toString("base64"),
+  };
+  return { actorSecret, env };
 }
 
 /** The HTTP admin API (tRPC mutations under `admin.`) with the admin key. */

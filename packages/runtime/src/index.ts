@@ -72,6 +72,7 @@ export {
   readPluginFolder,
   importActivate,
   runActivate,
+  ACTIVATE_TIMEOUT_MS,
   providesCode,
   PluginLoadError,
   type PluginFolder,

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { importActivate, PluginLoadError, readPluginFolder, runActivate, type PluginFolder, type ToolpactRuntime } from "@toolpact/runtime";
+import { activateIsolated } from "../isolation/isolated-provider.js";
 import { activateUpstreamPlugin, type UpstreamHostOptions } from "../upstream/upstream-plugin.js";
 import { UpstreamConfigError } from "../upstream/upstream-endpoint.js";
 import type { UpstreamSupervisor } from "../upstream/upstream-supervisor.js";
@@ -37,12 +38,13 @@ export async function loadPlugins(dirs: readonly string[]): Promise<LoadedPlugin
 
 /**
  * Imports a plugin's module and runs its `activate(sdk)`; a plugin with no module (a caller over HTTP or MCP)
- * has nothing to run; a plugin with `upstream` connects to its MCP server, whose supervisor is returned
- * for the host to stop.
+ * has nothing to run; a plugin with `upstream` connects to its MCP server, and one with `"isolation": "process"`
+ * runs its module in a child process: either's supervisor is returned for the host to stop.
  */
 export async function activatePlugin(plugin: LoadedPlugin, runtime: ToolpactRuntime, upstream: UpstreamHostOptions): Promise<UpstreamSupervisor | undefined> {
   try {
     if (plugin.manifest.upstream !== undefined) return await activateUpstreamPlugin(plugin, runtime, upstream);
+    if (plugin.manifest.isolation === "process") return await activateIsolated(plugin, runtime, upstream);
     const activate = await importActivate(plugin);
     if (activate !== undefined) await runActivate(plugin.manifest.id, activate, runtime.sdkFor(plugin.manifest.id));
     return undefined;
