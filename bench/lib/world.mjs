@@ -18,10 +18,11 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
  */
 /**
  * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
- * audit rows); without it the job is off, so the other rows measure calls alone.
- * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined }} [options]
+ * audit rows); without it the job is off, so the other rows measure calls alone. `policy`: the tenant's
+ * policy (default the benchmarks' POLICY).
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, policy?: object }} [options]
  */
-export async function createWorld({ database, checkpointEveryMs } = {}) {
+export async function createWorld({ database, checkpointEveryMs, policy } = {}) {
   const dir = await scratchDir("toolpact-world-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   let store;
@@ -43,7 +44,7 @@ export async function createWorld({ database, checkpointEveryMs } = {}) {
     const plugin = await import(pathToFileURL(path.join(dir, "index.js")).href);
     await plugin.activate(runtime.sdkFor(manifest.id));
   }
-  const pluginKey = await setUpTenant(runtime.admin);
+  const pluginKey = await setUpTenant(runtime.admin, policy);
   return {
     runtime,
     pluginKey,
