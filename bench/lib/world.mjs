@@ -20,7 +20,7 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
  * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
  * audit rows); without it the job is off, so the other rows measure calls alone. `policy`: the tenant's
  * policy (default the benchmarks' POLICY).
- * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, policy?: object }} [options]
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, policy?: import("@toolpact/runtime").TenantPolicy }} [options]
  */
 export async function createWorld({ database, checkpointEveryMs, policy } = {}) {
   const dir = await scratchDir("toolpact-world-");
