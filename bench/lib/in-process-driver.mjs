@@ -2,25 +2,64 @@
 // once), toolpact's in-process transport (tRPC createCaller; authenticates every call like HTTP does), and a
 // bare tRPC createCaller of the same zod-validated mutation. Each toolpact system has its own store. The
 // grant rows call the confirmed write under a grant the user approved, and a write that needs no confirmation.
+import { rm } from "node:fs/promises";
+import path from "node:path";
 import { initTRPC } from "@trpc/server";
+import Database from "better-sqlite3";
 import { createInProcessTransport } from "@toolpact/server";
 import { z } from "zod";
 import { serveDriver } from "./driver.mjs";
+import { scratchDir } from "./scratch.mjs";
 import { GRANTING_POLICY, READ_REF, TENANT_ID, UNCONFIRMED_WRITE_REF, WRITE_REF } from "./tenant.mjs";
 import { checkItem, inputOf, lookupItem } from "./work.mjs";
 import { createWorld } from "./world.mjs";
 
-function bareTrpcCaller() {
+/** The baseline router; with `record`, the mutation first records the call (what a hand-made durable log would do). */
+function bareTrpcCaller(record = () => {}) {
   const t = initTRPC.create();
   const router = t.router({
     items: t.router({
-      get: t.procedure.input(z.strictObject({ id: z.string().min(1).max(64) })).mutation(({ input }) => lookupItem(input.id)),
+      get: t.procedure.input(z.strictObject({ id: z.string().min(1).max(64) })).mutation(({ input }) => {
+        record(input.id);
+        return lookupItem(input.id);
+      }),
     }),
   });
   return t.createCallerFactory(router)({});
 }
 
+/**
+ * A SQLite file opened as toolpact opens its ledger (WAL, synchronous=NORMAL) with one table of calls: the
+ * bare router's mutation inserts a row per call, a commit each, so it pays for the disk as toolpact's read does.
+ */
+async function callLog() {
+  const dir = await scratchDir("bench-call-log-");
+  const db = new Database(path.join(dir, "calls.db"));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec("CREATE TABLE calls (id INTEGER PRIMARY KEY, item TEXT NOT NULL, at INTEGER NOT NULL)");
+  const insert = db.prepare("INSERT INTO calls (item, at) VALUES (?, ?)");
+  return {
+    record: (item) => insert.run(item, Date.now()),
+    async close() {
+      db.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 const makers = {
+  "trpc-caller-logged": async ({ name }) => {
+    const log = await callLog();
+    const caller = bareTrpcCaller(log.record);
+    return {
+      call: async (i) => {
+        const input = inputOf(i);
+        checkItem(await caller.items.get(input), input.id, name);
+      },
+      close: () => log.close(),
+    };
+  },
   "trpc-caller": ({ name }) => {
     const caller = bareTrpcCaller();
     return {

@@ -5,17 +5,17 @@ import { SYSTEMS, measureSystems } from "./run.mjs";
 
 /**
  * The settings of `--smoke --check` (the CI guard, about 30 s): the general smoke settings measure one cold
- * round, which says nothing about a ratio; the guard needs warm processes and several paired rounds, and
- * measures few systems, so it can afford them.
+ * round, which says nothing about a ratio; the guard needs warm processes and several paired rounds of
+ * sequential calls (its ratios are p50s, so it runs no throughput rounds).
  */
 export const SMOKE_CHECK_SETTINGS = Object.freeze({
-  rounds: 5,
-  sequentialCalls: 80,
+  rounds: 6,
+  sequentialCalls: 60,
   sequentialMaxMs: 400,
-  throughputRounds: 5,
-  throughputSeconds: 0.25,
-  warmupCalls: 200,
-  warmupSeconds: 0.6,
+  throughputRounds: 0,
+  throughputSeconds: 0,
+  warmupCalls: 150,
+  warmupSeconds: 0.5,
   inFlight: 32,
 });
 
@@ -56,6 +56,8 @@ export async function checkCommand(settings, log) {
   console.log(`\n${verdictTable(verdicts)}\n`);
   for (const verdict of verdicts) (verdict.failed ? console.error : console.log)(verdict.message);
   const failed = verdicts.filter((verdict) => verdict.failed);
-  console.log(`\nregression guard: ${failed.length === 0 ? "passed" : `${failed.length} of ${verdicts.length} FAILED`} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `\nregression guard: ${failed.length === 0 ? "passed" : `${failed.length} of ${verdicts.length} FAILED`} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   return failed.length === 0 ? 0 : 1;
 }

@@ -103,6 +103,13 @@ export const SYSTEMS = [
   },
   { name: "trpc-caller", label: "bare tRPC `createCaller` in process", how: "in process", driver: "inProcess", kind: "trpc-caller" },
   {
+    name: "trpc-caller-logged",
+    label: "bare tRPC `createCaller` in process, recording each call in SQLite (a row, a commit)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "trpc-caller-logged",
+  },
+  {
     name: "toolpact-granted-write",
     label: "toolpact `runtime.execute` of the confirmed write under the user's grant, no token (SQLite ledger)",
     how: "in process",
