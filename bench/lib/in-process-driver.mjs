@@ -14,7 +14,10 @@ import { GRANTING_POLICY, READ_REF, TENANT_ID, UNCONFIRMED_WRITE_REF, WRITE_REF 
 import { checkItem, inputOf, lookupItem } from "./work.mjs";
 import { createWorld } from "./world.mjs";
 
-/** The baseline router; with `record`, the mutation first records the call (what a hand-made durable log would do). */
+/**
+ * The baseline router; with `record`, the mutation first records the call (what a hand-made durable log would do).
+ * @param {(item: string) => void} [record]
+ */
 function bareTrpcCaller(record = () => {}) {
   const t = initTRPC.create();
   const router = t.router({
@@ -49,64 +52,26 @@ async function callLog() {
 }
 
 const makers = {
+  "trpc-caller": ({ name }) => callingBare(bareTrpcCaller(), name),
   "trpc-caller-logged": async ({ name }) => {
     const log = await callLog();
-    const caller = bareTrpcCaller(log.record);
-    return {
-      call: async (i) => {
-        const input = inputOf(i);
-        checkItem(await caller.items.get(input), input.id, name);
-      },
-      close: () => log.close(),
-    };
-  },
-  "trpc-caller": ({ name }) => {
-    const caller = bareTrpcCaller();
-    return {
-      call: async (i) => {
-        const input = inputOf(i);
-        checkItem(await caller.items.get(input), input.id, name);
-      },
-    };
+    return { ...callingBare(bareTrpcCaller(log.record), name), close: () => log.close() };
   },
   "toolpact-runtime": async ({ name, database, checkpointEveryMs }) => {
     const world = await createWorld({ database, checkpointEveryMs });
-    const principal = await world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
-    return {
-      info: { sqliteFile: world.sqliteFile ?? null },
-      call: async (i) => {
-        const input = inputOf(i);
-        checkItem((await world.runtime.execute(principal, READ_REF, input)).result, input.id, name);
-      },
-      close: () => world.close(),
-    };
+    return executing(world, await principalOf(world), READ_REF, name);
   },
   /** The confirmed write with no token: the grant the user approved on the confirmation page covers it. */
   "toolpact-granted-write": async ({ name }) => {
     const world = await createWorld({ policy: GRANTING_POLICY });
-    const principal = await world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
+    const principal = await principalOf(world);
     const grantId = await approveGrant(world.runtime, principal);
-    return {
-      info: { sqliteFile: world.sqliteFile ?? null, grantId },
-      call: async (i) => {
-        const input = inputOf(i);
-        checkItem((await world.runtime.execute(principal, WRITE_REF, input)).result, input.id, name);
-      },
-      close: () => world.close(),
-    };
+    return executing(world, principal, WRITE_REF, name, { grantId });
   },
   /** A write that declares no confirmation, allowed by the same policy: the grant row's call without the grant. */
   "toolpact-unconfirmed-write": async ({ name }) => {
     const world = await createWorld({ policy: GRANTING_POLICY });
-    const principal = await world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
-    return {
-      info: { sqliteFile: world.sqliteFile ?? null },
-      call: async (i) => {
-        const input = inputOf(i);
-        checkItem((await world.runtime.execute(principal, UNCONFIRMED_WRITE_REF, input)).result, input.id, name);
-      },
-      close: () => world.close(),
-    };
+    return executing(world, await principalOf(world), UNCONFIRMED_WRITE_REF, name);
   },
   "toolpact-transport": async ({ name, database }) => {
     const world = await createWorld({ database });
@@ -121,6 +86,31 @@ const makers = {
     };
   },
 };
+
+/** Calls of the bare router's mutation. */
+function callingBare(caller, name) {
+  return {
+    call: async (i) => {
+      const input = inputOf(i);
+      checkItem(await caller.items.get(input), input.id, name);
+    },
+  };
+}
+
+/** The caller's principal in `world`, established once. */
+const principalOf = (world) => world.runtime.authenticate({ pluginKey: world.pluginKey, actorToken: world.actorToken });
+
+/** Calls of `ref` through `runtime.execute` as `principal`; `info` adds to what setup answers (the SQLite file). */
+function executing(world, principal, ref, name, info = {}) {
+  return {
+    info: { sqliteFile: world.sqliteFile ?? null, ...info },
+    call: async (i) => {
+      const input = inputOf(i);
+      checkItem((await world.runtime.execute(principal, ref, input)).result, input.id, name);
+    },
+    close: () => world.close(),
+  };
+}
 
 /**
  * As the user does on the confirmation page: the caller's preview makes a platform-mode request, and its
