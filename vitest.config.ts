@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /** Tests that measure latency under load: they run after everything else, alone. */
-const QUIET = ["test/hostile/abusive-caller.test.ts"];
+const QUIET = ["test/hostile/abusive-caller.test.ts", "test/structure/bench-guard.test.ts"];
 /**
  * The release gates: a reader's project installed from the packed packages (npm and pnpm), the first
  * hour of docs/getting-started.md, and the docs' shell sessions. They are the longest files and mostly

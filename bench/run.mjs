@@ -5,23 +5,25 @@
 //   node bench/run.mjs --only durable  one group (overhead | durable | micro | codegen | telemetry; comma-separated for several)
 //   node bench/run.mjs --write         also replace the results in docs/benchmarks.md
 //   node bench/run.mjs --smoke         checks the harness in about a minute (figures mean nothing)
+//   node bench/run.mjs --smoke --check the regression guard (CI, about 30 s): a few paired ratios against the
+//                                      figures docs/benchmarks.md documents; exits 1 when one is beyond 1.5x of its figure
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { runDurable } from "./durable/run.mjs";
 import { runIsolation } from "./isolation/run.mjs";
 import { runCodegen } from "./lib/codegen-group.mjs";
+import { DOC } from "./lib/guard.mjs";
 import { describeMachine, loadAverage } from "./lib/machine.mjs";
 import { refuseNewChildren, stopAllChildren } from "./lib/processes.mjs";
 import { SCRATCH_ENV } from "./lib/scratch.mjs";
 import { markdownTable, verdict } from "./lib/stats.mjs";
 import { runMicro } from "./micro/run.mjs";
+import { SMOKE_CHECK_SETTINGS, checkCommand } from "./overhead/check.mjs";
 import { runOverhead } from "./overhead/run.mjs";
 import { runTelemetry } from "./telemetry/run.mjs";
 
-const DOC = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
 const BEGIN = "<!-- bench:results:begin (written by `node bench/run.mjs --write`; edit outside these markers) -->";
 const END = "<!-- bench:results:end -->";
 
@@ -79,7 +81,7 @@ const SETTINGS = {
   },
 };
 
-const HELP = `usage: node bench/run.mjs [--full | --smoke] [--only <group>[,<group>...]] [--write]
+const HELP = `usage: node bench/run.mjs [--full | --smoke] [--only <group>[,<group>...]] [--write | --check]
 groups: ${GROUPS.map((group) => group.name).join(", ")}`;
 
 function parseOptions() {
@@ -89,6 +91,7 @@ function parseOptions() {
       smoke: { type: "boolean" },
       only: { type: "string" },
       write: { type: "boolean" },
+      check: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -101,6 +104,7 @@ function parseOptions() {
   const unknown = only?.filter((name) => !GROUPS.some((group) => group.name === name)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown group ${unknown.map((name) => `"${name}"`).join(", ")}: ${HELP}`);
   if (values.write && values.smoke) throw new Error("--smoke figures mean nothing: it does not --write");
+  if (values.check && (values.write || only)) throw new Error("--check measures the regression guard's own systems: it takes no --write or --only");
   const mode = values.full ? "full" : values.smoke ? "smoke" : "default";
   const command = `node bench/run.mjs${process.argv.length > 2 ? ` ${process.argv.slice(2).join(" ")}` : ""}`;
   return {
@@ -108,6 +112,7 @@ function parseOptions() {
     settings: { ...SETTINGS[mode], full: mode === "full", inFlight: 32, codegenTimeoutMs: (mode === "full" ? 30 : 8) * 60_000 },
     groups: GROUPS.filter((group) => only === undefined || only.includes(group.name)),
     write: values.write === true,
+    check: values.check === true,
     command,
   };
 }
@@ -157,6 +162,10 @@ async function main() {
     return;
   }
   const log = (group) => (line) => process.stderr.write(`[bench ${group}] ${line}\n`);
+  if (options.check) {
+    process.exitCode = await checkCommand(options.mode === "smoke" ? SMOKE_CHECK_SETTINGS : options.settings, log("check"));
+    return;
+  }
   const started = new Date();
   const loadAtStart = loadAverage();
   // The machine may be shared: the highest load average seen during the run goes into the report.

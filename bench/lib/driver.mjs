@@ -3,7 +3,7 @@
 import { sequential, throughput } from "./measure.mjs";
 import { serveRequests } from "./processes.mjs";
 
-/** Serves bench requests; `makeSystem(spec)` answers `{ call(i), close?() }` for one system. */
+/** Serves bench requests; `makeSystem(spec)` answers `{ call(i), close?() }` for one system (`spec.doubled`: see `setup`). */
 export function serveDriver(makeSystem) {
   const systems = new Map();
   const system = (name) => {
@@ -19,7 +19,16 @@ export function serveDriver(makeSystem) {
   serveRequests({
     async setup({ spec }) {
       const made = await makeSystem(spec);
-      systems.set(spec.name, { ...made, completed: 0 });
+      // `doubled` (only the regression guard's own test sets it): each call is made twice in a row, as if a
+      // change had doubled its cost; it still counts as one call.
+      const call =
+        spec.doubled === true
+          ? async (i) => {
+              await made.call(i);
+              await made.call(i + 1);
+            }
+          : made.call;
+      systems.set(spec.name, { ...made, call, completed: 0 });
       return made.info ?? {};
     },
     async warmup({ name, count, maxMs }) {

@@ -44,3 +44,26 @@ export function checkLedger(counts, calls, where) {
     throw new Error(`ledger check failed for ${where}: ${calls} calls succeeded, but the database holds ${problems.join(", ")}`);
   }
 }
+
+/**
+ * Throws unless the grant of the grant rows authorized exactly `calls` writes in a SQLite file: as many
+ * succeeded execute activity rows naming it, and as many uses counted on it.
+ */
+export function checkGrantLedger({ sqliteFile, grantId }, calls, where) {
+  const db = new Database(sqliteFile, { readonly: true, fileMustExist: true });
+  try {
+    const activity = Number(
+      db
+        .prepare("SELECT count(*) AS n FROM activity WHERE tenant_id = ? AND kind = 'call' AND phase = 'execute' AND outcome = 'succeeded' AND grant_id = ?")
+        .get(TENANT_ID, grantId).n,
+    );
+    const uses = Number(db.prepare("SELECT uses FROM grants WHERE tenant_id = ? AND grant_id = ?").get(TENANT_ID, grantId)?.uses);
+    if (activity !== calls || uses !== calls) {
+      throw new Error(
+        `ledger check failed for ${where}: ${calls} calls succeeded, but ${activity} execute activity rows name grant ${grantId} and it counts ${uses} uses`,
+      );
+    }
+  } finally {
+    db.close();
+  }
+}

@@ -9,17 +9,35 @@ export const TENANT_ID = "bench-tenant";
 export const ACTOR_ISSUER = "https://id.bench.example";
 export const READ_REF = Object.freeze({ providerId: PROVIDER_ID, tool: "get-item" });
 export const WRITE_REF = Object.freeze({ providerId: PROVIDER_ID, tool: "put-item" });
+/** A write that declares no confirmation: what the policy alone decides. */
+export const UNCONFIRMED_WRITE_REF = Object.freeze({ providerId: PROVIDER_ID, tool: "touch-item" });
 
 /** The plugin folders `toolpact serve` loads. */
 export const PLUGIN_DIRS = [PROVIDER_ID, CALLER_ID].map((id) => fileURLToPath(new URL(`../plugins/${id.slice("bench.".length)}/`, import.meta.url)));
 
-export const POLICY = Object.freeze({
-  rules: [
-    { tools: `${PROVIDER_ID}:*`, effects: ["read"], decision: "allow" },
-    { tools: `${PROVIDER_ID}:*`, effects: ["write"], decision: "confirm", mode: "token" },
-  ],
-  trustedConfirmationUis: [CALLER_ID],
-});
+export const POLICY = Object.freeze(
+  /** @type {import("@toolpact/runtime").TenantPolicy} */ ({
+    rules: [
+      { tools: `${PROVIDER_ID}:*`, effects: ["read"], decision: "allow" },
+      { tools: `${PROVIDER_ID}:*`, effects: ["write"], decision: "confirm", mode: "token" },
+    ],
+    trustedConfirmationUis: [CALLER_ID],
+  }),
+);
+
+/**
+ * The same tenant with the confirmed write open to grants (any number of calls for a day, confirmed on the
+ * platform): what the user's grant in the grant rows covers. Reads and the unconfirmed write are allowed.
+ */
+export const GRANTING_POLICY = Object.freeze(
+  /** @type {import("@toolpact/runtime").TenantPolicy} */ ({
+    rules: [
+      { tools: `${PROVIDER_ID}:*`, effects: ["read"], decision: "allow" },
+      { tools: `${PROVIDER_ID}:${UNCONFIRMED_WRITE_REF.tool}`, decision: "allow" },
+      { tools: `${PROVIDER_ID}:${WRITE_REF.tool}`, decision: "confirm", mode: "platform", grants: { maxSeconds: 86_400 } },
+    ],
+  }),
+);
 
 /** Preview rate limit high enough that the confirmed-write loops never meet it. */
 export const RATE_LIMITS = Object.freeze({ previewsPerMinute: 1_000_000, pendingConfirmations: 100_000 });
@@ -39,11 +57,15 @@ export function mintActorToken(secret) {
   return `${signingInput}.${createHmac("sha256", secret).update(signingInput).digest("base64url")}`;
 }
 
-/** Installs both plugins, sets the policy and issues the caller's key through `admin` (runtime.admin or the HTTP admin API). */
-export async function setUpTenant(admin) {
+/**
+ * Installs both plugins, sets the policy and issues the caller's key through `admin` (runtime.admin or the HTTP admin API).
+ * @param {{ installPlugin: Function, setPolicy: Function, issuePluginKey: Function }} admin
+ * @param {import("@toolpact/runtime").TenantPolicy} [policy]
+ */
+export async function setUpTenant(admin, policy = POLICY) {
   await admin.installPlugin(TENANT_ID, PROVIDER_ID);
   await admin.installPlugin(TENANT_ID, CALLER_ID);
-  await admin.setPolicy(TENANT_ID, POLICY);
+  await admin.setPolicy(TENANT_ID, policy);
   const { key } = await admin.issuePluginKey(TENANT_ID, CALLER_ID);
   return key;
 }

@@ -20,9 +20,10 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
  * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
  * audit rows); without it the job is off, so the other rows measure calls alone.
  * `auditWorker: false` runs those checkpoints on the calls' thread (default: the runtime's worker thread).
- * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, auditWorker?: boolean }} [options]
+ * `policy`: the tenant's policy (default the benchmarks' POLICY).
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, auditWorker?: boolean, policy?: import("@toolpact/runtime").TenantPolicy }} [options]
  */
-export async function createWorld({ database, checkpointEveryMs, auditWorker } = {}) {
+export async function createWorld({ database, checkpointEveryMs, auditWorker, policy } = {}) {
   const dir = await scratchDir("toolpact-world-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   let store;
@@ -47,7 +48,7 @@ export async function createWorld({ database, checkpointEveryMs, auditWorker } =
     const plugin = await import(pathToFileURL(path.join(dir, "index.js")).href);
     await plugin.activate(runtime.sdkFor(manifest.id));
   }
-  const pluginKey = await setUpTenant(runtime.admin);
+  const pluginKey = await setUpTenant(runtime.admin, policy);
   return {
     runtime,
     pluginKey,

@@ -1,7 +1,8 @@
 // Group "overhead": the same no-op tool (small object in, small object out) through each system people
 // would pick, servers and load client in separate processes, interleaved rounds. Ratios against bare tRPC.
 import { fileURLToPath } from "node:url";
-import { checkLedger, countLedger } from "../lib/ledger.mjs";
+import { GUARD_SLACK, guardRatios, guardTable } from "../lib/guard.mjs";
+import { checkGrantLedger, checkLedger, countLedger } from "../lib/ledger.mjs";
 import { startJsonServer, startWorker, stopChild } from "../lib/processes.mjs";
 import { measureInterleaved, pairedRatios } from "../lib/rounds.mjs";
 import { formatMs, formatRate, formatRatio, markdownTable } from "../lib/stats.mjs";
@@ -9,9 +10,9 @@ import { startToolpactHosts } from "../lib/toolpact-host.mjs";
 
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
-/** The compared systems, in table order. `base` names the system the tRPC baseline is. */
+/** The compared systems, in table order; `server` names the entry of SERVERS an HTTP system calls. */
 /** @type {{ name: string, label: string, how: string, driver: "load" | "inProcess", kind: string, server?: string }[]} */
-const SYSTEMS = [
+export const SYSTEMS = [
   { name: "node-http", label: "bare `node:http` JSON (the floor)", how: "HTTP, fetch", driver: "load", kind: "bare-http", server: "bare-http" },
   { name: "trpc", label: "bare tRPC v11 mutation (standalone adapter + zod)", how: "HTTP, httpLink", driver: "load", kind: "trpc", server: "bare-trpc" },
   {
@@ -101,67 +102,102 @@ const SYSTEMS = [
     kind: "toolpact-transport",
   },
   { name: "trpc-caller", label: "bare tRPC `createCaller` in process", how: "in process", driver: "inProcess", kind: "trpc-caller" },
+  {
+    name: "trpc-caller-logged",
+    label: "bare tRPC `createCaller` in process, recording each call in SQLite (a row, a commit)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "trpc-caller-logged",
+  },
+  {
+    name: "toolpact-granted-write",
+    label: "toolpact `runtime.execute` of the confirmed write under the user's grant, no token (SQLite ledger)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "toolpact-granted-write",
+  },
+  {
+    name: "toolpact-unconfirmed-write",
+    label: "toolpact `runtime.execute` of a write that needs no confirmation (SQLite ledger)",
+    how: "in process",
+    driver: "inProcess",
+    kind: "toolpact-unconfirmed-write",
+  },
 ];
 
-async function startServers() {
-  const started = await Promise.allSettled([
-    startJsonServer(here("./servers/bare-http.mjs")),
-    startJsonServer(here("./servers/bare-trpc.mjs")),
-    startJsonServer(here("./servers/mcp.mjs"), { args: ["stateless"] }),
-    startJsonServer(here("./servers/mcp.mjs"), { args: ["session"] }),
-    startToolpactHosts(),
-    startJsonServer(here("./servers/mcp-v2.mjs")),
-  ]);
-  const failed = started.find((result) => result.status === "rejected");
-  if (failed !== undefined) {
-    // The toolpact host owns a temp dir: stop it properly; the other children go with the group.
-    const host = started[4];
-    if (host.status === "fulfilled") await host.value.stop();
-    throw failed.reason;
-  }
-  const [bareHttp, bareTrpc, mcpStateless, mcpSession, toolpact, mcpV2] = /** @type {[any, any, any, any, any, any]} */ (
-    started.map((result) => /** @type {PromiseFulfilledResult<any>} */ (result).value)
-  );
-  return {
-    "bare-http": { url: bareHttp.url, stop: () => stopChild(bareHttp.child) },
-    "bare-trpc": { url: bareTrpc.url, stop: () => stopChild(bareTrpc.child) },
-    "mcp-stateless": { url: mcpStateless.url, stop: () => stopChild(mcpStateless.child) },
-    "mcp-session": { url: mcpSession.url, stop: () => stopChild(mcpSession.child) },
-    "mcp-v2": { url: mcpV2.url, stop: () => stopChild(mcpV2.child) },
-    toolpact: { urls: toolpact.urls, pluginKey: toolpact.pluginKey, actorToken: toolpact.actorToken, sqliteFile: toolpact.sqliteFile, stop: toolpact.stop },
-  };
+/** How each server starts; each answers its URL (or URLs and the caller's credentials) and `stop()`. */
+const SERVERS = {
+  "bare-http": () => jsonServer(here("./servers/bare-http.mjs")),
+  "bare-trpc": () => jsonServer(here("./servers/bare-trpc.mjs")),
+  "mcp-stateless": () => jsonServer(here("./servers/mcp.mjs"), { args: ["stateless"] }),
+  "mcp-session": () => jsonServer(here("./servers/mcp.mjs"), { args: ["session"] }),
+  "mcp-v2": () => jsonServer(here("./servers/mcp-v2.mjs")),
+  toolpact: async () => {
+    const host = await startToolpactHosts();
+    return { urls: host.urls, pluginKey: host.pluginKey, actorToken: host.actorToken, sqliteFile: host.sqliteFile, stop: host.stop };
+  },
+};
+
+async function jsonServer(file, options) {
+  const { url, child } = await startJsonServer(file, options);
+  return { url, stop: () => stopChild(child) };
 }
 
-/** Runs the group; answers its markdown, its target checks and the figures other groups compare with. */
-export async function runOverhead(settings, log) {
+/** Starts the servers `systems` call, together; when one fails, those that started are stopped (the toolpact host owns a temp dir). */
+async function startServers(systems) {
+  const names = [...new Set(systems.flatMap((system) => (system.server === undefined ? [] : [system.server])))];
+  const started = await Promise.allSettled(names.map((name) => SERVERS[name]()));
+  /** @type {Record<string, any>} */
   const servers = {};
+  started.forEach((result, i) => {
+    if (result.status === "fulfilled") servers[names[i]] = result.value;
+  });
+  const failed = started.find((result) => result.status === "rejected");
+  if (failed !== undefined) {
+    await Promise.all(Object.values(servers).map((server) => server.stop()));
+    throw failed.reason;
+  }
+  return servers;
+}
+
+/**
+ * Starts the servers and workers `systems` need, measures them in interleaved rounds, and hands the
+ * results to `inspect` while everything still runs (the ledger checks read the stores); then stops it all.
+ * `doubled` names systems whose every call is made twice (the regression guard's own test).
+ * @param {typeof SYSTEMS} systems
+ * @param {any} settings
+ * @param {(line: string) => void} log
+ * @param {{ inspect?: (results: Map<string, any>, context: { servers: Record<string, any>, infos: Map<string, any> }) => Promise<void>, doubled?: readonly string[] }} [options]
+ */
+export async function measureSystems(systems, settings, log, { inspect = async () => {}, doubled = [] } = {}) {
+  /** @type {Record<string, any>} */
+  let servers = {};
+  /** @type {Record<string, ReturnType<typeof startWorker>>} */
   const drivers = {};
   try {
     log("starting servers and load workers");
-    Object.assign(servers, await startServers());
-    drivers.load = startWorker(fileURLToPath(new URL("../lib/load-driver.mjs", import.meta.url)));
-    drivers.inProcess = startWorker(fileURLToPath(new URL("../lib/in-process-driver.mjs", import.meta.url)));
-    const systems = [];
+    servers = await startServers(systems);
+    const workers = { load: "../lib/load-driver.mjs", inProcess: "../lib/in-process-driver.mjs" };
+    for (const driver of new Set(systems.map((system) => system.driver))) drivers[driver] = startWorker(here(workers[driver]));
+    const measured = [];
     const infos = new Map();
-    for (const system of SYSTEMS) {
+    for (const system of systems) {
       const server = system.server === undefined ? {} : servers[system.server];
-      const spec = { name: system.name, kind: system.kind, url: server.url, urls: server.urls, pluginKey: server.pluginKey, actorToken: server.actorToken };
+      const spec = {
+        name: system.name,
+        kind: system.kind,
+        url: server.url,
+        urls: server.urls,
+        pluginKey: server.pluginKey,
+        actorToken: server.actorToken,
+        doubled: doubled.includes(system.name),
+      };
       infos.set(system.name, await drivers[system.driver].request("setup", { spec }));
-      systems.push({ ...system, driver: drivers[system.driver] });
+      measured.push({ ...system, driver: drivers[system.driver] });
     }
-
-    const results = await measureInterleaved(systems, settings, (line) => log(line));
-
-    // Every toolpact read call, over tRPC or MCP, left one operation and one activity row in its store.
-    const served = ["toolpact-read", "toolpact-mcp-stateless", "toolpact-mcp-session", "toolpact-mcp-2026"].reduce(
-      (sum, name) => sum + results.get(name).calls,
-      0,
-    );
-    checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), served, "toolpact serve (SQLite), read execute over tRPC and MCP");
-    for (const name of ["toolpact-in-process", "toolpact-in-process-transport"]) {
-      checkLedger(await countLedger({ sqliteFile: infos.get(name).sqliteFile }), results.get(name).calls, `${name} (SQLite)`);
-    }
-    return report(results, settings);
+    const results = await measureInterleaved(measured, settings, log);
+    await inspect(results, { servers, infos });
+    return results;
   } finally {
     await Promise.all(
       Object.values(drivers).map((driver) =>
@@ -173,6 +209,26 @@ export async function runOverhead(settings, log) {
     );
     await Promise.all(Object.values(servers).map((server) => server.stop()));
   }
+}
+
+/** Runs the group; answers its markdown, its target checks and the figures other groups compare with. */
+export async function runOverhead(settings, log) {
+  const results = await measureSystems(SYSTEMS, settings, log, {
+    async inspect(results, { servers, infos }) {
+      // Every toolpact read call, over tRPC or MCP, left one operation and one activity row in its store.
+      const served = ["toolpact-read", "toolpact-mcp-stateless", "toolpact-mcp-session", "toolpact-mcp-2026"].reduce(
+        (sum, name) => sum + results.get(name).calls,
+        0,
+      );
+      checkLedger(await countLedger({ sqliteFile: servers.toolpact.sqliteFile }), served, "toolpact serve (SQLite), read execute over tRPC and MCP");
+      for (const name of ["toolpact-in-process", "toolpact-in-process-transport"]) {
+        checkLedger(await countLedger({ sqliteFile: infos.get(name).sqliteFile }), results.get(name).calls, `${name} (SQLite)`);
+      }
+      // Every granted write ran under the user's grant: its activity row names it, and the grant counted it.
+      checkGrantLedger(infos.get("toolpact-granted-write"), results.get("toolpact-granted-write").calls, "toolpact-granted-write (SQLite)");
+    },
+  });
+  return report(results, settings);
 }
 
 /**
@@ -210,6 +266,34 @@ function readTargets(results, inFlight) {
       ];
     }),
   ];
+}
+
+/** A call under a grant against a plain read, both `runtime.execute` in process: no slower (DESIGN.md). */
+function grantTargets(results, inFlight) {
+  const ratio = pairedRatios(results.get("toolpact-granted-write"), results.get("toolpact-in-process"));
+  return [
+    { target: "call under a grant, in process: p50 no higher than a plain read's", measured: targetRatio(ratio.p50), met: ratio.p50 <= 1 },
+    {
+      target: `call under a grant, in process: throughput at ${inFlight} in flight no lower than a plain read's`,
+      measured: targetRatio(ratio.throughput),
+      met: ratio.throughput <= 1,
+    },
+  ];
+}
+
+/** Where a granted call's time goes: against the read, and against the same kind of write with no grant to find and count. */
+function grantNote(results) {
+  const granted = results.get("toolpact-granted-write");
+  const read = pairedRatios(granted, results.get("toolpact-in-process"));
+  const write = pairedRatios(granted, results.get("toolpact-unconfirmed-write"));
+  return (
+    "The grant rows run in process, each on a store of its own: the confirmed write called with no token, covered by a grant " +
+    "(any number of calls for a day) its actor approved with `decideConfirmation` before the rounds; every call's activity row " +
+    `named the grant and the grant counted each use. Against the plain read: p50 ${formatRatio(read.p50)}, calls/s ${formatRatio(read.throughput)}. ` +
+    `Against a write that needs no confirmation: p50 ${formatRatio(write.p50)}, calls/s ${formatRatio(write.throughput)}; that part is the grant's own ` +
+    "(finding it among the user's grants, counting its use in the begin), the rest the write's (it begins its operation and settles it " +
+    "in two commits, where a read is recorded in one)."
+  );
 }
 
 /** Three decimals, so a ratio next to its target shows on which side it fell. */
@@ -254,6 +338,7 @@ function report(results, settings) {
         met: ratio <= 1,
       };
     })(),
+    ...grantTargets(results, settings.inFlight),
     {
       target: `in-process durable execute on SQLite: at least 40,000 calls/s at ${settings.inFlight} in flight`,
       measured: `${formatRate({ ...inProcess.rate, rounds: 1 })} calls/s`,
@@ -280,7 +365,12 @@ function report(results, settings) {
       "The MCP bridge rows run inside the same `toolpact serve` as the tRPC rows, authenticate every request with the plugin key and actor token, and run the whole pipeline; " +
       "stateless, the SDK client never sees a session id, so each call gets a server and transport of its own (as the SDK's stateless server does). " +
       `In process, bare tRPC \`createCaller\` does ${formatRatio(pairedRatios(inProcess, results.get("trpc-caller")).throughput)} ` +
-      "the calls per second of toolpact's durable `runtime.execute` (paired the same way).",
+      "the calls per second of toolpact's durable `runtime.execute` (paired the same way). " +
+      grantNote(results),
+    "",
+    `Regression guard: the figures \`node bench/run.mjs --smoke --check\` compares with (bench/lib/guard.mjs; it fails beyond ${GUARD_SLACK}x of one).`,
+    "",
+    guardTable(guardRatios(results)),
   ].join("\n");
   return {
     markdown,

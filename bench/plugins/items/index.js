@@ -8,4 +8,5 @@ export function activate(sdk) {
     preview: (input) => ({ summary: `Put item ${input.id}`, details: { id: input.id } }),
     execute: (input) => lookupItem(input.id),
   });
+  sdk.tools.provide("touch-item", { execute: (input) => lookupItem(input.id) });
 }
