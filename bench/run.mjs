@@ -23,6 +23,7 @@ import { runMicro } from "./micro/run.mjs";
 import { SMOKE_CHECK_SETTINGS, checkCommand } from "./overhead/check.mjs";
 import { runOverhead } from "./overhead/run.mjs";
 import { runTelemetry } from "./telemetry/run.mjs";
+import { runUpstream } from "./upstream/run.mjs";
 
 const BEGIN = "<!-- bench:results:begin (written by `node bench/run.mjs --write`; edit outside these markers) -->";
 const END = "<!-- bench:results:end -->";
@@ -34,6 +35,7 @@ const GROUPS = [
   { name: "micro", order: 4, title: "4. Micro costs of the guarantees (in process)", run: runMicro },
   { name: "telemetry", order: 5, title: "5. OpenTelemetry: the read execute with no SDK, an SDK recording nothing, and an SDK exporting", run: runTelemetry },
   { name: "isolation", order: 6, title: "6. Isolated provider: the read execute with the provider in a child process beside in process", run: runIsolation },
+  { name: "upstream", order: 7, title: "7. Upstream MCP server: a real server's tool through toolpact beside the same call made directly", run: runUpstream },
   { name: "codegen", order: 3, title: "3. Codegen and type-checking (bench/codegen/run.mjs)", run: runCodegen },
 ];
 

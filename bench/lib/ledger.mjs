@@ -4,16 +4,17 @@ import Database from "better-sqlite3";
 import { queryRows } from "./postgres.mjs";
 import { TENANT_ID } from "./tenant.mjs";
 
-const TOOL = "bench.items:get-item@1";
+/** The read tool every group measures, unless a group names another. */
+const READ_TOOL = "bench.items:get-item@1";
 const QUERIES = {
   activity: "SELECT count(*) AS n FROM activity WHERE tenant_id = $1 AND kind = 'call' AND phase = 'execute' AND outcome = 'succeeded' AND tool = $2",
   otherCalls: "SELECT count(*) AS n FROM activity WHERE tenant_id = $1 AND kind = 'call' AND tool = $2 AND NOT (phase = 'execute' AND outcome = 'succeeded')",
   operations: "SELECT count(*) AS n FROM operations WHERE tenant_id = $1 AND state = 'succeeded' AND tool = $2",
 };
 
-/** Row counts of the read tool's calls in a SQLite file or a PostgreSQL database. */
-/** @param {{ sqliteFile?: string, postgresUrl?: string }} where */
-export async function countLedger({ sqliteFile, postgresUrl }) {
+/** Row counts of the read tool's calls (or `tool`'s: `<provider>:<tool>@<version>`) in a SQLite file or a PostgreSQL database. */
+/** @param {{ sqliteFile?: string, postgresUrl?: string, tool?: string }} where */
+export async function countLedger({ sqliteFile, postgresUrl, tool = READ_TOOL }) {
   /** @type {Record<string, number>} */
   const counts = {};
   if (sqliteFile !== undefined) {
@@ -21,14 +22,14 @@ export async function countLedger({ sqliteFile, postgresUrl }) {
     try {
       for (const [key, text] of Object.entries(QUERIES)) {
         const statement = db.prepare(text.replace("$1", "?").replace("$2", "?"));
-        counts[key] = Number(statement.get(...(text.includes("$2") ? [TENANT_ID, TOOL] : [TENANT_ID])).n);
+        counts[key] = Number(statement.get(...(text.includes("$2") ? [TENANT_ID, tool] : [TENANT_ID])).n);
       }
     } finally {
       db.close();
     }
   } else {
     for (const [key, text] of Object.entries(QUERIES)) {
-      counts[key] = Number((await queryRows(postgresUrl, text, text.includes("$2") ? [TENANT_ID, TOOL] : [TENANT_ID]))[0].n);
+      counts[key] = Number((await queryRows(postgresUrl, text, text.includes("$2") ? [TENANT_ID, tool] : [TENANT_ID]))[0].n);
     }
   }
   return counts;
