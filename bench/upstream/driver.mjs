@@ -6,7 +6,8 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { Client, StdioClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { loadHostConfig, startHost } from "@toolpact/server";
 import { serveDriver } from "../lib/driver.mjs";
 import { scratchDir } from "../lib/scratch.mjs";

@@ -10,7 +10,11 @@ import { formatMs, formatRate, formatRatio, markdownTable } from "../lib/stats.m
 
 const SYSTEMS = [
   { name: "upstream-direct", label: "server-everything `echo` over stdio, called directly with the MCP SDK v2 `Client`", kind: "direct" },
-  { name: "upstream-toolpact", label: "the same call through toolpact: `runtime.execute` of the upstream plugin's tool (whole pipeline, SQLite ledger)", kind: "toolpact" },
+  {
+    name: "upstream-toolpact",
+    label: "the same call through toolpact: `runtime.execute` of the upstream plugin's tool (whole pipeline, SQLite ledger)",
+    kind: "toolpact",
+  },
 ];
 
 /** The target of DESIGN.md: a call through toolpact to an upstream MCP server at most 1.3x the same call made directly. */
@@ -55,7 +59,11 @@ function report(results, settings) {
     ["l", "r", "r", "r", "r", "r"],
   );
   const targets = [
-    { target: `upstream MCP server: a call through toolpact, p50 at most ${TARGET}x the same call made directly`, measured: formatRatio(paired.p50), met: paired.p50 <= TARGET },
+    {
+      target: `upstream MCP server: a call through toolpact, p50 at most ${TARGET}x the same call made directly`,
+      measured: formatRatio(paired.p50),
+      met: paired.p50 <= TARGET,
+    },
     {
       target: `upstream MCP server: throughput through toolpact at ${settings.inFlight} in flight at least 1/${TARGET} of direct`,
       measured: formatRatio(paired.throughput),
