@@ -38,7 +38,7 @@ export async function migrateWith(settings: PostgresSettings): Promise<number> {
  * starting together on one database apply each step once: the others wait for the lock, then find
  * nothing left to do. Creates `schema` first when one is given. Returns how many steps it applied.
  */
-export async function applyPostgresMigrations(
+async function applyPostgresMigrations(
   client: ClientBase,
   schema: string | undefined,
   migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS,
