@@ -31,7 +31,8 @@ export async function activateUpstreamPlugin(plugin: PluginFolder, runtime: Tool
     endpoint,
     logger: options.logger,
     maxInFlight: declaration.maxInFlight ?? DEFAULT_UPSTREAM_MAX_IN_FLIGHT,
-    onConnected: (connection) => tools?.check(connection),
+    onConnected: (connection) => tools?.connected(connection),
+    onToolsChanged: (live) => tools?.check(live),
   });
   tools = new UpstreamTools(manifest, supervisor, options.logger);
   tools.provideAll(runtime.sdkFor(manifest.id));

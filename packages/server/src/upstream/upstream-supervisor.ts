@@ -29,6 +29,8 @@ export interface UpstreamSupervisorOptions {
   readonly revision?: UpstreamRevision;
   /** Told of each connection (the first and every restart) with the server's live tool list, before any call uses it. */
   readonly onConnected?: (connection: UpstreamConnection) => void;
+  /** Told of the server's new tool list when it announces a change (`notifications/tools/list_changed`) mid-connection. */
+  readonly onToolsChanged?: (tools: readonly Tool[]) => void;
 }
 
 /** A live connection as `onConnected` sees it. */
@@ -219,6 +221,7 @@ export class UpstreamSupervisor {
         versionNegotiation: { mode: revisionMode(this.#options.revision ?? "auto") },
         // toolpact validates results against the manifest; an upstream asking for user input mid-call is refused.
         inputRequired: { autoFulfill: false },
+        listChanged: { tools: { debounceMs: 0, onChanged: (error, tools) => this.#toolsChanged(error, tools) } },
       },
     );
     const transport = transportOf(endpoint);
@@ -248,6 +251,18 @@ export class UpstreamSupervisor {
       await client.close().catch(() => {});
       throw error;
     }
+  }
+
+  #toolsChanged(error: Error | null, tools: Tool[] | null): void {
+    const { pluginId, logger } = this.#options;
+    if (error !== null || tools === null) {
+      // Not knowing the new list is not trusting it: restart, which lists the tools again before any call.
+      logger.warn({ event: "upstream_tools_unreadable", pluginId, errorClass: error?.name ?? "none" });
+      if (this.#child !== undefined) this.kill("its changed tool list could not be read");
+      return;
+    }
+    logger.info({ event: "upstream_tools_changed", pluginId, tools: tools.length });
+    this.#options.onToolsChanged?.(tools);
   }
 
   /** The connection closed: unless stopping, restart after a back-off that grows with each failure in a row. */
