@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { ProviderBusy, ProviderOutcomeUnknown, ProviderRefusal } from "@toolpact/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ASSISTANT_ID, manifest } from "./support/plugins.js";
 import { makeSecrets, startStack, type Stack } from "./support/stack.js";
@@ -54,6 +55,11 @@ const TOOLS: Record<string, { effect: "read" | "write"; outputSchema?: unknown; 
   },
   "preview-long": { effect: "read", handler: { preview: () => ({ summary: "x".repeat(2001) }), execute: () => ({}) } },
   "preview-none": { effect: "write", handler: { execute: () => ({}) } },
+  "lost-write": { effect: "write", handler: { execute: () => Promise.reject(new ProviderOutcomeUnknown("connection closed")) } },
+  "lost-read": { effect: "read", handler: { execute: () => Promise.reject(new ProviderOutcomeUnknown("connection closed")) } },
+  refuses: { effect: "read", handler: { execute: () => Promise.reject(new ProviderRefusal("no such record\u202E")) } },
+  busy: { effect: "read", handler: { execute: () => Promise.reject(new ProviderBusy("16 calls in flight", 1000)) } },
+  "busy-authorize": { effect: "read", handler: { authorize: () => Promise.reject(new ProviderBusy("16 calls in flight", 1000)), execute: () => ({}) } },
 };
 
 let dir: string;
@@ -127,6 +133,10 @@ const ROWS: Record<string, readonly string[]> = {
   "throws or rejects": ["throws", "rejects"],
   "does not finish within `timeoutMs`, for a `read` tool": ["slow-read"],
   "does not finish within `timeoutMs`, for a `write` or `external` tool": ["slow-write"],
+  "throws `ProviderOutcomeUnknown` (its answer was lost after the effect may have run), for a `write` or `external` tool": ["lost-write"],
+  "throws `ProviderOutcomeUnknown`, for a `read` tool": ["lost-read"],
+  "throws `ProviderRefusal` (it says why the call failed, for the caller)": ["refuses"],
+  "throws `ProviderBusy` (at capacity, nothing sent)": ["busy"],
 };
 
 function executeTable(): { when: string; code: string; state: string }[] {
@@ -165,6 +175,13 @@ describe("docs/plugin-sdk.md: what an execute answer makes of a call", () => {
     const thrown = await execute("throws");
     expect(thrown.body.error?.data.toolpactData).toMatchObject({ errorClass: "RangeError" });
     expect(JSON.stringify(thrown.body)).not.toContain("secret detail");
+  });
+
+  it("a ProviderRefusal's text reaches the caller made visible; ProviderBusy from authorize is RATE_LIMITED before any operation", async () => {
+    const refused = await execute("refuses");
+    expect(refused.body.error?.message).toMatch(/and says: no such record\\u\{202e\}$/);
+    const busy = await mutate(stack.url, "tools.execute", { ref: ref("busy-authorize"), input: {} }, headers);
+    expect(busy.body.error?.data).toMatchObject({ toolpactCode: "RATE_LIMITED", toolpactData: { retryAfterMs: 1000 } });
   });
 });
 

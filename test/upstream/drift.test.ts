@@ -3,7 +3,7 @@
  * changed (or that the server no longer lists) is refused, fail closed, with the JSON Pointers that
  * changed in the log and in the refusal; the other tools keep serving.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { declareTools, startUpstreamWorld, UPSTREAM_ID, V2_SERVER, type UpstreamWorld } from "./support/upstream-host.js";
 
 let world: UpstreamWorld;
@@ -32,6 +32,12 @@ afterAll(async () => {
   await world?.close();
 });
 
+let changing: UpstreamWorld | undefined;
+afterEach(async () => {
+  await changing?.close();
+  changing = undefined;
+});
+
 describe("drift check", () => {
   it("logs what changed, by JSON Pointer, for each drifted tool", () => {
     const drift = world.logs.filter((entry) => entry.event === "upstream_tool_drift");
@@ -58,4 +64,22 @@ describe("drift check", () => {
   it("keeps serving the tools that match", async () => {
     expect(await world.execute("hold", { ms: 1 })).toMatchObject({ text: "held 1" });
   });
+
+  for (const revision of ["2026-07-28", "2025-11-25"] as const) {
+    it(`re-checks when the server announces a changed tool list mid-connection (${revision}), and refuses what changed`, async () => {
+      const tools = await declareTools([V2_SERVER], { hold: { name: "hold", effect: "read" }, change_hold: { name: "change-hold", effect: "read" } });
+      changing = await startUpstreamWorld({
+        plugin: { upstream: { command: process.execPath, args: [V2_SERVER] }, tools },
+        supervision: { revision },
+      });
+      await changing.logged((entry) => entry.event === "upstream_connected");
+      expect(await changing.execute("hold", { ms: 1 })).toMatchObject({ text: "held 1" });
+      await changing.execute("change-hold", {});
+      expect(await changing.logged((entry) => entry.event === "upstream_tool_drift")).toMatchObject({
+        tool: "hold@1",
+        drift: 'hold@1 (upstream "hold"): inputSchema changed at /properties/ms/type',
+      });
+      expect(await changing.execute("hold", { ms: 1 }).catch((error: unknown) => error)).toMatchObject({ code: "PROVIDER_FAILED" });
+    }, 60_000);
+  }
 });

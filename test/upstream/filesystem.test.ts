@@ -50,6 +50,18 @@ describe("server-filesystem as a provider", () => {
     expect(readFileSync(target, "utf8")).toBe("written\u202Eby toolpact");
   });
 
+  it("serves the same tools over the HTTP API: a read, and a write confirmed with the preview's token", async () => {
+    const ref = { providerId: UPSTREAM_ID, tool: "read-text-file" };
+    expect((await world.http.execute(ref, { path: path.join(files, "hello.txt") })).result).toEqual({ content: "hello from upstream\n" });
+    const write = { providerId: UPSTREAM_ID, tool: "write-file" };
+    const input = { path: path.join(files, "over-http.txt"), content: "via tRPC" };
+    const preview = await world.http.preview(write, input);
+    expect(preview.details).toEqual({ upstreamTool: "write_file", arguments: input });
+    const token = preview.confirmation.required && preview.confirmation.mode === "token" ? preview.confirmation.token : "none";
+    await world.http.execute(write, input, { confirmationToken: token });
+    expect(readFileSync(input.path, "utf8")).toBe("via tRPC");
+  });
+
   it("validates input against the manifest's schema before anything reaches the server", async () => {
     const error = await world.execute("read-text-file", { path: 42 }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: "INPUT_INVALID" });

@@ -28,7 +28,7 @@ describe("supervision", () => {
       level: "info",
     });
     expect(await world.logged((entry) => entry.event === "upstream_tools_ignored")).toMatchObject({
-      tools: ["append_line", "get_env", "crash", "refuse", "trace"],
+      tools: ["append_line", "change_hold", "get_env", "crash", "refuse", "trace"],
     });
   }, 60_000);
 

@@ -10,7 +10,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client, type Tool } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { ExecuteOptions } from "@toolpact/contract";
+import { createHttpTransport } from "@toolpact/client";
+import type { ExecuteOptions, ToolTransport } from "@toolpact/contract";
 import type { Principal, ToolpactRuntime } from "@toolpact/runtime";
 import { loadHostConfig } from "../../../packages/server/src/host/config.js";
 import { startHost, type RunningHost, type StartHostOptions } from "../../../packages/server/src/host/start-host.js";
@@ -82,6 +83,8 @@ export interface UpstreamWorld {
   readonly dir: string;
   readonly pluginDir: string;
   readonly logs: LogEntry[];
+  /** The caller's transport over the host's HTTP API (tRPC), as a typed client would use it. */
+  readonly http: ToolTransport;
   /** Preview, then execute with the preview's token when one is required. */
   confirmAndExecute(tool: string, input: unknown, options?: ExecuteOptions): Promise<unknown>;
   /** Execute with no token. */
@@ -163,7 +166,8 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
   await runtime.admin.installPlugin(TENANT, CALLER_ID);
   await runtime.admin.setPolicy(TENANT, { rules: [{ tools: "*", decision: "allow", mode: "token" }], trustedConfirmationUis: [CALLER_ID] });
   const { key } = await runtime.admin.issuePluginKey(TENANT, CALLER_ID);
-  const principal = await runtime.authenticate({ pluginKey: key, actorToken: await mintActorToken(actorSecret, { tid: TENANT }) });
+  const actorToken = await mintActorToken(actorSecret, { tid: TENANT });
+  const principal = await runtime.authenticate({ pluginKey: key, actorToken });
   const ref = (tool: string) => ({ providerId: UPSTREAM_ID, tool });
 
   return {
@@ -173,6 +177,7 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
     dir,
     pluginDir,
     logs,
+    http: createHttpTransport({ url: host.url, pluginKey: key, actorToken }),
     execute: async (tool, input, executeOptions = {}) => (await runtime.execute(principal, ref(tool), input, executeOptions)).result,
     confirmAndExecute: async (tool, input, executeOptions = {}) => {
       const preview = await runtime.preview(principal, ref(tool), input);

@@ -8,7 +8,7 @@ import type { Manifest } from "@toolpact/contract";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Principal } from "../api.js";
 import { createFixture, TENANT, tool, type RuntimeFixture } from "../testing/fixtures.js";
-import { PROVIDER_REFUSAL_MAX_CHARS, ProviderBusy, ProviderOutcomeUnknown, ProviderRefusal } from "./provider-signals.js";
+import { PROVIDER_REFUSAL_MAX_CHARS, ProviderBusy, ProviderOutcomeUnknown, ProviderRefusal } from "@toolpact/contract";
 
 const ID = "com.example.remote";
 const manifest: Manifest = {
@@ -88,6 +88,10 @@ describe("provider signals", () => {
     expect(refused.message).toContain("and says: no such file\\u{1b}[2J\\u{202e}gnp.exe xxx");
     expect(refused.message.endsWith("… (cut)")).toBe(true);
     expect(await fx.runtime.getOperation(alice, refused.data.operationId as string)).toMatchObject({ state: "failed" });
+    // A provider built against its own copy of @toolpact/client throws its copy's class: the brand is what counts.
+    const foreign = Object.assign(new Error("from another copy"), { [Symbol.for("toolpact.providerSignal")]: "refusal" });
+    thrown.execute = foreign;
+    expect((await execute("send")).message).toContain("and says: from another copy");
     thrown.execute = new Error("secret-laden message");
     const plain = await execute("send");
     expect(plain.message).not.toContain("secret-laden");

@@ -23,7 +23,7 @@ export interface UpstreamHostOptions {
 export async function activateUpstreamPlugin(plugin: PluginFolder, runtime: ToolpactRuntime, options: UpstreamHostOptions): Promise<UpstreamSupervisor> {
   const { manifest } = plugin;
   const declaration = manifest.upstream!;
-  const endpoint = upstreamEndpointOf(manifest.id, plugin.dir, declaration, options.env);
+  const endpoint = upstreamEndpointOf(manifest.id, declaration, { dir: plugin.dir, env: options.env });
   let tools: UpstreamTools | undefined;
   const supervisor = new UpstreamSupervisor({
     ...options.supervision,
@@ -31,7 +31,8 @@ export async function activateUpstreamPlugin(plugin: PluginFolder, runtime: Tool
     endpoint,
     logger: options.logger,
     maxInFlight: declaration.maxInFlight ?? DEFAULT_UPSTREAM_MAX_IN_FLIGHT,
-    onConnected: (connection) => tools?.check(connection),
+    onConnected: (connection) => tools?.connected(connection),
+    onToolsChanged: (live) => tools?.check(live),
   });
   tools = new UpstreamTools(manifest, supervisor, options.logger);
   tools.provideAll(runtime.sdkFor(manifest.id));

@@ -1,4 +1,12 @@
-import { compareUpstreamTools, describeToolDrift, type Manifest, type ToolCallContext, type ToolDeclaration, type ToolHandler } from "@toolpact/contract";
+import {
+  compareUpstreamTools,
+  describeToolDrift,
+  type LiveTool,
+  type Manifest,
+  type ToolCallContext,
+  type ToolDeclaration,
+  type ToolHandler,
+} from "@toolpact/contract";
 import { ProviderBusy, ProviderRefusal, type Logger, type PluginSdk } from "@toolpact/runtime";
 import { outputOfUpstream } from "./upstream-result.js";
 import type { UpstreamConnection, UpstreamSupervisor } from "./upstream-supervisor.js";
@@ -7,8 +15,8 @@ import type { UpstreamConnection, UpstreamSupervisor } from "./upstream-supervis
 type ToolStanding = { readonly kind: "ready" } | { readonly kind: "drifted"; readonly why: string };
 
 /**
- * The tools of a plugin whose manifest names an upstream MCP server. Each (re)connection checks the
- * live tool list against the manifest (`check`): a tool missing upstream or whose schema changed is
+ * The tools of a plugin whose manifest names an upstream MCP server. Each (re)connection, and each
+ * change the server announces, checks the live tool list against the manifest (`check`): a tool missing upstream or whose schema changed is
  * refused until the manifest is updated (fail closed), with the JSON Pointers that changed in the log
  * and in the refusal; tools the server has and the manifest does not are ignored, with a log line.
  */
@@ -25,11 +33,16 @@ export class UpstreamTools {
     this.#logger = logger;
   }
 
-  /** Checks a connection's live tool list against the manifest; what it finds holds until the next connection. */
-  check(connection: UpstreamConnection): void {
-    const pluginId = this.#manifest.id;
+  /** Checks a connection's live tool list against the manifest. */
+  connected(connection: UpstreamConnection): void {
     this.#serverName = connection.serverName;
-    const { drifted, undeclared } = compareUpstreamTools(this.#manifest.tools, connection.tools);
+    this.check(connection.tools);
+  }
+
+  /** Checks the server's live tool list against the manifest; what it finds holds until the next check. */
+  check(live: readonly LiveTool[]): void {
+    const pluginId = this.#manifest.id;
+    const { drifted, undeclared } = compareUpstreamTools(this.#manifest.tools, live);
     for (const tool of this.#manifest.tools) this.#standing.set(keyOf(tool), { kind: "ready" });
     for (const drift of drifted) {
       const why = describeToolDrift(drift);
