@@ -91,10 +91,16 @@ export interface UpstreamWorld {
   close(): Promise<void>;
 }
 
+/** The part of the upstream plugin's manifest a test chooses. */
+export interface UpstreamPluginJson {
+  readonly upstream: Record<string, unknown>;
+  readonly tools: readonly Record<string, unknown>[];
+}
+
 /** Options of `startUpstreamWorld`. */
 export interface UpstreamWorldOptions {
-  /** The upstream plugin's `upstream` and `tools` (id, version and permissions are filled in). */
-  readonly plugin: { readonly upstream: Record<string, unknown>; readonly tools: readonly Record<string, unknown>[] };
+  /** The upstream plugin's `upstream` and `tools` (id, version and permissions are filled in), or a function of its folder giving them. */
+  readonly plugin: UpstreamPluginJson | ((pluginDir: string) => UpstreamPluginJson);
   /** Files written into the plugin folder first (relative name -> content, mode 600). */
   readonly files?: Readonly<Record<string, string>>;
   readonly supervision?: StartHostOptions["upstreamSupervision"];
@@ -116,7 +122,8 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
     writeFileSync(path.join(pluginDir, name), content, { mode: 0o600 });
   }
   options.beforeStart?.(pluginDir);
-  const manifest = { id: UPSTREAM_ID, version: "1.0.0", permissions: ["tools:provide"], ...options.plugin };
+  const chosen = typeof options.plugin === "function" ? options.plugin(pluginDir) : options.plugin;
+  const manifest = { id: UPSTREAM_ID, version: "1.0.0", permissions: ["tools:provide"], ...chosen };
   writeFileSync(path.join(pluginDir, "plugin.json"), JSON.stringify(manifest, null, 2));
   writeFileSync(path.join(callerDir, "plugin.json"), JSON.stringify({ id: CALLER_ID, version: "1.0.0", permissions: ["tools:call"] }));
   writeFileSync(
@@ -143,7 +150,7 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
       config: await loadHostConfig({ cwd: dir, env: {} }),
       env,
       logger: { info: log("info"), warn: log("warn"), error: log("error") },
-      upstreamSupervision: { restartDelayMs: { initial: 100, max: 1000 }, connectTimeoutMs: 10_000, ...options.supervision },
+      upstreamSupervision: { restartDelayMs: { initial: 100, max: 1000 }, connectTimeoutMs: 30_000, ...options.supervision },
     });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -172,7 +179,7 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
       const token = preview.confirmation.required && preview.confirmation.mode === "token" ? preview.confirmation.token : undefined;
       return (await runtime.execute(principal, ref(tool), input, { ...executeOptions, ...(token === undefined ? {} : { confirmationToken: token }) })).result;
     },
-    logged: (match, ms = 10_000) =>
+    logged: (match, ms = 30_000) =>
       new Promise((resolve, reject) => {
         const look = () => {
           const found = logs.find(match);
