@@ -80,6 +80,10 @@ describe("toolpact import mcp --url", () => {
     ]);
     expect(manifest.upstream).toEqual({ url: server.url });
     expect(manifest.name).toBe("import-test-server");
+    // The v2 server speaks 2026-07-28, which the import negotiates first (a 2025-11-25 server: see registry-servers.test.ts).
+    expect(await readFile(path.join(work, "notes/plugin.json"), "utf8")).toMatch(
+      /^\/\/ Written by `toolpact import mcp` from the MCP server "import-test-server" 3\.1\.4 \(protocol 2026-07-28\)\./,
+    );
     // Comment lines joined, as a reader reads them (without their //).
     const text = (await readFile(path.join(work, "notes/plugin.json"), "utf8")).replace(/\n\s*\/\/ /g, " ");
     expect(text).toContain('the server\'s "read_file" already became "read-file", so this one is "read-file-2"');

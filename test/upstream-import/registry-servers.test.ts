@@ -109,7 +109,7 @@ describe("toolpact import mcp: server-filesystem", () => {
     expect(write).toContain('effect "write": the server says readOnlyHint: false; it is confirmed before each call');
     expect(write).toContain("destructiveHint: true: it may delete or overwrite data; keep it confirmed");
     expect(write).toContain('idempotentHint: true: if the same call twice has the effect of one, add "recovery": "idempotent"');
-    expect(text).toMatch(/^\/\/ Written by `toolpact import mcp` from the MCP server "secure-filesystem-server" /);
+    expect(text).toMatch(/^\/\/ Written by `toolpact import mcp` from the MCP server "secure-filesystem-server" [\d.]+ \(protocol\s+(\/\/ )?2025-11-25\)\./);
   });
 
   it("carries every input and output schema over exactly as the server lists it", async () => {

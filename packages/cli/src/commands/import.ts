@@ -6,7 +6,7 @@ import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 import { CredentialFileError, isLoopbackHost, readCredentialFile } from "../credential-safety.js";
 import { importedManifest, type ImportedManifest, type PluginHead } from "../mcp-import/imported-manifest.js";
-import type { JsonValue } from "../mcp-import/jsonc-text.js";
+import { httpHead, stdioHead } from "../mcp-import/plugin-head.js";
 import { ServerUnavailableError, listServerTools, type ServerTarget } from "../mcp-import/server-tools.js";
 
 const HELP = `usage: toolpact import mcp --id <plugin id> --out <folder> [options] -- <command> [args...]
@@ -41,8 +41,66 @@ const DEFAULT_TIMEOUT_SECONDS = 30;
 /** What `--pass-env` takes: the manifest's own rule for a `passEnv` name. */
 const ENV_NAME = manifestSchema.shape.upstream.unwrap().options[0].shape.passEnv.unwrap().element;
 
+/** An import's options, checked, with every default filled in. */
+interface ImportOptions {
+  readonly id: string;
+  readonly version: string;
+  /** The plugin folder, absolute, and its plugin.json as printed. */
+  readonly outDir: string;
+  readonly file: string;
+  readonly shown: string;
+  readonly force: boolean;
+  readonly timeoutMs: number;
+  /** The server: a command after `--`, or a URL with an optional token file (as given). */
+  readonly server:
+    | { readonly kind: "stdio"; readonly command: readonly [string, ...string[]]; readonly passEnv: readonly string[] }
+    | { readonly kind: "http"; readonly url: string; readonly tokenFile?: string };
+}
+
 /** `toolpact import mcp`: writes a reviewable plugin.json from an MCP server's tools. */
 export async function run(args: readonly string[], io: CliIo): Promise<number> {
+  const options = importOptions(args, io);
+  if (typeof options === "number") return options;
+  const fail = (problem: string) => {
+    io.stderr(`toolpact import mcp: ${problem}`);
+    return 1;
+  };
+  if (existsSync(options.file) && !options.force) {
+    return fail(`${options.shown} exists: pass --force to replace it, or import into another folder and compare the two with toolpact diff`);
+  }
+  const server = serverOf(options, io);
+  if (typeof server === "string") return fail(server);
+
+  // A stdio server runs in the plugin folder, as when served; a folder made for it goes again on failure.
+  const made = await mkdir(options.outDir, { recursive: true });
+  let imported: ImportedManifest | string;
+  try {
+    const listed = await listServerTools(server.target, options.timeoutMs);
+    imported =
+      listed.tools.length === 0
+        ? "the server lists no tools, so there is nothing to import (toolpact serves an MCP server's tools, not its resources or prompts)"
+        : importedManifest(listed, server.head, options.file);
+  } catch (error) {
+    if (!(error instanceof ServerUnavailableError)) throw error;
+    imported = error.message;
+  }
+  if (typeof imported === "string") {
+    if (made !== undefined) await rm(made, { recursive: true, force: true });
+    return fail(imported);
+  }
+
+  const temporary = `${options.file}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, imported.text, { flag: "wx" });
+    await rename(temporary, options.file);
+  } finally {
+    await rm(temporary, { force: true });
+  }
+  return report(imported, options.shown, io, server.head);
+}
+
+/** The command line read and checked; a number is the exit code of a usage error (or of --help). */
+function importOptions(args: readonly string[], io: CliIo): ImportOptions | number {
   const dashes = args.indexOf("--");
   const command = dashes < 0 ? [] : args.slice(dashes + 1);
   const parsed = parseCommandArgs({ name: "import", help: HELP }, io, {
@@ -66,23 +124,21 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     io.stderr(`toolpact import: ${problem}\n\n${HELP}`);
     return 2;
   };
-  const fail = (problem: string) => {
-    io.stderr(`toolpact import mcp: ${problem}`);
-    return 1;
-  };
 
-  if (positionals[0] !== "mcp")
+  if (positionals[0] !== "mcp") {
     return usage(
       positionals.length === 0 ? "say what to import from: toolpact import mcp ..." : `unknown source "${positionals[0]}": toolpact imports from "mcp"`,
     );
+  }
   if (positionals.length > 1) return usage(`unexpected "${positionals[1]}": put the server's command after --, e.g. -- node server.js`);
-  if (values.id === undefined) return usage("--id is required: the plugin's id, e.g. --id com.example.files");
-  if (values.id.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(values.id)) {
+  const { id, out } = values;
+  if (id === undefined) return usage("--id is required: the plugin's id, e.g. --id com.example.files");
+  if (id.length > PLUGIN_ID_MAX_LENGTH || !PLUGIN_ID_PATTERN.test(id)) {
     return usage(
-      `--id "${values.id}" is not a plugin id: lowercase dot-separated segments of letters, digits and hyphens, each starting with a letter, e.g. com.example.files`,
+      `--id "${id}" is not a plugin id: lowercase dot-separated segments of letters, digits and hyphens, each starting with a letter, e.g. com.example.files`,
     );
   }
-  if (values.out === undefined) return usage("--out is required: the folder to write plugin.json into");
+  if (out === undefined) return usage("--out is required: the folder to write plugin.json into");
   const version = values.version ?? DEFAULT_VERSION;
   if (!manifestSchema.shape.version.safeParse(version).success) return usage(`--version "${version}" is not semver, e.g. 1.4.0`);
   const timeoutSeconds = Number(values.timeout ?? DEFAULT_TIMEOUT_SECONDS);
@@ -90,110 +146,63 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   if (command.length > 0 === (values.url !== undefined)) {
     return usage(command.length > 0 ? "give the server's command after -- or --url, not both" : "name the server: its command after --, or --url <url>");
   }
-  if (values.url === undefined && values["token-file"] !== undefined) return usage("--token-file goes with --url");
   const passEnv = [...new Set(values["pass-env"] ?? [])];
-  if (values.url !== undefined && passEnv.length > 0) return usage("--pass-env goes with a stdio server's command (after --)");
+  const outDir = path.resolve(io.cwd, out);
+  const file = path.join(outDir, "plugin.json");
+  const relative = path.relative(io.cwd, file);
+  const common = {
+    id,
+    version,
+    outDir,
+    file,
+    shown: relative.startsWith("..") || path.isAbsolute(relative) ? file : relative,
+    force: values.force === true,
+    timeoutMs: timeoutSeconds * 1000,
+  };
+
+  if (values.url !== undefined) {
+    const { url } = values;
+    const tokenFile = values["token-file"];
+    if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) return usage(`--url must be an http or https URL, got "${url}"`);
+    if (passEnv.length > 0) return usage("--pass-env goes with a stdio server's command (after --)");
+    if (tokenFile !== undefined && !path.resolve(io.cwd, tokenFile).startsWith(outDir + path.sep)) {
+      return usage(`--token-file ${tokenFile} is outside ${out}: toolpact reads a plugin's token file only from its folder; move it there`);
+    }
+    return { ...common, server: { kind: "http", url, ...(tokenFile === undefined ? {} : { tokenFile }) } };
+  }
+  if (values["token-file"] !== undefined) return usage("--token-file goes with --url");
   const badName = passEnv.find((name) => !ENV_NAME.safeParse(name).success);
   if (badName !== undefined) return usage(`--pass-env "${badName}": ${ENV_NAME.safeParse(badName).error?.issues[0]?.message}`);
   const ownSecret = passEnv.find((name) => name.startsWith("TOOLPACT_"));
   if (ownSecret !== undefined) return usage(`--pass-env ${ownSecret}: toolpact's own variables are never passed to a plugin`);
+  return { ...common, server: { kind: "stdio", command: command as [string, ...string[]], passEnv } };
+}
 
-  const outDir = path.resolve(io.cwd, values.out);
-  const file = path.join(outDir, "plugin.json");
-  const relative = path.relative(io.cwd, file);
-  const shown = relative.startsWith("..") || path.isAbsolute(relative) ? file : relative;
-  if (existsSync(file) && values.force !== true) {
-    return fail(`${shown} exists: pass --force to replace it, or import into another folder and compare the two with toolpact diff`);
+/** Who to ask and what `upstream` to write; a string says why the server cannot be asked (its token). */
+function serverOf(options: ImportOptions, io: CliIo): { target: ServerTarget; head: PluginHead } | string {
+  const { server, id, version, outDir } = options;
+  if (server.kind === "stdio") {
+    const [program, ...args] = server.command;
+    return {
+      target: { kind: "stdio", command: program, args, cwd: outDir, env: io.env, passEnv: server.passEnv },
+      head: stdioHead(id, version, server.command, server.passEnv),
+    };
   }
-
-  let target: ServerTarget;
-  let head: PluginHead;
-  if (values.url !== undefined) {
-    const url = values.url;
-    if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) return usage(`--url must be an http or https URL, got "${url}"`);
-    let token: string | undefined;
-    const tokenFile = values["token-file"];
-    if (tokenFile !== undefined) {
-      if (!isInside(outDir, path.resolve(io.cwd, tokenFile))) {
-        return usage(`--token-file ${tokenFile} is outside ${values.out}: toolpact reads a plugin's token file only from its folder; move it there`);
-      }
-      const { protocol, hostname, host } = new URL(url);
-      if (protocol === "http:" && !isLoopbackHost(hostname)) {
-        return fail(
-          `--url ${url} would send the token in ${tokenFile} unencrypted to ${host}, which is not this machine: use https:// (toolpact serve refuses it too)`,
-        );
-      }
-      try {
-        token = readCredentialFile(path.resolve(io.cwd, tokenFile), "a bearer token", tokenFile).trim();
-      } catch (error) {
-        if (error instanceof CredentialFileError) return fail(error.message);
-        return fail(`cannot read --token-file ${tokenFile}: ${(error as Error).message}`);
-      }
-      if (token === "") return fail(`${tokenFile} is empty: it should hold the bearer token for ${url}`);
-    }
-    target = { kind: "http", url, ...(token === undefined ? {} : { token }) };
-    head = httpHead(values.id, version, url, tokenFile === undefined ? undefined : path.relative(outDir, path.resolve(io.cwd, tokenFile)));
-  } else {
-    const [program, ...programArgs] = command as [string, ...string[]];
-    target = { kind: "stdio", command: program, args: programArgs, cwd: outDir, env: io.env, passEnv };
-    head = stdioHead(values.id, version, command as [string, ...string[]], passEnv);
+  const { url, tokenFile } = server;
+  if (tokenFile === undefined) return { target: { kind: "http", url }, head: httpHead(id, version, url, undefined) };
+  const { protocol, hostname, host } = new URL(url);
+  if (protocol === "http:" && !isLoopbackHost(hostname)) {
+    return `--url ${url} would send the token in ${tokenFile} unencrypted to ${host}, which is not this machine: use https:// (toolpact serve refuses it too)`;
   }
-
-  // A stdio server runs in the plugin folder, as when served; a folder made for it goes again on failure.
-  const made = await mkdir(outDir, { recursive: true });
-  let imported: ImportedManifest;
+  const absolute = path.resolve(io.cwd, tokenFile);
+  let token: string;
   try {
-    const listed = await listServerTools(target, timeoutSeconds * 1000);
-    if (listed.tools.length === 0) {
-      throw new ServerUnavailableError(
-        "the server lists no tools, so there is nothing to import (toolpact serves an MCP server's tools, not its resources or prompts)",
-      );
-    }
-    imported = importedManifest(listed, head, file);
+    token = readCredentialFile(absolute, "a bearer token", tokenFile).trim();
   } catch (error) {
-    if (made !== undefined) await rm(made, { recursive: true, force: true });
-    if (error instanceof ServerUnavailableError) return fail(error.message);
-    throw error;
+    return error instanceof CredentialFileError ? error.message : `cannot read --token-file ${tokenFile}: ${(error as Error).message}`;
   }
-
-  const temporary = `${file}.${process.pid}.tmp`;
-  try {
-    await writeFile(temporary, imported.text, { flag: "wx" });
-    await rename(temporary, file);
-  } finally {
-    await rm(temporary, { force: true });
-  }
-  return report(imported, shown, io, head);
-}
-
-/** `upstream` for a stdio server: the command and args as given, run in the plugin folder as at import. */
-function stdioHead(id: string, version: string, command: readonly [string, ...string[]], passEnv: readonly string[]): PluginHead {
-  const [program, ...args] = command;
-  const notes = [
-    'the server runs in this folder, as it did at import: relative paths in "command" and "args" are relative to it',
-    `it sees only the variables "env" sets and "passEnv" names (at import: ${passEnv.length === 0 ? "none" : passEnv.join(", ")}); ` +
-      "give it what it needs, and nothing else",
-  ];
-  const upstream: Record<string, JsonValue> = { command: program, ...(args.length === 0 ? {} : { args }), ...(passEnv.length === 0 ? {} : { passEnv }) };
-  return { id, version, upstream, upstreamNotes: notes };
-}
-
-/** Whether `file` is inside `folder`. */
-function isInside(folder: string, file: string): boolean {
-  return file.startsWith(folder + path.sep);
-}
-
-/** `upstream` for a Streamable HTTP server: its URL, and the token's file relative to the plugin folder. */
-function httpHead(id: string, version: string, url: string, tokenFile: string | undefined): PluginHead {
-  return {
-    id,
-    version,
-    upstream: { url, ...(tokenFile === undefined ? {} : { tokenFile }) },
-    upstreamNotes:
-      tokenFile === undefined
-        ? ['the server took no token at import; if it needs one when served, add "tokenFile": a file readable by its owner alone']
-        : ['"tokenFile" is relative to this folder; the token in it travels as "Authorization: Bearer"; keep the file chmod 600'],
-  };
+  if (token === "") return `${tokenFile} is empty: it should hold the bearer token for ${url}`;
+  return { target: { kind: "http", url, token }, head: httpHead(id, version, url, path.relative(outDir, absolute)) };
 }
 
 function report(imported: ImportedManifest, shown: string, io: CliIo, head: PluginHead): number {

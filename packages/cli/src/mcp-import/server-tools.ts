@@ -40,7 +40,8 @@ const MAX_PAGES = 1000;
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<ServerTools> {
   const stderr = new StderrTail();
   const transport = openTransport(target, stderr);
-  const client = new Client({ name: "toolpact-import", version: "1.0.0" }, { listMaxPages: MAX_PAGES });
+  // The newest revision both sides know, as toolpact serve asks it: 2026-07-28, else the 2025-11-25 handshake.
+  const client = new Client({ name: "toolpact-import", version: "1.0.0" }, { listMaxPages: MAX_PAGES, versionNegotiation: { mode: "auto" } });
   const timer = new AbortController();
   const timeout = setTimeout(() => timer.abort(), timeoutMs);
   try {
