@@ -26,7 +26,7 @@ beforeAll(async () => {
     },
   });
   await world.logged((entry) => entry.event === "upstream_connected");
-}, 20_000);
+}, 60_000);
 
 afterAll(async () => {
   await world?.close();

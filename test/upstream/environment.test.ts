@@ -25,7 +25,7 @@ describe("environment", () => {
     const result = (await world.execute("get-env", {})) as { text: string };
     const seen = JSON.parse(result.text) as Record<string, string>;
     expect(seen).toEqual({ GREETING: "hi", UPSTREAM_VISIBLE: "yes" });
-  }, 20_000);
+  }, 60_000);
 
   it("refuses to start a host whose upstream asks for one of toolpact's own secrets", async () => {
     const error = await startUpstreamWorld({

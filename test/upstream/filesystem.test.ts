@@ -22,7 +22,7 @@ beforeAll(async () => {
     files: { "files/hello.txt": "hello from upstream\n" },
   });
   files = path.join(world.pluginDir, "files");
-}, 20_000);
+}, 60_000);
 
 afterAll(async () => {
   await world?.close();

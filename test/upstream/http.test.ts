@@ -41,7 +41,7 @@ describe("Streamable HTTP upstream", () => {
     const traced = { ...world.principal, traceContext: { traceparent } };
     const result = await world.runtime.execute(traced, { providerId: UPSTREAM_ID, tool: "trace" }, {});
     expect(JSON.parse((result.result as { text: string }).text)).toMatchObject({ traceparent });
-  }, 20_000);
+  }, 60_000);
 
   it("speaks 2025-11-25 to the same server when pinned to it", async () => {
     world = await startUpstreamWorld({
@@ -51,7 +51,7 @@ describe("Streamable HTTP upstream", () => {
     });
     expect(await world.logged((entry) => entry.event === "upstream_connected")).toMatchObject({ protocolVersion: "2025-11-25" });
     expect(await world.execute("trace", {})).toMatchObject({ content: [{ type: "text" }] });
-  }, 20_000);
+  }, 60_000);
 
   it("does not connect with a token the server refuses, and its tools answer that nothing was sent", async () => {
     world = await startUpstreamWorld({ plugin: { upstream: { url, tokenFile: "token" }, tools: [trace] }, files: { token: "wrong-token" } });
@@ -60,7 +60,7 @@ describe("Streamable HTTP upstream", () => {
       code: "PROVIDER_FAILED",
       data: { errorClass: "UpstreamUnavailable" },
     });
-  }, 20_000);
+  }, 60_000);
 
   it("refuses a token file that its group or others can read, naming the file and the fix", async () => {
     const error = await startUpstreamWorld({

@@ -22,7 +22,7 @@ beforeAll(async () => {
       return { upstream: { command: process.execPath, args: [memory], env: { MEMORY_FILE_PATH: store } }, tools };
     },
   });
-}, 20_000);
+}, 60_000);
 
 afterAll(async () => {
   await world?.close();

@@ -38,7 +38,7 @@ describe("lost calls", () => {
     await current.runtime.settleExpiredLeases();
     expect(await current.runtime.getOperation(current.principal, error.data.operationId)).toMatchObject({ state: "unknown" });
     expect(callsOf(current, "hold")).toBe(1);
-  }, 20_000);
+  }, 60_000);
 
   it("a call past its timeout is cancelled upstream and OUTCOME_UNKNOWN; a read lost the same way simply failed", async () => {
     const tools = await declareTools([V2_SERVER], { hold: { name: "hold", effect: "write", timeoutMs: 300 } });
@@ -49,7 +49,7 @@ describe("lost calls", () => {
     await world.logged((entry) => entry.event === "upstream_stderr" && entry.line === "hold cancelled");
     expect(await codeOf(world.execute("peek", { ms: 5_000 }))).toBe("PROVIDER_FAILED");
     expect(callsOf(world, "hold")).toBe(2);
-  }, 20_000);
+  }, 60_000);
 
   it("restarts a crashed server with back-off and serves again; a call lost in the crash is OUTCOME_UNKNOWN", async () => {
     const tools = await declareTools([V2_SERVER], { crash: { name: "crash", effect: "write" }, hold: { name: "hold", effect: "read" } });
@@ -59,7 +59,7 @@ describe("lost calls", () => {
     expect(await world.logged((entry) => entry.event === "upstream_restart_scheduled")).toMatchObject({ pluginId: UPSTREAM_ID, delayMs: 100, attempt: 1 });
     expect(await world.logged((entry) => entry.event === "upstream_connected" && entry.generation === 2)).toMatchObject({ pluginId: UPSTREAM_ID });
     expect(await world.execute("hold", { ms: 1 })).toMatchObject({ text: "held 1" });
-  }, 20_000);
+  }, 60_000);
 
   it("an isError result fails the operation with the upstream's text, control and bidi characters made visible", async () => {
     const tools = await declareTools([V2_SERVER], { refuse: { name: "refuse", effect: "read" } });
@@ -70,5 +70,5 @@ describe("lost calls", () => {
     expect(error.message).toMatch(
       /^the provider of mcp\.upstream:refuse@1 failed \(operation [0-9a-f-]+\) and says: no such record \\u\{1b\}\[31mred\\u\{202e\}evil$/,
     );
-  }, 20_000);
+  }, 60_000);
 });

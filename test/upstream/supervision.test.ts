@@ -30,19 +30,19 @@ describe("supervision", () => {
     expect(await world.logged((entry) => entry.event === "upstream_tools_ignored")).toMatchObject({
       tools: ["append_line", "get_env", "crash", "refuse", "trace"],
     });
-  }, 20_000);
+  }, 60_000);
 
   it("refuses calls beyond maxInFlight as RATE_LIMITED before any operation, and serves again once one ends", async () => {
     const tools = await declareTools([V2_SERVER], { hold: { name: "hold", effect: "read" } });
     world = await startUpstreamWorld({ plugin: { upstream: { command: process.execPath, args: [V2_SERVER], env: FIXTURE_ENV, maxInFlight: 1 }, tools } });
-    const first = world.execute("hold", { ms: 1500 });
+    const first = world.execute("hold", { ms: 4000 });
     await world.logged((entry) => entry.event === "upstream_stderr" && entry.line === "call hold");
     const refused = await world.execute("hold", { ms: 1 }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "RATE_LIMITED", data: { retryAfterMs: 1000 } });
     expect((refused as Error).message).toMatch(/mcp\.upstream:hold@1 is at capacity and ran nothing/);
-    expect(await first).toEqual({ text: "held 1500", content: [{ type: "text", text: "held 1500" }] });
+    expect(await first).toEqual({ text: "held 4000", content: [{ type: "text", text: "held 4000" }] });
     expect(await world.execute("hold", { ms: 1 })).toMatchObject({ text: "held 1" });
-  }, 20_000);
+  }, 60_000);
 
   it("doubles the delay while the server keeps failing to start, and the host still starts", async () => {
     world = await startUpstreamWorld({
@@ -58,5 +58,5 @@ describe("supervision", () => {
     expect(world.logs.some((entry) => entry.event === "upstream_stderr" && String(entry.line).includes("no-such-server.mjs"))).toBe(true);
     const refused = await world.execute("hold", {}).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "UpstreamUnavailable" } });
-  }, 20_000);
+  }, 60_000);
 });

@@ -15,6 +15,9 @@ export {
 export { defineProvider } from "./provider.js";
 // From the wire entry only: importing the client loads neither the manifest loader nor the validators.
 export {
+  ProviderOutcomeUnknown,
+  ProviderBusy,
+  ProviderRefusal,
   ToolpactError,
   isToolpactError,
   isToolpactErrorCode,

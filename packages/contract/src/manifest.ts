@@ -127,6 +127,9 @@ export const DEFAULT_UPSTREAM_MAX_IN_FLIGHT = 16;
 export const MAX_UPSTREAM_MAX_IN_FLIGHT = 1024;
 /** An isolated child's heap limit when the manifest gives none, MB. */
 export const DEFAULT_ISOLATED_MEMORY_MB = 256;
+/** The smallest and largest heap limit a manifest may give an isolated child, MB. */
+export const MIN_ISOLATED_MEMORY_MB = 16;
+export const MAX_ISOLATED_MEMORY_MB = 65_536;
 
 /** An environment variable name a child process may be given. */
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name is letters, digits and underscores, e.g. "API_BASE"');
@@ -177,8 +180,8 @@ export const processIsolationSchema = z.strictObject({
   memoryMb: z
     .number()
     .int()
-    .min(16)
-    .max(65_536)
+    .min(MIN_ISOLATED_MEMORY_MB)
+    .max(MAX_ISOLATED_MEMORY_MB)
     .optional()
     .meta(describe(`The child's JavaScript heap limit, MB; beyond it the child is stopped and its calls fail. Default ${DEFAULT_ISOLATED_MEMORY_MB}.`)),
   ...childEnvironment,

@@ -79,7 +79,7 @@ export {
   type PluginHost,
   type ActivatePlugin,
 } from "./plugin-code/plugin-folder.js";
-export { ProviderOutcomeUnknown, ProviderBusy, ProviderRefusal, PROVIDER_REFUSAL_MAX_CHARS } from "./plugin-code/provider-signals.js";
+export { ProviderOutcomeUnknown, ProviderBusy, ProviderRefusal, PROVIDER_REFUSAL_MAX_CHARS } from "@toolpact/contract";
 export {
   DEFAULT_SEAM_TIMEOUT_MS,
   type GateCall,

@@ -150,7 +150,7 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
       config: await loadHostConfig({ cwd: dir, env: {} }),
       env,
       logger: { info: log("info"), warn: log("warn"), error: log("error") },
-      upstreamSupervision: { restartDelayMs: { initial: 100, max: 1000 }, connectTimeoutMs: 10_000, ...options.supervision },
+      upstreamSupervision: { restartDelayMs: { initial: 100, max: 1000 }, connectTimeoutMs: 30_000, ...options.supervision },
     });
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
@@ -179,7 +179,7 @@ export async function startUpstreamWorld(options: UpstreamWorldOptions): Promise
       const token = preview.confirmation.required && preview.confirmation.mode === "token" ? preview.confirmation.token : undefined;
       return (await runtime.execute(principal, ref(tool), input, { ...executeOptions, ...(token === undefined ? {} : { confirmationToken: token }) })).result;
     },
-    logged: (match, ms = 10_000) =>
+    logged: (match, ms = 30_000) =>
       new Promise((resolve, reject) => {
         const look = () => {
           const found = logs.find(match);

@@ -7,7 +7,7 @@ import { errorClassOf } from "../activity/error-class.js";
 import { SHOWN_SUMMARY_MAX_CHARS } from "../confirmation/shown-preview.js";
 import type { GateDecision, StagedReaction } from "../seams.js";
 import { TIMED_OUT } from "./plugin-code-runner.js";
-import { ProviderBusy, ProviderRefusal, shownProviderMessage } from "./provider-signals.js";
+import { ProviderBusy, ProviderRefusal, shownProviderMessage } from "@toolpact/contract";
 
 const REASON_MAX = 500;
 /** Reactions one hook may stage per call, and the largest payload (JSON bytes). */

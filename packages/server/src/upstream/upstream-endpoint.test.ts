@@ -13,9 +13,9 @@ afterEach(() => {
 });
 
 const of =
-  (declaration: Parameters<typeof upstreamEndpointOf>[2], env: NodeJS.ProcessEnv = {}) =>
+  (declaration: Parameters<typeof upstreamEndpointOf>[1], env: NodeJS.ProcessEnv = {}, section?: "process") =>
   () =>
-    upstreamEndpointOf("mcp.files", dir, declaration, env);
+    upstreamEndpointOf("mcp.files", declaration, { dir, env, ...(section === undefined ? {} : { section }) });
 
 describe("upstreamEndpointOf", () => {
   it("gives a stdio child exactly env and the passEnv values the host has, in the plugin folder", () => {
@@ -35,6 +35,12 @@ describe("upstreamEndpointOf", () => {
       expect(of({ command: "srv", passEnv: [name] }, { [name]: "x" })).toThrow(`"passEnv" names ${name}, one of toolpact's own secrets`);
       expect(of({ command: "srv", env: { [name]: "x" } })).toThrow(`"env" sets ${name}, the name of one of toolpact's own secrets`);
     }
+    expect(of({ command: "srv", passEnv: ["TOOLPACT_ADMIN_KEY"] }, {}, "process")).toThrow(
+      'plugin "mcp.files": process "passEnv" names TOOLPACT_ADMIN_KEY, one of toolpact\'s own secrets: no plugin may see it; remove it',
+    );
+    expect(of({ command: "srv", passEnv: ["TOOLPACT_ADMIN_KEY"] }, {}, "process")).toThrow(
+      'plugin "mcp.files": process "passEnv" names TOOLPACT_ADMIN_KEY, one of toolpact\'s own secrets: no plugin may see it; remove it',
+    );
   });
 
   it("never sends a token over plain http to another machine, and reads it from an owner-only file", () => {

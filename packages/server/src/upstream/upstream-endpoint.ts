@@ -19,20 +19,30 @@ export type UpstreamEndpoint =
     }
   | { readonly kind: "http"; readonly url: URL; readonly token?: string };
 
+/** Where an endpoint is resolved: the plugin folder, the host's environment, and the manifest section named in errors. */
+export interface EndpointPlace {
+  readonly dir: string;
+  /** The host's environment (its secrets already removed), from which `passEnv` copies. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The manifest section the declaration came from, as errors name it; default "upstream" ("process" for an isolated child). */
+  readonly section?: "upstream" | "process";
+}
+
 /** Why an upstream cannot be started as declared: the message names the plugin and what to fix. */
 export class UpstreamConfigError extends Error {
   override readonly name = "UpstreamConfigError";
 }
 
 /**
- * Resolves a manifest's `upstream` for the plugin in `dir`: `cwd` and `tokenFile` relative to the plugin
+ * Resolves a manifest's `upstream` (or an isolated child's stdio declaration) for the plugin in `dir`: `cwd` and `tokenFile` relative to the plugin
  * folder (never outside it), the environment made of `env` and the `passEnv` names copied from `hostEnv`
  * (a toolpact secret variable is refused), the token file readable by its owner alone, and a token never
  * sent over plain http to another machine.
  * @throws UpstreamConfigError
  */
-export function upstreamEndpointOf(pluginId: string, dir: string, declaration: UpstreamDeclaration, hostEnv: NodeJS.ProcessEnv): UpstreamEndpoint {
-  const problem = (message: string) => new UpstreamConfigError(`plugin "${pluginId}": upstream ${message}`);
+export function upstreamEndpointOf(pluginId: string, declaration: UpstreamDeclaration, where: EndpointPlace): UpstreamEndpoint {
+  const { dir, env: hostEnv, section = "upstream" } = where;
+  const problem = (message: string) => new UpstreamConfigError(`plugin "${pluginId}": ${section} ${message}`);
   const inside = (relative: string, field: string): string => {
     const resolved = path.resolve(dir, relative);
     if (resolved !== path.resolve(dir) && !resolved.startsWith(path.resolve(dir) + path.sep)) {

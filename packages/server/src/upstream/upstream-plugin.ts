@@ -23,7 +23,7 @@ export interface UpstreamHostOptions {
 export async function activateUpstreamPlugin(plugin: PluginFolder, runtime: ToolpactRuntime, options: UpstreamHostOptions): Promise<UpstreamSupervisor> {
   const { manifest } = plugin;
   const declaration = manifest.upstream!;
-  const endpoint = upstreamEndpointOf(manifest.id, plugin.dir, declaration, options.env);
+  const endpoint = upstreamEndpointOf(manifest.id, declaration, { dir: plugin.dir, env: options.env });
   let tools: UpstreamTools | undefined;
   const supervisor = new UpstreamSupervisor({
     ...options.supervision,

@@ -1,3 +1,5 @@
+import type { ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type CallToolResult, type Tool } from "@modelcontextprotocol/client";
@@ -73,6 +75,8 @@ export class UpstreamSupervisor {
   readonly #maxInFlight: number;
   readonly #restart: { readonly initial: number; readonly max: number };
   #client: Client | undefined;
+  /** The stdio child of the current connection, when there is one. */
+  #child: ChildProcess | undefined;
   #connecting: Promise<Client> | undefined;
   #restartTimer: NodeJS.Timeout | undefined;
   #failures = 0;
@@ -155,6 +159,28 @@ export class UpstreamSupervisor {
     return (await client.listTools(undefined, { cacheMode: "bypass" })).tools;
   }
 
+  /** Asks the server for a ping within `timeoutMs`: false when not connected, or no answer came in time. */
+  async ping(timeoutMs: number): Promise<boolean> {
+    const client = this.#client;
+    if (client === undefined) return false;
+    return client.ping({ timeout: timeoutMs }).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * Kills the current stdio child at once (SIGKILL: a child that never yields cannot be asked); it is
+   * restarted with back-off as after any crash, and calls in flight end as unknown. False when there is
+   * no child to kill (not connected, or an HTTP upstream).
+   */
+  kill(reason: string): boolean {
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    this.#options.logger.warn({ event: "upstream_killed", pluginId: this.#options.pluginId, pid: child.pid ?? null, reason });
+    return child.kill("SIGKILL");
+  }
+
   /** Stops the server (a stdio child is signalled and reaped) and any restart; calls in flight end as unknown. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -213,6 +239,7 @@ export class UpstreamSupervisor {
       const serverName = client.getServerVersion()?.name;
       this.#options.onConnected?.({ protocolVersion, serverName, tools, generation });
       this.#client = client;
+      this.#child = childOf(transport);
       this.#connectedAt = performance.now();
       logger.info({ event: "upstream_connected", pluginId, protocolVersion, server: serverName ?? null, tools: tools.length, generation });
       if (closedEarly) this.#lost(client);
@@ -229,7 +256,15 @@ export class UpstreamSupervisor {
     this.#client = undefined;
     if (this.#closed) return;
     if (performance.now() - this.#connectedAt >= HEALTHY_MS) this.#failures = 0;
-    this.#options.logger.warn({ event: "upstream_exited", pluginId: this.#options.pluginId, inFlight: this.#inFlight });
+    const child = this.#child;
+    this.#child = undefined;
+    this.#options.logger.warn({
+      event: "upstream_exited",
+      pluginId: this.#options.pluginId,
+      inFlight: this.#inFlight,
+      exitCode: child?.exitCode ?? null,
+      signal: child?.signalCode ?? null,
+    });
     this.#scheduleRestart();
   }
 
@@ -263,6 +298,16 @@ export class UpstreamSupervisor {
       logger.info({ event: "upstream_stderr", pluginId, line: line.length > STDERR_LINE_MAX ? `${line.slice(0, STDERR_LINE_MAX)}…` : line });
     });
   }
+}
+
+/**
+ * The child process behind a started stdio transport. The SDK keeps it in a private field (2.4); when a
+ * later SDK moves it, this answers undefined: `kill` then reports false and exits log no code.
+ */
+function childOf(transport: StdioClientTransport | StreamableHTTPClientTransport): ChildProcess | undefined {
+  if (!(transport instanceof StdioClientTransport)) return undefined;
+  const child = (transport as unknown as { _process?: unknown })._process;
+  return child instanceof EventEmitter && typeof (child as ChildProcess).kill === "function" ? (child as ChildProcess) : undefined;
 }
 
 /** "auto" probes for 2026-07-28 and falls back to the 2025-11-25 handshake; a pinned revision has no fallback. */

@@ -1,7 +1,7 @@
 import { errorClassOf } from "../../activity/error-class.js";
 import { outputFailureClassOf, outputOf } from "../../plugin-code/answers.js";
 import { TIMED_OUT } from "../../plugin-code/plugin-code-runner.js";
-import { ProviderOutcomeUnknown, ProviderRefusal, shownProviderMessage } from "../../plugin-code/provider-signals.js";
+import { ProviderOutcomeUnknown, ProviderRefusal, shownProviderMessage } from "@toolpact/contract";
 import type { CallAt } from "../call.js";
 import { answered, unanswered, type EffectOutcome, type Unanswered } from "../outcome.js";
 

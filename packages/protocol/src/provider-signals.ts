@@ -1,12 +1,23 @@
 /**
  * What a provider's code may tell the runtime when it throws, beyond "it failed": its effect may have
- * happened, it is at capacity, or it refuses with a message meant for the caller. Plugin code that runs
- * the effect elsewhere (an upstream MCP server, a child process) throws these; anything else it throws
- * is PROVIDER_FAILED with its class name only.
+ * happened, it is at capacity, or it refuses with a message meant for the caller. A provider that runs
+ * its effect elsewhere (an upstream MCP server, a child process, a remote service) throws these; anything
+ * else it throws is PROVIDER_FAILED with its class name only.
+ *
+ * Each is recognised by a brand (`Symbol.for`), not by module identity, so a provider built against its
+ * own installed copy of `@toolpact/client` is understood by the host's runtime.
  */
 
 /** The longest message a ProviderRefusal forwards to the caller. */
 export const PROVIDER_REFUSAL_MAX_CHARS = 2000;
+
+const BRAND: unique symbol = Symbol.for("toolpact.providerSignal") as never;
+
+type SignalKind = "outcome-unknown" | "busy" | "refusal";
+
+function isSignal(value: unknown, kind: SignalKind): boolean {
+  return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === kind;
+}
 
 /**
  * The call may have reached the effect but its answer was lost (connection lost, process killed, no
@@ -14,20 +25,31 @@ export const PROVIDER_REFUSAL_MAX_CHARS = 2000;
  * "failed"; a read simply failed (it has no effect to recover).
  */
 export class ProviderOutcomeUnknown extends Error {
-  override readonly name = "ProviderOutcomeUnknown";
+  override readonly name: string = "ProviderOutcomeUnknown";
+  readonly [BRAND] = "outcome-unknown";
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isSignal(value, "outcome-unknown");
+  }
 }
 
 /**
- * The provider is at capacity and sent nothing. From `authorize` (before any operation exists) the
- * caller gets RATE_LIMITED with `retryAfterMs`; from `execute` the operation failed, with nothing run.
+ * The provider is at capacity and sent nothing. From `authorize` or `preview` (before any operation
+ * exists) the caller gets RATE_LIMITED with `retryAfterMs`; from `execute` the operation failed, with
+ * nothing run.
  */
 export class ProviderBusy extends Error {
-  override readonly name = "ProviderBusy";
+  override readonly name: string = "ProviderBusy";
+  readonly [BRAND] = "busy";
   readonly retryAfterMs: number;
 
   constructor(message: string, retryAfterMs: number) {
     super(message);
     this.retryAfterMs = retryAfterMs;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isSignal(value, "busy");
   }
 }
 
@@ -38,7 +60,12 @@ export class ProviderBusy extends Error {
  * stored nor logged: an idempotent replay answers without it.
  */
 export class ProviderRefusal extends Error {
-  override readonly name = "ProviderRefusal";
+  override readonly name: string = "ProviderRefusal";
+  readonly [BRAND] = "refusal";
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isSignal(value, "refusal");
+  }
 }
 
 /** A provider's message as the caller sees it: hidden characters as `\u{...}`, cut to PROVIDER_REFUSAL_MAX_CHARS. */
