@@ -67,8 +67,8 @@ describe("an isolated provider that misbehaves", () => {
     expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "TimeoutError" } });
     // The other read finished long before the spinning call's timeout (800 ms) freed anything.
     expect(readMs).toBeLessThan(spinMs / 2);
-    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED, killed: 1 });
-    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
+    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED, killed: true });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED, signal: "SIGKILL" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
 
@@ -81,7 +81,7 @@ describe("an isolated provider that misbehaves", () => {
     expect(typeof operationId).toBe("string");
     const operation = await world.host.runtime.getOperation(alice, operationId);
     expect(operation).toMatchObject({ state: "unknown" });
-    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED, exitCode: 3 });
     expect(await read(IN_PROCESS, "after-crash")()).toMatchObject({ id: "after-crash" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
