@@ -29,13 +29,13 @@ async function failure(call: Promise<unknown>): Promise<{ code?: string; data?: 
   throw new Error("expected the call to fail");
 }
 
-/** Reads from the isolated copy until it answers again (its supervisor restarts it after a back-off), bounded. */
+/** Reads from the isolated copy until it answers again (its supervisor restarts it after a back-off), for at most 15 s. */
 async function servesAgain(): Promise<unknown> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await read(ISOLATED, "again")();
     } catch (error) {
-      if (attempt >= 50) throw error;
+      if (attempt >= 150) throw error; // 15 s: a loaded machine starts a child slowly
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -67,8 +67,8 @@ describe("an isolated provider that misbehaves", () => {
     expect(failed).toMatchObject({ code: "PROVIDER_FAILED", data: { errorClass: "TimeoutError" } });
     // The other read finished long before the spinning call's timeout (800 ms) freed anything.
     expect(readMs).toBeLessThan(spinMs / 2);
-    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED, killed: 1 });
-    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
+    expect(await world.logged("isolated_process_unresponsive", from)).toMatchObject({ pluginId: ISOLATED, killed: true });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED, signal: "SIGKILL" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });
 
@@ -81,7 +81,7 @@ describe("an isolated provider that misbehaves", () => {
     expect(typeof operationId).toBe("string");
     const operation = await world.host.runtime.getOperation(alice, operationId);
     expect(operation).toMatchObject({ state: "unknown" });
-    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED });
+    expect(await world.logged("upstream_exited", from)).toMatchObject({ pluginId: ISOLATED, exitCode: 3 });
     expect(await read(IN_PROCESS, "after-crash")()).toMatchObject({ id: "after-crash" });
     expect(await servesAgain()).toMatchObject({ id: "again" });
   });

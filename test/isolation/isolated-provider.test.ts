@@ -159,7 +159,7 @@ describe("an isolated provider's environment", () => {
 
   it("a manifest that passes one of the host's own secrets is refused at start, naming it", async () => {
     await expect(startIsolatedHost({ process: { passEnv: ["TOOLPACT_ADMIN_KEY"] }, hostEnv: { TOOLPACT_ADMIN_KEY: "x".repeat(43) } })).rejects.toMatchObject({
-      message: `plugin "${ISOLATED}": upstream "passEnv" names TOOLPACT_ADMIN_KEY, one of toolpact's own secrets: no plugin may see it; remove it`,
+      message: `plugin "${ISOLATED}": process "passEnv" names TOOLPACT_ADMIN_KEY, one of toolpact's own secrets: no plugin may see it; remove it`,
     });
   });
 

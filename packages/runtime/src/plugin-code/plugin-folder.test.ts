@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -68,6 +68,20 @@ describe("loadPluginFolders", () => {
     expect(message).toContain('no plugin module for "com.example.echo", which declares tools');
     expect(message).toContain(`${path.join(missing, "plugin.json")}: not found`);
     expect(message).toContain('plugin id "com.example.chat-ui" is already loaded from');
+    expect(runtime.manifests.size).toBe(0);
+  });
+
+  it("refuses a plugin that asks for isolation, and runs none of its code in this process", async () => {
+    const isolated = folder("isolated", {
+      "plugin.json": { ...provider, isolation: "process" },
+      "index.js": 'import { writeFileSync } from "node:fs";\nwriteFileSync(new URL("./imported", import.meta.url), "yes");\nexport function activate() {}\n',
+    });
+    const refused = await loadPluginFolders(runtime, [isolated]).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(PluginLoadError);
+    expect((refused as Error).message).toContain(
+      'plugin "com.example.echo" asks for "isolation": "process", which the toolpact host (toolpact serve, or startHost from @toolpact/server) provides',
+    );
+    expect(existsSync(path.join(isolated, "imported"))).toBe(false);
     expect(runtime.manifests.size).toBe(0);
   });
 

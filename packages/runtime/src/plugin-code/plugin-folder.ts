@@ -109,7 +109,8 @@ export async function runActivate(pluginId: string, activate: ActivatePlugin, sd
 /**
  * Loads plugin folders into a runtime the way `toolpact serve` does: checks every folder first (listing
  * every problem, loading none), registers each manifest in order, then imports each module and runs its
- * `activate(sdk)`. For an app that embeds the runtime (`createNodeHandler`, `createFetchHandler`).
+ * `activate(sdk)`. For an app that embeds the runtime (`createNodeHandler`, `createFetchHandler`). A plugin
+ * with `"isolation": "process"` is refused: only the host runs a module in a child process.
  * @throws PluginLoadError naming each folder's problems, or the plugin whose module failed
  */
 export async function loadPluginFolders(runtime: PluginHost, dirs: readonly string[]): Promise<Manifest[]> {
@@ -125,6 +126,14 @@ export async function loadPluginFolders(runtime: PluginHost, dirs: readonly stri
     const earlier = seen.get(folder.manifest.id);
     if (earlier !== undefined)
       problems.push(`${folder.manifestFile}: plugin id "${folder.manifest.id}" is already loaded from ${earlier}: list each plugin once`);
+    // Running an isolated plugin's module here would drop its isolation without a word: fail closed.
+    if (folder.manifest.isolation === "process") {
+      problems.push(
+        `${folder.manifestFile}: plugin "${folder.manifest.id}" asks for "isolation": "process", which the toolpact host ` +
+          "(toolpact serve, or startHost from @toolpact/server) provides; loadPluginFolders runs modules in this process: " +
+          'start it with the host, or remove "isolation" if it may run in this process',
+      );
+    }
     seen.set(folder.manifest.id, dir);
     folders.push(folder);
   }

@@ -59,7 +59,7 @@ export async function activateIsolated(plugin: PluginFolder, runtime: ToolpactRu
   ];
   // The same rules as an upstream's: only `env` and `passEnv`, and never the host's own secrets.
   const { env = {}, passEnv = [] } = manifest.process ?? {};
-  const endpoint = upstreamEndpointOf(manifest.id, dir, { command: process.execPath, args, env, passEnv }, options.env);
+  const endpoint = upstreamEndpointOf(manifest.id, { command: process.execPath, args, env, passEnv }, { dir, env: options.env, section: "process" });
   let served: ReadonlyMap<string, HandlerShape> = new Map();
   const supervisor = new UpstreamSupervisor({
     connectTimeoutMs: ACTIVATE_TIMEOUT_MS,
@@ -84,7 +84,7 @@ export async function activateIsolated(plugin: PluginFolder, runtime: ToolpactRu
       { cause: error },
     );
   }
-  const watchdog = new ChildWatchdog({ supervisor, pluginId: manifest.id, args, logger: options.logger });
+  const watchdog = new ChildWatchdog({ supervisor, pluginId: manifest.id, logger: options.logger });
   const sdk = runtime.sdkFor(manifest.id);
   try {
     for (const [spec, shape] of served) sdk.tools.provide(spec, isolatedHandler({ supervisor, watchdog, spec, shape, manifest }));
