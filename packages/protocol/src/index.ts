@@ -29,7 +29,15 @@ export {
   type WireResponse,
 } from "./http-status.js";
 export { EFFECTS, toolRefOf } from "./protocol.js";
-export { ProviderOutcomeUnknown, ProviderBusy, ProviderRefusal, PROVIDER_REFUSAL_MAX_CHARS, shownProviderMessage } from "./provider-signals.js";
+export {
+  ProviderOutcomeUnknown,
+  ProviderBusy,
+  ProviderRefusal,
+  PROVIDER_REFUSAL_MAX_CHARS,
+  shownProviderMessage,
+  signalMessage,
+  busyRetryAfterMs,
+} from "./provider-signals.js";
 export {
   OPERATION_STATES,
   SETTLED_OPERATION_STATES,

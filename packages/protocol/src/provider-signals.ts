@@ -15,8 +15,30 @@ const BRAND: unique symbol = Symbol.for("toolpact.providerSignal") as never;
 
 type SignalKind = "outcome-unknown" | "busy" | "refusal";
 
+/**
+ * True when `value` carries the brand of `kind`. A provider may throw anything (a Proxy whose every read
+ * throws, a getter): reading the brand never lets what it throws escape.
+ */
 function isSignal(value: unknown, kind: SignalKind): boolean {
-  return typeof value === "object" && value !== null && (value as { [BRAND]?: unknown })[BRAND] === kind;
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    return (value as { [BRAND]?: unknown })[BRAND] === kind;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A signal's message as the caller may see it (see `shownProviderMessage`), read so that nothing the
+ * provider's object does on the read escapes: a message that is not a string, or whose read throws, is "".
+ */
+export function signalMessage(signal: Error): string {
+  try {
+    const message: unknown = signal.message;
+    return typeof message === "string" ? shownProviderMessage(message) : "";
+  } catch {
+    return "";
+  }
 }
 
 /**
@@ -72,4 +94,17 @@ export class ProviderRefusal extends Error {
 export function shownProviderMessage(message: string): string {
   const visible = message.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, (char) => `\\u{${char.codePointAt(0)!.toString(16)}}`);
   return visible.length <= PROVIDER_REFUSAL_MAX_CHARS ? visible : `${visible.slice(0, PROVIDER_REFUSAL_MAX_CHARS)}… (cut)`;
+}
+
+/** The longest wait a ProviderBusy may ask of a caller, ms. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/** A ProviderBusy's `retryAfterMs`, read safely: a whole number of ms from 0 to 60 s, else 1 s. */
+export function busyRetryAfterMs(busy: ProviderBusy): number {
+  try {
+    const wait: unknown = busy.retryAfterMs;
+    return typeof wait === "number" && Number.isFinite(wait) ? Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(wait))) : 1000;
+  } catch {
+    return 1000;
+  }
 }

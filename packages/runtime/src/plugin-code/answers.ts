@@ -7,7 +7,7 @@ import { errorClassOf } from "../activity/error-class.js";
 import { SHOWN_SUMMARY_MAX_CHARS } from "../confirmation/shown-preview.js";
 import type { GateDecision, StagedReaction } from "../seams.js";
 import { TIMED_OUT } from "./plugin-code-runner.js";
-import { ProviderBusy, ProviderRefusal, shownProviderMessage } from "@toolpact/contract";
+import { ProviderBusy, ProviderRefusal, busyRetryAfterMs, signalMessage } from "@toolpact/contract";
 
 const REASON_MAX = 500;
 /** Reactions one hook may stage per call, and the largest payload (JSON bytes). */
@@ -172,13 +172,13 @@ export function providerFailed(tool: string, what: "preview" | "authorize", erro
     });
   }
   if (error instanceof ProviderBusy) {
-    return new ToolpactError("RATE_LIMITED", `the provider of ${tool} is at capacity and ran nothing: ${shownProviderMessage(error.message)}`, {
+    return new ToolpactError("RATE_LIMITED", `the provider of ${tool} is at capacity and ran nothing: ${signalMessage(error)}`, {
       tool,
-      retryAfterMs: error.retryAfterMs,
+      retryAfterMs: busyRetryAfterMs(error),
     });
   }
   if (error instanceof ProviderRefusal) {
-    return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} refused: ${shownProviderMessage(error.message)}`, {
+    return new ToolpactError("PROVIDER_FAILED", `the provider's ${what} of ${tool} refused: ${signalMessage(error)}`, {
       tool,
       errorClass: errorClassOf(error),
     });

@@ -97,4 +97,20 @@ describe("provider signals", () => {
     expect(plain.message).not.toContain("secret-laden");
     expect(plain.message).toContain("its message is not forwarded");
   });
+
+  it("a signal's brand, message and wait are read without letting a hostile object's throw through", async () => {
+    // A forged refusal whose message getter throws a secret; a forged busy whose wait is absurd.
+    thrown.execute = Object.defineProperty(Object.assign(Object.create(null), { [Symbol.for("toolpact.providerSignal")]: "refusal" }), "message", {
+      get: () => {
+        throw new Error("hunter2");
+      },
+    });
+    const refused = await execute("look");
+    expect(refused).toMatchObject({ code: "PROVIDER_FAILED" });
+    expect(refused.message).not.toContain("hunter2");
+    thrown.execute = undefined;
+    thrown.authorize = { [Symbol.for("toolpact.providerSignal")]: "busy", message: "full", retryAfterMs: 1e12 };
+    const busy = await fx.runtime.execute(alice, { providerId: ID, tool: "look" }, {}).catch((error: unknown) => error);
+    expect(busy).toMatchObject({ code: "RATE_LIMITED", data: { retryAfterMs: 60_000 } });
+  });
 });

@@ -1,7 +1,7 @@
 import { errorClassOf } from "../../activity/error-class.js";
 import { outputFailureClassOf, outputOf } from "../../plugin-code/answers.js";
 import { TIMED_OUT } from "../../plugin-code/plugin-code-runner.js";
-import { ProviderOutcomeUnknown, ProviderRefusal, shownProviderMessage } from "@toolpact/contract";
+import { ProviderOutcomeUnknown, ProviderRefusal, signalMessage } from "@toolpact/contract";
 import type { CallAt } from "../call.js";
 import { answered, unanswered, type EffectOutcome, type Unanswered } from "../outcome.js";
 
@@ -43,5 +43,5 @@ function failureOf(error: unknown, read: boolean): Unanswered {
     return read ? unanswered("failed", "PROVIDER_FAILED", errorClass) : unanswered("unknown", "OUTCOME_UNKNOWN", errorClass);
   }
   const failed = unanswered("failed", "PROVIDER_FAILED", errorClassOf(error));
-  return error instanceof ProviderRefusal ? { ...failed, shown: shownProviderMessage(error.message) } : failed;
+  return error instanceof ProviderRefusal ? { ...failed, shown: signalMessage(error) } : failed;
 }
