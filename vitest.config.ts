@@ -52,6 +52,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["**/node_modules/**", ...QUIET, ...RELEASE],
           maxWorkers: WORKERS,
+          // As the unit files: each file starts its own hosts, stores and servers on free ports and closes them,
+          // so a worker keeps its module graph between files (a third less CPU for this project).
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
