@@ -38,14 +38,30 @@ function typecheck(files: readonly string[], overlay: ReadonlyMap<string, string
     const text = overlay.get(file);
     return text === undefined ? getSourceFile(file, language, onError, shouldCreate) : ts.createSourceFile(file, text, language, true);
   };
-  const program = ts.createProgram({ rootNames: [...files, ...overlay.keys()], options, host, ...(oldProgram ? { oldProgram } : {}) });
-  const diagnostics = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+  const rootNames = [...files, ...overlay.keys()];
+  const program = ts.createProgram({ rootNames, options, host, ...(oldProgram ? { oldProgram } : {}) });
+  const diagnostics = rootDiagnostics(program, rootNames).map((diagnostic) => {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
     if (!diagnostic.file || diagnostic.start === undefined) return `TS${diagnostic.code}: ${message}`;
     const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
     return `${diagnostic.file.fileName.slice(ROOT.length + 1)}:${line + 1}:${character + 1}: TS${diagnostic.code}: ${message}`;
   });
   return { program, diagnostics };
+}
+
+/**
+ * The program's diagnostics about its options and about `rootNames` themselves. The workspace sources
+ * these files import are checked by `pnpm build`; checking them again here (getPreEmitDiagnostics) would
+ * type-check every package on each of this file's programs, several times the work.
+ */
+function rootDiagnostics(program: ts.Program, rootNames: readonly string[]): ts.Diagnostic[] {
+  const roots = rootNames.map((file) => program.getSourceFile(file)).filter((file) => file !== undefined);
+  return [
+    ...program.getConfigFileParsingDiagnostics(),
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...roots.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+  ];
 }
 
 const tsFiles = (dir: string, pattern = /\.ts$/) =>

@@ -32,8 +32,16 @@ export function typecheckSnippets(repoRoot: string, blocks: readonly CodeBlock[]
   };
 
   const program = ts.createProgram({ rootNames: [...virtual.keys()], options, host });
+  // The snippets' own diagnostics (and the options'): the packages they import are checked by `pnpm
+  // build`, and checking every one of them again here would be most of this program's work.
+  const snippets = [...virtual.keys()].map((file) => program.getSourceFile(file)).filter((file) => file !== undefined);
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...snippets.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
+  ];
   const problems: SnippetProblem[] = [];
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+  for (const diagnostic of diagnostics) {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");
     const file = diagnostic.file;
     const snippet = file === undefined ? undefined : virtual.get(path.resolve(file.fileName));

@@ -1,6 +1,8 @@
 /**
  * tsc, as a caller's project runs it, over a folder of generated clients and a caller written against
- * them: the repository's strict options (tsconfig.base.json), the workspace packages from their sources.
+ * them: the repository's strict options (tsconfig.base.json), the workspace packages as published, through
+ * their built declarations (`pnpm build`). From their sources instead, tsc would check most of the
+ * workspace again: 770 files and 24 s of CPU rather than 106 files and 4 s.
  */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -9,7 +11,7 @@ import { ROOT } from "./registry-servers.js";
 
 /** Each error tsc reports for the `.ts` files under `project`, as "file(line,col): error TSnnnn: message". */
 export function typecheck(project: string): string[] {
-  const compilerOptions = { noEmit: true, composite: false, incremental: false, customConditions: ["@toolpact/source"] };
+  const compilerOptions = { noEmit: true, composite: false, incremental: false, customConditions: [] };
   const extendsFile = path.relative(project, path.join(ROOT, "tsconfig.base.json"));
   writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ extends: extendsFile, compilerOptions, include: ["**/*.ts"] }));
   const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
