@@ -1,4 +1,4 @@
-import type { GeneratedFile } from "./emit.js";
+import type { GeneratedFile } from "./generated-file.js";
 import { listGeneratedFiles, readIfExists, targetPath } from "./output-dir.js";
 
 /** How the files on disk differ from freshly generated ones; all paths relative, posix, sorted. */

@@ -2,7 +2,8 @@ import type { Manifest } from "@toolpact/contract";
 import { StructureKind, type StatementStructures, type WriterFunction } from "ts-morph";
 import { clientFactory, clientInterface, methodsInterface } from "./client.js";
 import { descriptorStatement } from "./descriptors.js";
-import { emitFiles, generatedHeader, type FilePlan, type GeneratedFile, type TypeDeclarations } from "./emit.js";
+import { emitFiles, type FilePlan, type TypeDeclarations } from "./emit.js";
+import { generatedHeader, type GeneratedFile } from "./generated-file.js";
 import { indexStatements } from "./index-file.js";
 import { Names, compare, planProviders, type ProviderPlan } from "./names.js";
 import { defineFunction, handlersInterface } from "./provider.js";
@@ -14,15 +15,7 @@ export interface GenerateOptions {
   readonly caller?: Manifest;
 }
 
-/**
- * Turns manifests into typed clients: `index.ts` with `createToolClients(transport)`, and one file
- * per provider with its input/output types, descriptors, client and `define<Alias>Provider`.
- * Nothing touches the disk; the same manifests give the same bytes, whatever their order.
- * With `caller`, the clients hold only the tools that caller's manifest lets it call (`tools:call`
- * and its `uses`), so a call the runtime would refuse at step 3 does not compile; providers keep
- * their descriptors, handlers and `define<Alias>Provider` whole.
- * Throws ToolpactError MANIFEST_INVALID on a name collision or a schema it cannot compile.
- */
+/** What `generateClients` (index.ts) does, in the module it imports on its first call. */
 export async function generateClients(manifests: readonly Manifest[], options: GenerateOptions = {}): Promise<GeneratedFile[]> {
   const providers = planProviders(manifests, options.caller === undefined ? undefined : { manifest: options.caller });
   const plans: FilePlan[] = [];

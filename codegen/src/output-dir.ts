@@ -1,7 +1,7 @@
 import { open, readFile, readdir } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import { codegenError } from "./codegen-error.js";
-import { GENERATED_HEADER_PREFIX, type GeneratedFile } from "./emit.js";
+import { GENERATED_HEADER_PREFIX, type GeneratedFile } from "./generated-file.js";
 
 /** The absolute path of a generated file, refusing any path that would land outside `outDir`. */
 export function targetPath(outDir: string, file: GeneratedFile): string {

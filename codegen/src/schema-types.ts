@@ -1,29 +1,8 @@
-import { compile, type Options } from "json-schema-to-typescript";
+import { compile } from "json-schema-to-typescript";
 import { codegenError } from "./codegen-error.js";
+import { JSON_SCHEMA_TO_TYPESCRIPT_OPTIONS } from "./schema-options.js";
 import { indentDeclarations, type IndentedDeclarations } from "./reindent.js";
 import { prepareSchema } from "./schema-prepare.js";
-
-/**
- * json-schema-to-typescript, set up once. `additionalProperties: false` is only the default for
- * objects that do not say: an object that names its properties is closed (an unknown field is a
- * compile error through TypeScript's excess property check), while `additionalProperties: true`
- * or a schema in the manifest gives an index signature. Item counts are constraints, checked at
- * run time like `minLength`, not tuple types.
- */
-/** The json-schema-to-typescript options codegen uses (the codegen benchmark compares against them). */
-export const JSON_SCHEMA_TO_TYPESCRIPT_OPTIONS: Readonly<Partial<Options>> = {
-  additionalProperties: false,
-  bannerComment: "",
-  declareExternallyReferenced: true,
-  enableConstEnums: false,
-  format: false,
-  ignoreMinAndMaxItems: true,
-  inferStringEnumKeysFromValues: false,
-  strictIndexSignatures: true,
-  unknownAny: true,
-  unreachableDefinitions: false,
-  $refOptions: { resolve: { external: false } },
-};
 
 /** The declarations for one tool schema: `rootName` and the named parts inside it. */
 export type SchemaTypes = IndentedDeclarations;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { GeneratedFile } from "./emit.js";
+import type { GeneratedFile } from "./generated-file.js";
 import { listGeneratedFiles, readIfExists, targetPath } from "./output-dir.js";
 
 /** What `writeGeneratedFiles` did; paths relative, posix, sorted. */
