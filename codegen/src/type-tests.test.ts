@@ -50,18 +50,14 @@ function typecheck(files: readonly string[], overlay: ReadonlyMap<string, string
 }
 
 /**
- * The program's diagnostics about its options and about `rootNames` themselves. The workspace sources
- * these files import are checked by `pnpm build`; checking them again here (getPreEmitDiagnostics) would
- * type-check every package on each of this file's programs, several times the work.
+ * The diagnostics of `rootNames` themselves (and of the options), each file's `getPreEmitDiagnostics`.
+ * The workspace sources they import are checked by `pnpm build`; the whole program's would type-check
+ * every package again on each of this file's programs, several times the work.
  */
 function rootDiagnostics(program: ts.Program, rootNames: readonly string[]): ts.Diagnostic[] {
   const roots = rootNames.map((file) => program.getSourceFile(file)).filter((file) => file !== undefined);
-  return [
-    ...program.getConfigFileParsingDiagnostics(),
-    ...program.getOptionsDiagnostics(),
-    ...program.getGlobalDiagnostics(),
-    ...roots.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
-  ];
+  // The options' and global diagnostics come with every file's: the same objects, kept once.
+  return [...new Set(roots.flatMap((file) => ts.getPreEmitDiagnostics(program, file)))];
 }
 
 const tsFiles = (dir: string, pattern = /\.ts$/) =>

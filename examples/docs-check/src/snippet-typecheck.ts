@@ -32,14 +32,11 @@ export function typecheckSnippets(repoRoot: string, blocks: readonly CodeBlock[]
   };
 
   const program = ts.createProgram({ rootNames: [...virtual.keys()], options, host });
-  // The snippets' own diagnostics (and the options'): the packages they import are checked by `pnpm
-  // build`, and checking every one of them again here would be most of this program's work.
+  // Each snippet's own diagnostics: the packages they import are checked by `pnpm build`, and checking
+  // them again here would be most of this program's work. The options' and global diagnostics come with
+  // every snippet's: the same objects, kept once.
   const snippets = [...virtual.keys()].map((file) => program.getSourceFile(file)).filter((file) => file !== undefined);
-  const diagnostics = [
-    ...program.getOptionsDiagnostics(),
-    ...program.getGlobalDiagnostics(),
-    ...snippets.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]),
-  ];
+  const diagnostics = new Set(snippets.flatMap((file) => ts.getPreEmitDiagnostics(program, file)));
   const problems: SnippetProblem[] = [];
   for (const diagnostic of diagnostics) {
     const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n");

@@ -11,7 +11,7 @@ import { ROOT } from "./registry-servers.js";
 
 /** Each error tsc reports for the `.ts` files under `project`, as "file(line,col): error TSnnnn: message". */
 export function typecheck(project: string): string[] {
-  const compilerOptions = { noEmit: true, composite: false, incremental: false, customConditions: [] };
+  const compilerOptions = { noEmit: true, composite: false, incremental: false };
   const extendsFile = path.relative(project, path.join(ROOT, "tsconfig.base.json"));
   writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ extends: extendsFile, compilerOptions, include: ["**/*.ts"] }));
   const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
