@@ -6,7 +6,7 @@
  */
 import { uuidv7Floor } from "../ids.js";
 import type { ActivityChainStore, ActivityCheckpointRecord, ChainLink } from "../store/store.js";
-import { chainGenesis, linkHash } from "./chain-hash.js";
+import { canonicalValues, chainGenesis, contentLinkHash } from "./chain-hash.js";
 import type { AuditKey } from "./checkpoint-key.js";
 
 /** Events linked per transaction: a short write, whatever the backlog. */
@@ -45,17 +45,16 @@ export async function checkpointActivity(chain: ActivityChainStore, key: AuditKe
   for (const tenantId of tenants) {
     let head = await chain.latestCheckpoint(tenantId);
     for (let batch = 0; batch < MAX_BATCHES_PER_TENANT; batch++) {
-      const events = await chain.readChain(
+      const events = await chain.readUnlinked(
         tenantId,
         head === undefined ? { beforeId, limit: LINK_BATCH } : { afterId: head.lastId, beforeId, limit: LINK_BATCH },
       );
       // An event already linked past the head means a checkpoint is missing: `audit verify` reports it; linking stops here.
-      const fresh = events.filter((event) => event.chainSeq === undefined);
-      if (fresh.length === 0 || fresh.length !== events.length) break;
+      if (events === undefined || events.length === 0) break;
       let previous = head?.chainHash ?? chainGenesis(tenantId);
       let seq = head?.seq ?? 0;
-      const links: ChainLink[] = fresh.map((event) => {
-        previous = linkHash(previous, event);
+      const links: ChainLink[] = events.map((event) => {
+        previous = contentLinkHash(previous, canonicalValues(event.values));
         seq++;
         return { id: event.id, seq, hash: previous };
       });

@@ -53,12 +53,27 @@ export interface ChainRange {
   readonly limit: number;
 }
 
+/**
+ * An event as the checkpointer links it, read lean: its id and the values of its chained fields (see
+ * `CHAINED_COLUMNS`) as the driver answers them, in that order; `canonicalValues` turns them into the
+ * content a link covers, the same as `canonicalEvent` of the event read whole.
+ */
+export interface UnlinkedEvent {
+  readonly id: string;
+  readonly values: readonly unknown[];
+}
+
 /** The chain's storage. Reads cross no tenant except `listTenants`; the checkpointer and `toolpact audit` are host jobs. */
 export interface ActivityChainStore {
   /** Every tenant with activity or checkpoints, in order. */
   listTenants(): Promise<readonly string[]>;
   /** A slice of a tenant's events in id order, with their chain columns. */
   readChain(tenantId: string, range: ChainRange): Promise<readonly ChainedActivityRecord[]>;
+  /**
+   * The slice `readChain` would answer, lean, for linking: undefined when an event in it already has a
+   * link (a checkpoint or the event's own chain columns say so), which the checkpointer does not pass.
+   */
+  readUnlinked(tenantId: string, range: ChainRange): Promise<readonly UnlinkedEvent[] | undefined>;
   /** A tenant's checkpoints in seq order. */
   listCheckpoints(tenantId: string): Promise<readonly ActivityCheckpointRecord[]>;
   /** The tenant's latest checkpoint, or undefined. */

@@ -1,6 +1,22 @@
-import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainHead, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
+import type {
+  ActivityChainStore,
+  ActivityCheckpointRecord,
+  ChainExtension,
+  ChainHead,
+  ChainRange,
+  ChainedActivityRecord,
+  UnlinkedEvent,
+} from "../activity-chain.js";
 import { packLinks, withLinks } from "../chain-links.js";
-import { CHECKPOINT_COLUMNS, chainHeadFromRow, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
+import {
+  CHECKPOINT_COLUMNS,
+  UNLINKED_SELECT,
+  chainHeadFromRow,
+  chainedActivityFromRow,
+  checkpointFromRow,
+  checkpointValues,
+  unlinkedFromRows,
+} from "../chain-rows.js";
 import { PostgresConnection } from "./connection.js";
 import { statement } from "./statements.js";
 
@@ -13,6 +29,13 @@ const S = {
     "chain_slice",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND id > $2::text AND id < COALESCE($3::text, id || 'x') ORDER BY id LIMIT $4::int8",
   ),
+  // The checkpointer's lean read: the chained columns as arrays, not an object per row.
+  unlinked: statement(
+    "chain_unlinked",
+    `SELECT ${UNLINKED_SELECT} FROM activity WHERE tenant_id = $1::text AND id > $2::text AND id < COALESCE($3::text, id || 'x') ORDER BY id LIMIT $4::int8`,
+    "array",
+  ),
+  linkedFrom: statement("chain_linked_from", "SELECT 1 FROM activity_checkpoints WHERE tenant_id = $1::text AND last_id >= $2::text LIMIT 1"),
   checkpoints: statement("chain_checkpoints", `SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq`),
   latest: statement("chain_latest", `SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = $1::text ORDER BY seq DESC LIMIT 1`),
   lock: statement("chain_lock", `SELECT pg_advisory_xact_lock(${CHAIN_LOCK_CLASS}, hashtext($1::text))`),
@@ -59,6 +82,15 @@ export class PostgresActivityChain implements ActivityChainStore {
       events,
       covering.map((row) => ({ seq: Number(row.seq), lastId: String(row.last_id), links: (row.links as Uint8Array | null) ?? null })),
     );
+  }
+
+  async readUnlinked(tenantId: string, range: ChainRange): Promise<readonly UnlinkedEvent[] | undefined> {
+    const values = [tenantId, range.afterId ?? "", range.beforeId ?? null, Math.max(1, Math.floor(range.limit))];
+    const rows = (await this.#db.rows("could not read the activity chain", S.unlinked, values)) as unknown as unknown[][];
+    if (rows.length === 0) return [];
+    // A checkpoint ending at or after the slice's first event may cover some of it: not passed.
+    if ((await this.#db.rows("could not read the activity chain", S.linkedFrom, [tenantId, rows[0]![1]])).length > 0) return undefined;
+    return unlinkedFromRows(rows);
   }
 
   async chainHead(tenantId: string): Promise<ChainHead | undefined> {

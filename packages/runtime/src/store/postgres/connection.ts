@@ -35,7 +35,12 @@ const SETTLE_LOST_WRITE_MS = 1_000;
 
 /** A named prepared statement with its values (and, when given, its own client-side timeout). */
 function config(query: Statement, values: readonly unknown[], queryTimeoutMs?: number): QueryConfig<unknown[]> {
-  const base: QueryConfig<unknown[]> = { name: query.name, text: query.text, values: values as unknown[] };
+  const base: QueryConfig<unknown[]> = {
+    name: query.name,
+    text: query.text,
+    values: values as unknown[],
+    ...(query.rowMode === undefined ? {} : { rowMode: query.rowMode }),
+  };
   if (queryTimeoutMs === undefined) return base;
   const withTimeout: QueryConfig<unknown[]> & { readonly query_timeout: number } = { ...base, query_timeout: queryTimeoutMs };
   return withTimeout;

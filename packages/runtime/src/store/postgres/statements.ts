@@ -1,14 +1,18 @@
 /** The PostgreSQL store's statements: each built once and run as a named prepared statement. */
 import { ACTIVITY_COLUMNS, openConfirmationSql } from "../rows.js";
 
-/** A named prepared statement: parsed once per connection. `writes`: it changes rows (its answer says whether it committed). */
-export type Statement = { readonly name: string; readonly text: string; readonly writes: boolean };
+/**
+ * A named prepared statement: parsed once per connection. `writes`: it changes rows (its answer says
+ * whether it committed). `rowMode: "array"`: its rows come as arrays of values in select order.
+ */
+export type Statement = { readonly name: string; readonly text: string; readonly writes: boolean; readonly rowMode?: "array" };
 
 /** A statement named `toolpact_<name>`. */
-export const statement = (name: string, text: string): Statement => ({
+export const statement = (name: string, text: string, rowMode?: "array"): Statement => ({
   name: `toolpact_${name}`,
   text,
   writes: !/^\s*SELECT\b/i.test(text) || /\b(INSERT|UPDATE|DELETE)\b/i.test(text),
+  ...(rowMode === undefined ? {} : { rowMode }),
 });
 
 /** `$start::type, $start+1::type, ...`: typed placeholders, so INSERT ... SELECT never guesses a type. */

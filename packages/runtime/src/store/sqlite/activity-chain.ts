@@ -1,7 +1,23 @@
 import type Database from "better-sqlite3";
-import type { ActivityChainStore, ActivityCheckpointRecord, ChainExtension, ChainHead, ChainRange, ChainedActivityRecord } from "../activity-chain.js";
+import type {
+  ActivityChainStore,
+  ActivityCheckpointRecord,
+  ChainExtension,
+  ChainHead,
+  ChainRange,
+  ChainedActivityRecord,
+  UnlinkedEvent,
+} from "../activity-chain.js";
 import { packLinks, withLinks, type PackedCheckpointLinks } from "../chain-links.js";
-import { CHECKPOINT_COLUMNS, chainHeadFromRow, chainedActivityFromRow, checkpointFromRow, checkpointValues } from "../chain-rows.js";
+import {
+  CHECKPOINT_COLUMNS,
+  UNLINKED_SELECT,
+  chainHeadFromRow,
+  chainedActivityFromRow,
+  checkpointFromRow,
+  checkpointValues,
+  unlinkedFromRows,
+} from "../chain-rows.js";
 import type { Row } from "../rows.js";
 import type { WriteQueue } from "./write-queue.js";
 
@@ -20,6 +36,10 @@ export class SqliteActivityChain implements ActivityChainStore {
       // Two statements rather than `(? IS NULL OR id < ?)`, which would keep SQLite from seeking the primary key.
       slice: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?"),
       sliceBefore: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"),
+      // The checkpointer's lean read: the chained columns as arrays (raw), not an object per row.
+      unlinked: db.prepare(`SELECT ${UNLINKED_SELECT} FROM activity WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?`).raw(true),
+      unlinkedBefore: db.prepare(`SELECT ${UNLINKED_SELECT} FROM activity WHERE tenant_id = ? AND id > ? AND id < ? ORDER BY id LIMIT ?`).raw(true),
+      linkedFrom: db.prepare("SELECT 1 FROM activity_checkpoints WHERE tenant_id = ? AND last_id >= ? LIMIT 1").pluck(),
       checkpoints: db.prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq`),
       latest: db.prepare(`SELECT ${CHECKPOINT_COLUMNS} FROM activity_checkpoints WHERE tenant_id = ? ORDER BY seq DESC LIMIT 1`),
       covering: db.prepare("SELECT seq, last_id, links FROM activity_checkpoints WHERE tenant_id = ? AND last_id >= ? ORDER BY last_id"),
@@ -51,6 +71,20 @@ export class SqliteActivityChain implements ActivityChainStore {
       } finally {
         covering.return?.();
       }
+    });
+  }
+
+  readUnlinked(tenantId: string, range: ChainRange): Promise<readonly UnlinkedEvent[] | undefined> {
+    const after = range.afterId ?? "";
+    const limit = Math.max(1, Math.floor(range.limit));
+    return this.#queue.read(() => {
+      const rows = (
+        range.beforeId === undefined ? this.#s.unlinked.all(tenantId, after, limit) : this.#s.unlinkedBefore.all(tenantId, after, range.beforeId, limit)
+      ) as unknown[][];
+      if (rows.length === 0) return [];
+      // A checkpoint ending at or after the slice's first event may cover some of it: not passed.
+      if (this.#s.linkedFrom.get(tenantId, rows[0]![1]) !== undefined) return undefined;
+      return unlinkedFromRows(rows);
     });
   }
 
