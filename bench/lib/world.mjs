@@ -20,14 +20,14 @@ export const hasPostgresStore = typeof runtimePackage.createStore === "function"
  * `checkpointEveryMs`: the runtime's activity checkpoint job runs this often over events of any age (the
  * audit rows); without it the job is off, so the other rows measure calls alone.
  * `auditWorker: false` runs those checkpoints on the calls' thread (default: the runtime's worker thread).
- * `policy`: the tenant's policy (default the benchmarks' POLICY).
- * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, auditWorker?: boolean, policy?: import("@toolpact/runtime").TenantPolicy }} [options]
+ * `policy`: the tenant's policy (default the benchmarks' POLICY). `sqliteOptions`: more options of `createSqliteStore`.
+ * @param {{ database?: string | undefined, checkpointEveryMs?: number | undefined, auditWorker?: boolean, policy?: import("@toolpact/runtime").TenantPolicy, sqliteOptions?: object }} [options]
  */
-export async function createWorld({ database, checkpointEveryMs, auditWorker, policy } = {}) {
+export async function createWorld({ database, checkpointEveryMs, auditWorker, policy, sqliteOptions } = {}) {
   const dir = await scratchDir("toolpact-world-");
   const sqliteFile = database === undefined ? path.join(dir, "toolpact.db") : undefined;
   let store;
-  if (sqliteFile !== undefined) store = await runtimePackage.createSqliteStore({ path: sqliteFile });
+  if (sqliteFile !== undefined) store = await runtimePackage.createSqliteStore({ ...sqliteOptions, path: sqliteFile });
   else if (hasPostgresStore && database !== undefined) store = await runtimePackage.createStore(database);
   else throw new Error("@toolpact/runtime does not export createStore yet: no PostgreSQL store to measure");
   const actorSecret = new Uint8Array(randomBytes(32));

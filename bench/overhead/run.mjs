@@ -296,6 +296,22 @@ function grantNote(results) {
   );
 }
 
+/**
+ * What the 1.10x target leaves the toolpact server over bare tRPC on the same client, beside what its parts
+ * take in process in the same run: the pipeline with its commit (`runtime.execute`), and that plus the
+ * per-call authentication and tRPC caller (the in-process transport). Sequential p50s, µs.
+ */
+function budgetNote(results) {
+  const us = (name) => Math.round(results.get(name).latency.p50 * 1000);
+  const budget = Math.round(us("trpc-undici") * 0.1);
+  return (
+    `The 1.10x target leaves the toolpact server ${budget} µs per call over bare tRPC on the same client (p50 ${us("trpc-undici")} µs); ` +
+    `in process, in this run, the pipeline with its durable commit alone took ${us("toolpact-in-process")} µs (\`runtime.execute\`, p50) ` +
+    `and with the per-call authentication and tRPC's caller ${us("toolpact-in-process-transport")} µs (the in-process transport), ` +
+    `against ${us("trpc-caller-logged")} µs for a bare \`createCaller\` that commits a row per call. `
+  );
+}
+
 /** Three decimals, so a ratio next to its target shows on which side it fell. */
 const targetRatio = (/** @type {number} */ value) => `${value.toFixed(3)}x`;
 
@@ -366,6 +382,7 @@ function report(results, settings) {
       "stateless, the SDK client never sees a session id, so each call gets a server and transport of its own (as the SDK's stateless server does). " +
       `In process, bare tRPC \`createCaller\` does ${formatRatio(pairedRatios(inProcess, results.get("trpc-caller")).throughput)} ` +
       "the calls per second of toolpact's durable `runtime.execute` (paired the same way). " +
+      budgetNote(results) +
       grantNote(results),
     "",
     `Regression guard: the figures \`node bench/run.mjs --smoke --check\` compares with (bench/lib/guard.mjs; it fails beyond ${GUARD_SLACK}x of one).`,
