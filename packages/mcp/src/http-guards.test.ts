@@ -23,6 +23,17 @@ describe("the Host and Origin check against DNS rebinding", () => {
     expect(check(...request({ host: "localhost:4400", origin: "not a url" }))).toBeDefined();
   });
 
+  it("answers the same for a host it has seen before, past the hosts it remembers", () => {
+    const remembering = createHostCheck("https://tools.example.com");
+    for (let port = 1; port <= 300; port++) expect(remembering(...request({ host: `localhost:${port}` }))).toBeUndefined();
+    for (let round = 0; round < 2; round++) {
+      expect(remembering(...request({ host: "localhost:1" }))).toBeUndefined();
+      expect(remembering(...request({ host: "localhost:300" }))).toBeUndefined();
+      expect(remembering(...request({ host: "evil.example.com" }))).toContain('Host "evil.example.com" is not this server');
+      expect(remembering(...request({ host: "localhost:1", origin: "http://evil.example.com" }))).toContain('Origin "http://evil.example.com"');
+    }
+  });
+
   it("without a public URL accepts loopback names only", () => {
     expect(createHostCheck(undefined)(...request({ host: "tools.example.com" }))).toBeDefined();
   });

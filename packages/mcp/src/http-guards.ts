@@ -13,6 +13,8 @@ export function refuse(status: number, message: string, headers: Record<string, 
 }
 
 const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** How many allowed `Host` and `Origin` hosts a check remembers (any port of a loopback name is allowed, so bound them). */
+const MAX_REMEMBERED_HOSTS = 256;
 
 /**
  * A check of `Host` and `Origin` against DNS rebinding: a request must name this server by a loopback
@@ -21,14 +23,19 @@ const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
  */
 export function createHostCheck(publicUrl: string | URL | undefined): (host: string | undefined, origin: string | undefined) => string | undefined {
   const publicHost = publicUrl === undefined ? undefined : new URL(publicUrl).host.toLowerCase();
+  // Hosts found allowed, as sent: every request names one, so most are answered without parsing a URL.
+  const allowedHosts = new Set<string>();
   const allowed = (host: string): boolean => {
+    if (allowedHosts.has(host)) return true;
     let parsed: URL;
     try {
       parsed = new URL(`http://${host}`);
     } catch {
       return false;
     }
-    return LOOPBACK_HOSTNAMES.has(parsed.hostname) || parsed.host === publicHost;
+    const ok = LOOPBACK_HOSTNAMES.has(parsed.hostname) || parsed.host === publicHost;
+    if (ok && allowedHosts.size < MAX_REMEMBERED_HOSTS) allowedHosts.add(host);
+    return ok;
   };
   const names = `localhost, 127.0.0.1, [::1]${publicHost === undefined ? "" : ` or ${publicHost}`}`;
   return (host, origin) => {

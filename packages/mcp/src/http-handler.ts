@@ -7,7 +7,14 @@
  * `X-Toolpact-Actor`); a session belongs to the caller and user that opened it.
  */
 import { randomUUID } from "node:crypto";
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo } from "@modelcontextprotocol/server";
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  PROTOCOL_VERSION_META_KEY,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+} from "@modelcontextprotocol/server";
 import { DEFAULT_MAX_BODY_DEPTH, readBoundedRequest, whenAnswerOver, type BodyLimits } from "@toolpact/contract";
 import { missingToolScope, type Principal, type Runtime, type Logger } from "@toolpact/runtime";
 import { createHostCheck, refuse, refuseInsufficientScope, refuseUnauthenticated, TRANSPORT_ERROR, type OAuthChallenges } from "./http-guards.js";
@@ -82,10 +89,17 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
   const { waitRoundMs, pageSize } = options;
   const bodyLimits: BodyLimits = { maxBytes: options.maxBodyBytes, maxDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH };
   const scopeOf = (extra: HandlerExtra): CallScope => {
-    const { principal, hangup } = requestContextOf(extra.http?.authInfo);
+    const context = requestContextOf(extra.http?.authInfo);
+    const { principal } = context;
     const correlationId = `mcp:${randomUUID()}`;
     const acting = Object.freeze({ ...principal, correlationId });
-    return { backend: createRuntimeBackend(runtime, principal, correlationId), hangup, tasks: createRuntimeTasks(runtime, acting) };
+    return {
+      backend: createRuntimeBackend(runtime, principal, correlationId),
+      get hangup() {
+        return context.hangup;
+      },
+      tasks: createRuntimeTasks(runtime, acting),
+    };
   };
   const requestState = createRequestStateCodec(options.requestStateRoot);
   const toolServer = (canAskClient: boolean, era: Era = "legacy") =>
@@ -142,9 +156,7 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     } catch (error) {
       return refuseUnauthenticated(error, request.headers.has("authorization") || request.headers.has("x-toolpact-actor"), options.oauthChallenges);
     }
-    // Aborts when the client hangs up (the request's signal) or the server shuts down.
-    const hangup = AbortSignal.any([request.signal, stopping.signal]);
-    const authInfo = authInfoOf({ principal, hangup });
+    const authInfo = authInfoOf(principal, request.signal, stopping.signal);
 
     const sessionId = request.headers.get(SESSION_HEADER);
     if (sessionId !== null) {
@@ -171,7 +183,9 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     if (!body.ok) return body.response;
     const stepUp = await scopeRefusal(principal, body.body);
     if (stepUp !== undefined) return stepUp;
-    if (!(await isLegacyRequest(request, body.body))) return answered(modern.fetch(request, { parsedBody: body.body, authInfo }), request);
+    if (carriesEnvelopeClaim(body.body) || !(await isLegacyRequest(request, body.body))) {
+      return answered(modern.fetch(request, { parsedBody: body.body, authInfo }), request);
+    }
     if (sessionsOn && isInitializeRequest(body.body)) {
       // Only a client that can be asked during a call (URL elicitation) ever receives anything before
       // a call's answer (the elicitation, progress): everyone else gets plain JSON answers.
@@ -271,8 +285,35 @@ interface RequestContext {
   readonly hangup: AbortSignal;
 }
 
-function authInfoOf(context: RequestContext): AuthInfo {
-  return { token: "toolpact-caller", clientId: context.principal.callerPluginId, scopes: [...(context.principal.scopes ?? [])], extra: { toolpact: context } };
+/**
+ * The `authInfo` of a request. Its `hangup` aborts when the client hangs up (`requestSignal`) or the server
+ * shuts down; it is made on first use (only a call that waits reads it), and made then it has either's abort.
+ */
+function authInfoOf(principal: Principal, requestSignal: AbortSignal, shutdown: AbortSignal): AuthInfo {
+  let hangup: AbortSignal | undefined;
+  const context: RequestContext = {
+    principal,
+    get hangup() {
+      return (hangup ??= AbortSignal.any([requestSignal, shutdown]));
+    },
+  };
+  return { token: "toolpact-caller", clientId: principal.callerPluginId, scopes: [...(principal.scopes ?? [])], extra: { toolpact: context } };
+}
+
+/**
+ * True for one JSON-RPC request or notification (not `initialize`, not a posted response) whose params carry
+ * the 2026-07-28 envelope claim (`_meta` names a protocol version): `isLegacyRequest` answers false for every
+ * such body (the modern handler answers it, or refuses a malformed one), so it is routed there without
+ * classifying it twice. Anything else is left to `isLegacyRequest`.
+ */
+function carriesEnvelopeClaim(body: unknown): boolean {
+  if (!isPlainObject(body) || typeof body.method !== "string" || body.method === "initialize" || "result" in body || "error" in body) return false;
+  const meta = isPlainObject(body.params) ? body.params._meta : undefined;
+  return isPlainObject(meta) && PROTOCOL_VERSION_META_KEY in meta;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function requestContextOf(authInfo: AuthInfo | undefined): RequestContext {

@@ -123,8 +123,12 @@ export function createToolServer(options: ToolServerOptions): Server {
     const trace = traceContextOfRequest(request.params._meta, ctx.mcpReq.id);
     const backend = trace === undefined ? scope.backend : (scope.backend.withTrace?.(trace) ?? scope.backend);
     const progressToken = request.params._meta?.progressToken;
+    // Made on first use: only a call that waits or retries reads it (a call that runs at once never does).
+    let signal: AbortSignal | undefined;
     const channel: CallChannel = {
-      signal: scope.hangup === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, scope.hangup]),
+      get signal() {
+        return (signal ??= scope.hangup === undefined ? ctx.mcpReq.signal : AbortSignal.any([ctx.mcpReq.signal, scope.hangup]));
+      },
       ...(progressToken === undefined ? {} : { progressToken }),
       era,
       urlElicitation: era === "modern" ? declaresUrlInput(ctx) : options.canAskClient && server.getClientCapabilities()?.elicitation?.url !== undefined,
