@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { randomBase64url, randomHex } from "../ids.js";
 
 /** `tpk_<key id: 20 hex>_<secret: 32 random bytes, base64url>`. */
@@ -23,9 +23,9 @@ export function pluginKeyId(key: string): string | undefined {
   return PLUGIN_KEY_PATTERN.exec(key)?.[1];
 }
 
-/** SHA-256 of the whole key: what the store keeps. */
+/** SHA-256 of the whole key (UTF-8): what the store keeps. One shot, as every request hashes the key it presents. */
 export function hashPluginKey(key: string): Uint8Array {
-  return createHash("sha256").update(key, "utf8").digest();
+  return hash("sha256", key, "buffer");
 }
 
 /** Compares a presented key with a stored hash in constant time. */
