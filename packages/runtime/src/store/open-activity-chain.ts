@@ -23,6 +23,9 @@ export function openActivityChain(location: StoreLocation): OpenedActivityChain 
   if (location.kind === "sqlite") {
     const { kind: _kind, ...options } = location;
     const db = openSqlite(resolveSqliteSettings({ ...options, checkpoint: "inline" }));
+    // WAL checkpoints are the store's own connection's to run (in the background, or inline on its commits):
+    // left on here, a commit of this connection would copy the whole WAL into the database at times.
+    db.pragma("wal_autocheckpoint = 0");
     const queue = new WriteQueue(db, false);
     return {
       chain: new SqliteActivityChain(db, queue),
