@@ -20,6 +20,7 @@ import { refuseNewChildren, stopAllChildren } from "./lib/processes.mjs";
 import { SCRATCH_ENV } from "./lib/scratch.mjs";
 import { markdownTable, verdict } from "./lib/stats.mjs";
 import { runMicro } from "./micro/run.mjs";
+import { SETTINGS } from "./lib/settings.mjs";
 import { SMOKE_CHECK_SETTINGS, checkCommand } from "./overhead/check.mjs";
 import { runOverhead } from "./overhead/run.mjs";
 import { runTelemetry } from "./telemetry/run.mjs";
@@ -38,50 +39,6 @@ const GROUPS = [
   { name: "upstream", order: 7, title: "7. Upstream MCP server: a real server's tool through toolpact beside the same call made directly", run: runUpstream },
   { name: "codegen", order: 3, title: "3. Codegen and type-checking (bench/codegen/run.mjs)", run: runCodegen },
 ];
-
-/**
- * Per mode; `durable` overrides some for that group (its sequential rounds are not the point and PostgreSQL
- * calls are slower). Many short throughput rounds rather than a few long ones: on a shared machine a burst
- * of someone else's work then spoils a few rounds of every system instead of one system's median.
- */
-const SETTINGS = {
-  smoke: {
-    rounds: 1,
-    sequentialCalls: 30,
-    sequentialMaxMs: 1_000,
-    throughputRounds: 1,
-    throughputSeconds: 0.3,
-    warmupCalls: 20,
-    warmupSeconds: 0.2,
-    microSeconds: 0.2,
-    codegenRuns: 1,
-    durable: {},
-  },
-  default: {
-    rounds: 5,
-    sequentialCalls: 200,
-    sequentialMaxMs: 2_000,
-    throughputRounds: 7,
-    throughputSeconds: 0.4,
-    warmupCalls: 300,
-    warmupSeconds: 1.5,
-    microSeconds: 0.6,
-    codegenRuns: 1,
-    durable: { rounds: 3, sequentialCalls: 100, sequentialMaxMs: 1_500, warmupCalls: 200 },
-  },
-  full: {
-    rounds: 10,
-    sequentialCalls: 500,
-    sequentialMaxMs: 5_000,
-    throughputRounds: 15,
-    throughputSeconds: 1,
-    warmupCalls: 1_000,
-    warmupSeconds: 4,
-    microSeconds: 2,
-    codegenRuns: 7,
-    durable: { rounds: 5, sequentialCalls: 300, sequentialMaxMs: 5_000, warmupCalls: 500 },
-  },
-};
 
 const HELP = `usage: node bench/run.mjs [--full | --smoke] [--only <group>[,<group>...]] [--write | --check]
 groups: ${GROUPS.map((group) => group.name).join(", ")}`;

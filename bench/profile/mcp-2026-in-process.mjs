@@ -7,12 +7,12 @@
 // Usage: node bench/profile/mcp-2026-in-process.mjs [--rounds 10] [--calls 2000]
 //        (node --cpu-prof ... bench/profile/mcp-2026-in-process.mjs --only toolpact, to profile one side)
 import { parseArgs } from "node:util";
-import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
 import { mcpToolName } from "@toolpact/mcp";
 import { createFetchHandler, silentLogger } from "@toolpact/server";
 import { READ_REF } from "../lib/tenant.mjs";
-import { checkItem, inputOf, lookupItem } from "../lib/work.mjs";
+import { checkItem, inputOf } from "../lib/work.mjs";
 import { createWorld } from "../lib/world.mjs";
+import { createItemsMcpHandler } from "../overhead/servers/mcp-v2-handler.mjs";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "10" }, calls: { type: "string", default: "2000" }, only: { type: "string" } } });
 const ROUNDS = Number(values.rounds);
@@ -20,17 +20,7 @@ const CALLS = Number(values.calls);
 
 const world = await createWorld({});
 const toolpact = createFetchHandler({ runtime: world.runtime, adminKey: undefined, logger: silentLogger });
-const ItemInput = fromJsonSchema({ type: "object", properties: { id: { type: "string", minLength: 1, maxLength: 64 } }, required: ["id"] });
-const sdk = createMcpHandler(
-  () => {
-    const server = new McpServer({ name: "bench-items", version: "1.0.0" });
-    server.registerTool("get-item", { description: "Looks an item up by id.", inputSchema: ItemInput }, async ({ id }) => ({
-      content: [{ type: "text", text: JSON.stringify(lookupItem(id)) }],
-    }));
-    return server;
-  },
-  { legacy: "reject" },
-);
+const sdk = createItemsMcpHandler();
 
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",

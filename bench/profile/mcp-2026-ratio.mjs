@@ -5,20 +5,12 @@
 import { parseArgs } from "node:util";
 import { stopAllChildren } from "../lib/processes.mjs";
 import { pairedRatios } from "../lib/rounds.mjs";
+import { SETTINGS } from "../lib/settings.mjs";
 import { SYSTEMS, measureSystems } from "../overhead/run.mjs";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "1" }, quiet: { type: "boolean" } } });
 const NAMES = ["mcp-v2-2026", "toolpact-mcp-2026", "mcp-stateless", "toolpact-mcp-stateless"];
-const settings = {
-  rounds: 5,
-  sequentialCalls: 200,
-  sequentialMaxMs: 2_000,
-  throughputRounds: 7,
-  throughputSeconds: 0.4,
-  warmupCalls: 300,
-  warmupSeconds: 1.5,
-  inFlight: 32,
-};
+const settings = { ...SETTINGS.default, inFlight: 32 };
 const systems = SYSTEMS.filter((system) => NAMES.includes(system.name));
 try {
   for (let run = 0; run < Number(values.runs); run++) {

@@ -2,21 +2,9 @@
 // exposing the same lookup as the tool "get-item", at 2026-07-28: every request answered by a fresh server
 // from the factory, no initialize, no session (2025-era requests are refused: this row measures 2026-07-28).
 import { createServer } from "node:http";
-import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
-import { lookupItem } from "../../lib/work.mjs";
+import { createItemsMcpHandler } from "./mcp-v2-handler.mjs";
 
-const ItemInput = fromJsonSchema({ type: "object", properties: { id: { type: "string", minLength: 1, maxLength: 64 } }, required: ["id"] });
-
-const handler = createMcpHandler(
-  () => {
-    const server = new McpServer({ name: "bench-items", version: "1.0.0" });
-    server.registerTool("get-item", { description: "Looks an item up by id.", inputSchema: ItemInput }, async ({ id }) => ({
-      content: [{ type: "text", text: JSON.stringify(lookupItem(id)) }],
-    }));
-    return server;
-  },
-  { legacy: "reject" },
-);
+const handler = createItemsMcpHandler();
 
 /** node:http to a web Request and back (what @modelcontextprotocol/node's toNodeHandler does). */
 async function handle(req, res) {
