@@ -1,42 +1,10 @@
 /** Chain rows to records and back, shared by the SQLite and PostgreSQL stores (see rows.ts for the conventions). */
 import type { ActivityCheckpointRecord, ChainHead, ChainedActivityRecord, UnlinkedEvent } from "./activity-chain.js";
+import { CHAINED_FIELDS } from "../audit/chain-hash.js";
 import { activityFromRow, num, str, type Row } from "./rows.js";
 
-/**
- * The activity columns a chain link covers, in the order of the audit's CHAINED_FIELDS (tested to match):
- * what `readUnlinked` selects.
- */
-export const CHAINED_COLUMNS = [
-  "tenant_id",
-  "id",
-  "at",
-  "kind",
-  "actor_user_id",
-  "caller_plugin_id",
-  "provider_plugin_id",
-  "tool",
-  "version",
-  "effect",
-  "phase",
-  "outcome",
-  "error_code",
-  "error_class",
-  "operation_id",
-  "confirmation_id",
-  "target_id",
-  "duration_ms",
-  "correlation_id",
-  "seam",
-  "via",
-  "authenticated_by",
-  "confirmation",
-  "confirmed_by",
-  "manifest_version",
-  "schema_hash",
-  "policy_decision",
-  "idempotency_key_hash",
-  "grant_id",
-] as const;
+/** The activity columns a chain link covers: the audit's CHAINED_FIELDS as their columns are named, in that order. */
+export const CHAINED_COLUMNS: readonly string[] = CHAINED_FIELDS.map((field) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
 
 /** The select list of `readUnlinked`: the chained columns, then the event's own chain position (set only before migration 10). */
 export const UNLINKED_SELECT = `${CHAINED_COLUMNS.join(", ")}, chain_seq`;
