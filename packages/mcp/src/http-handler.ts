@@ -22,6 +22,7 @@ import { createSessionRegistry } from "./http-sessions.js";
 import { createRequestStateCodec } from "./request-state.js";
 import { createRuntimeBackend } from "./tool-backend.js";
 import { createToolDirectory } from "./tool-names.js";
+import { isPlainObject } from "./tool-results.js";
 import { createToolServer, type CallScope, type Era, type HandlerExtra } from "./tool-server.js";
 import { createRuntimeTasks } from "./tool-tasks.js";
 
@@ -310,10 +311,6 @@ function carriesEnvelopeClaim(body: unknown): boolean {
   if (!isPlainObject(body) || typeof body.method !== "string" || body.method === "initialize" || "result" in body || "error" in body) return false;
   const meta = isPlainObject(body.params) ? body.params._meta : undefined;
   return isPlainObject(meta) && PROTOCOL_VERSION_META_KEY in meta;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function requestContextOf(authInfo: AuthInfo | undefined): RequestContext {

@@ -42,6 +42,7 @@ export function errorResult(code: ToolpactErrorCode, message: string, meta: Reco
   };
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object: not null, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
