@@ -102,6 +102,46 @@ describe("the checkpoint job", () => {
     }
   });
 
+  it("never takes the write lock from the calls: their commits need no busy wait while the worker checkpoints", async () => {
+    // With no busy timeout, a commit that met a lock held by another connection would fail at once
+    // (SQLITE_BUSY) instead of sleeping in SQLite's busy handler with the whole event loop.
+    const dir = mkdtempSync(path.join(tmpdir(), "toolpact-audit-lock-"));
+    closing.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const storageKey = new Uint8Array(randomBytes(32));
+    const store = await createSqliteStore({ path: path.join(dir, "toolpact.db"), busyTimeoutMs: 0 });
+    const runtime = await createRuntime({
+      store,
+      signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],
+      storageKey,
+      actorTokens: { issuer: "https://id.example", secret: new Uint8Array(randomBytes(32)) },
+      audit: { checkpointIntervalMs: 3_600_000, settleMs: 0, worker: true },
+    });
+    closing.push(runtime);
+    expect(await runtime.checkpointActivity()).toMatchObject({ linked: 0, onWorker: true });
+    const at = Date.now() - 1000;
+    const runs = [];
+    let written = 0;
+    for (let round = 0; round < 40; round++) {
+      runs.push(runtime.checkpointActivity());
+      const appends = [];
+      for (let i = 0; i < 250; i++) {
+        const id = `00000000-0000-7000-8000-${(++written).toString(16).padStart(12, "0")}`;
+        appends.push(store.appendActivity({ id, tenantId: "t1", at, kind: "policy", phase: "change", outcome: "succeeded" }));
+      }
+      await Promise.all(appends);
+      await sleep(2);
+    }
+    const made = await Promise.all(runs);
+    expect(made.every((run) => run.onWorker === true)).toBe(true);
+    expect(made.some((run) => run.linked > 0 && run.linked < written)).toBe(true);
+    await runtime.checkpointActivity();
+    expect(await store.activityChain.latestCheckpoint("t1")).toMatchObject({ seq: written });
+    expect(await verifyActivityChain(storeChainSource(store.activityChain), deriveAuditKey(storageKey).publicKey)).toMatchObject({
+      intact: true,
+      tenants: [{ tenantId: "t1", verified: written, pending: 0 }],
+    });
+  });
+
   it("is off at 0, and a negative interval is refused", async () => {
     const base = {
       signingKeys: [{ kid: "k1", key: new Uint8Array(randomBytes(32)) }],

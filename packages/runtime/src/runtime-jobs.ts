@@ -72,7 +72,9 @@ export class ActivityCheckpoints {
     const context = this.#context;
     const options = { now: context.clock(), settleMs: context.audit.settleMs };
     if (this.#thread === null) {
-      this.#thread = context.audit.worker ? CheckpointThread.start(context.store.location, auditKeySeed(context.auditKey)) : undefined;
+      this.#thread = context.audit.worker
+        ? CheckpointThread.start(context.store.location, auditKeySeed(context.auditKey), context.store.activityChain)
+        : undefined;
     }
     const thread = this.#thread?.alive === true ? this.#thread : undefined;
     const run =

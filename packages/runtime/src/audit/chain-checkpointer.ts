@@ -35,8 +35,11 @@ export interface CheckpointRun {
   readonly onWorker?: boolean;
 }
 
+/** What a checkpoint run uses of the activity chain. */
+export type CheckpointedChain = Pick<ActivityChainStore, "listTenants" | "latestCheckpoint" | "readUnlinked" | "extendChain">;
+
 /** Links settled events of every tenant (or one) and signs a checkpoint after each batch. */
-export async function checkpointActivity(chain: ActivityChainStore, key: AuditKey, options: CheckpointOptions): Promise<CheckpointRun> {
+export async function checkpointActivity(chain: CheckpointedChain, key: AuditKey, options: CheckpointOptions): Promise<CheckpointRun> {
   const beforeId = uuidv7Floor(options.now - options.settleMs);
   const checkpoints: ActivityCheckpointRecord[] = [];
   let linked = 0;

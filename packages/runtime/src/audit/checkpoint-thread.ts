@@ -1,12 +1,17 @@
 /**
  * Runs activity checkpoints on a worker thread with its own connection to the store (`checkpoint-worker.ts`),
  * so the reads, hashes and signatures of a checkpoint never take the thread that serves calls: with the
- * job on, calls keep their throughput on a machine with a core to spare. Started on first use; a store
- * held in memory (no location) or a worker that cannot start runs them on the calling thread instead.
+ * job on, calls keep their throughput on a machine with a core to spare. The worker only reads: each
+ * batch's checkpoint with its links (one row) comes back here and is written through the store the calls
+ * use, as one more write among theirs. On SQLite that matters: a write from the worker's own connection
+ * would hold the database's write lock, and a commit of the calls meeting it sleeps in SQLite's busy
+ * handler (1 ms, then 2, then 5...) with the whole event loop. Started on first use; a store held in
+ * memory (no location) or a worker that cannot start runs them on the calling thread instead.
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import type { ActivityChainStore, ChainExtension } from "../store/activity-chain.js";
 import type { StoreLocation } from "../store/store-location.js";
 import type { CheckpointOptions, CheckpointRun } from "./chain-checkpointer.js";
 
@@ -25,9 +30,17 @@ export class CheckpointThread {
   #next = 0;
   #failure: Error | undefined;
 
-  private constructor(worker: Worker) {
+  private constructor(worker: Worker, chain: ActivityChainStore) {
     this.#worker = worker;
-    worker.on("message", (message: { id: number; run?: CheckpointRun; error?: string }) => {
+    worker.on("message", (message: { id: number; run?: CheckpointRun; error?: string } | { extend: number; extension: ChainExtension }) => {
+      if ("extend" in message) {
+        const { extend: extended, extension } = message;
+        chain.extendChain(extension).then(
+          (ok) => worker.postMessage({ extended, ok }),
+          (error: unknown) => worker.postMessage({ extended, error: error instanceof Error ? error.message : String(error) }),
+        );
+        return;
+      }
       const waiting = this.#pending.get(message.id);
       this.#pending.delete(message.id);
       if (this.#pending.size === 0) worker.unref();
@@ -44,12 +57,15 @@ export class CheckpointThread {
     worker.unref();
   }
 
-  /** A thread for the store at `location` signing with `seed`; undefined when none can run (then run checkpoints inline). */
-  static start(location: StoreLocation | undefined, seed: Uint8Array | undefined): CheckpointThread | undefined {
+  /**
+   * A thread reading the store at `location` and signing with `seed`, whose checkpoints are written
+   * through `chain` (the calls' store); undefined when none can run (then run checkpoints inline).
+   */
+  static start(location: StoreLocation | undefined, seed: Uint8Array | undefined, chain: ActivityChainStore): CheckpointThread | undefined {
     const file = workerFile();
     if (location === undefined || seed === undefined || file === undefined) return undefined;
     try {
-      return new CheckpointThread(new Worker(file, { workerData: { location, seed }, execArgv: [] }));
+      return new CheckpointThread(new Worker(file, { workerData: { location, seed }, execArgv: [] }), chain);
     } catch {
       return undefined;
     }

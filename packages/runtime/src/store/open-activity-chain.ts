@@ -1,6 +1,7 @@
 /**
  * The activity chain alone, on a connection of its own to a store's location: what the audit
- * checkpoint's worker thread opens, so linking and signing never take the calls' thread or connections.
+ * checkpoint's worker thread opens to read from, so reading events, linking and signing never take the
+ * calls' thread or connections. The worker never writes through it (see `checkpoint-worker.ts`).
  */
 import type { ActivityChainStore } from "./activity-chain.js";
 import { PostgresActivityChain } from "./postgres/activity-chain.js";
@@ -23,9 +24,6 @@ export function openActivityChain(location: StoreLocation): OpenedActivityChain 
   if (location.kind === "sqlite") {
     const { kind: _kind, ...options } = location;
     const db = openSqlite(resolveSqliteSettings({ ...options, checkpoint: "inline" }));
-    // WAL checkpoints are the store's own connection's to run (in the background, or inline on its commits):
-    // left on here, a commit of this connection would copy the whole WAL into the database at times.
-    db.pragma("wal_autocheckpoint = 0");
     const queue = new WriteQueue(db, false);
     return {
       chain: new SqliteActivityChain(db, queue),
