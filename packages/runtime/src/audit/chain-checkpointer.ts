@@ -5,6 +5,7 @@
  * commits late (PostgreSQL commits need not follow id order) still finds its place before it is passed.
  */
 import { uuidv7Floor } from "../ids.js";
+import { packLinks } from "../store/chain-links.js";
 import type { ActivityChainStore, ActivityCheckpointRecord, ChainLink } from "../store/store.js";
 import { canonicalValues, chainGenesis, contentLinkHash } from "./chain-hash.js";
 import type { AuditKey } from "./checkpoint-key.js";
@@ -64,7 +65,7 @@ export async function checkpointActivity(chain: CheckpointedChain, key: AuditKey
       const last = links[links.length - 1]!;
       const claims = { tenantId, seq: last.seq, lastId: last.id, chainHash: last.hash, createdAt: options.now };
       const checkpoint: ActivityCheckpointRecord = { ...claims, keyId: key.keyId, signature: key.sign(claims) };
-      if (!(await chain.extendChain({ tenantId, afterSeq: head?.seq ?? 0, links, checkpoint }))) {
+      if (!(await chain.extendChain({ tenantId, afterSeq: head?.seq ?? 0, packedLinks: packLinks(links), checkpoint }))) {
         contended++;
         break;
       }

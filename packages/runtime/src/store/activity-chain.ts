@@ -42,7 +42,11 @@ export interface ChainExtension {
   readonly tenantId: string;
   /** The seq of the tenant's latest checkpoint the links continue (0: none yet). */
   readonly afterSeq: number;
-  readonly links: readonly ChainLink[];
+  /**
+   * The links, in chain order, as `packLinks` (chain-links.ts) packs them for the checkpoint's row: packed
+   * where they are made, so handing them to the writing thread copies bytes, not an object per link.
+   */
+  readonly packedLinks: Uint8Array;
   readonly checkpoint: ActivityCheckpointRecord;
 }
 

@@ -7,7 +7,7 @@ import type {
   ChainedActivityRecord,
   UnlinkedEvent,
 } from "../activity-chain.js";
-import { packLinks, withLinks } from "../chain-links.js";
+import { withLinks } from "../chain-links.js";
 import {
   CHECKPOINT_COLUMNS,
   UNLINKED_SELECT,
@@ -108,12 +108,12 @@ export class PostgresActivityChain implements ActivityChainStore {
   }
 
   extendChain(extension: ChainExtension): Promise<boolean> {
-    const { tenantId, afterSeq, links, checkpoint } = extension;
+    const { tenantId, afterSeq, packedLinks, checkpoint } = extension;
     return this.#db.transaction("could not extend the activity chain", async (client) => {
       await PostgresConnection.run(client, S.lock, [tenantId]);
       const head = (await PostgresConnection.run(client, S.head, [tenantId])).rows[0];
       if (Number(head?.seq ?? 0) !== afterSeq) return false;
-      await PostgresConnection.run(client, S.insertCheckpoint, [...checkpointValues(checkpoint), packLinks(links)]);
+      await PostgresConnection.run(client, S.insertCheckpoint, [...checkpointValues(checkpoint), packedLinks]);
       await PostgresConnection.run(client, S.moveHead, [tenantId, checkpoint.seq, checkpoint.lastId]);
       return true;
     });

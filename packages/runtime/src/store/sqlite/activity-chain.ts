@@ -8,7 +8,7 @@ import type {
   ChainedActivityRecord,
   UnlinkedEvent,
 } from "../activity-chain.js";
-import { packLinks, withLinks, type PackedCheckpointLinks } from "../chain-links.js";
+import { withLinks, type PackedCheckpointLinks } from "../chain-links.js";
 import {
   CHECKPOINT_COLUMNS,
   UNLINKED_SELECT,
@@ -107,12 +107,12 @@ export class SqliteActivityChain implements ActivityChainStore {
   }
 
   extendChain(extension: ChainExtension): Promise<boolean> {
-    const { tenantId, afterSeq, links, checkpoint } = extension;
+    const { tenantId, afterSeq, packedLinks, checkpoint } = extension;
     return this.#queue.write(() => {
       // Checked before anything is written, so a chain that moved leaves the shared transaction untouched.
       const latest = this.#s.latest.get(tenantId) as Row | undefined;
       if ((latest === undefined ? 0 : Number(latest.seq)) !== afterSeq) return false;
-      this.#s.insertCheckpoint.run(...checkpointValues(checkpoint), packLinks(links));
+      this.#s.insertCheckpoint.run(...checkpointValues(checkpoint), packedLinks);
       this.#s.moveHead.run(tenantId, checkpoint.seq, checkpoint.lastId);
       return true;
     });
