@@ -10,7 +10,8 @@ import type { Logger, ToolListing } from "@toolpact/runtime";
 import { awaitApproval, type CallChannel } from "./confirmation-flow.js";
 import { firstRound, retryRound, type RetryApproval } from "./input-required-approval.js";
 import type { ToolBackend } from "./tool-backend.js";
-import { createToolDirectory, similarNames } from "./tool-names.js";
+import { createToolLookup } from "./tool-lookup.js";
+import { similarNames } from "./tool-names.js";
 import { errorResult, outputResult, refusalResult } from "./tool-results.js";
 
 /** What one `tools/call` works with. */
@@ -65,9 +66,10 @@ export async function callTool(call: ToolCall): Promise<CallToolResult | InputRe
 }
 
 async function resolveTool(call: ToolCall): Promise<ToolListing> {
-  const directory = createToolDirectory(await call.backend.listTools());
-  const tool = directory.resolve(call.name);
+  const tools = createToolLookup(call.backend);
+  const tool = await tools.find(call.name);
   if (tool !== undefined) return tool;
+  const directory = await tools.directory();
   const similar = similarNames(directory, call.name);
   throw new ProtocolError(
     ProtocolErrorCode.InvalidParams,

@@ -21,7 +21,7 @@ import { createHostCheck, refuse, refuseInsufficientScope, refuseUnauthenticated
 import { createSessionRegistry } from "./http-sessions.js";
 import { createRequestStateCodec } from "./request-state.js";
 import { createRuntimeBackend } from "./tool-backend.js";
-import { createToolDirectory } from "./tool-names.js";
+import { createToolLookup } from "./tool-lookup.js";
 import { isPlainObject } from "./tool-results.js";
 import { createToolServer, type CallScope, type Era, type HandlerExtra } from "./tool-server.js";
 import { createRuntimeTasks } from "./tool-tasks.js";
@@ -219,12 +219,11 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler {
     });
     if (names.length === 0) return undefined;
     const { scopes: _scopes, ...unscoped } = principal;
-    // A caller the runtime refuses outright (disabled, ...) is refused by the call itself, with its own code.
-    const listing = await runtime.listTools(unscoped).catch(() => undefined);
-    if (listing === undefined) return undefined;
-    const directory = createToolDirectory(listing);
+    const tools = createToolLookup(createRuntimeBackend(runtime, unscoped));
     for (const name of names) {
-      const tool = directory.resolve(name);
+      // A caller the runtime refuses outright (disabled, ...) is refused by the call itself, with its own code.
+      const tool = await tools.find(name).catch(() => null);
+      if (tool === null) return undefined;
       const scope = tool === undefined ? undefined : missingToolScope(principal, tool.effect);
       if (scope !== undefined) return refuseInsufficientScope(challenges, scope, name);
     }

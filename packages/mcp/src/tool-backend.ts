@@ -21,6 +21,11 @@ export interface ToolBackend {
   caller(): Promise<CallerFacts>;
   /** The tools this caller may call for this user now. */
   listTools(): Promise<readonly ToolListing[]>;
+  /**
+   * The entry `listTools` would list for one tool (without `ref.version`, its highest listed version), or
+   * undefined; absent: the backend cannot look one tool up, so names are resolved in `listTools`.
+   */
+  findTool?(ref: ToolRef): Promise<ToolListing | undefined>;
   preview(ref: ToolRef, input: unknown): Promise<PreviewResult>;
   execute(ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
   /** One long-poll round on a platform-mode confirmation request. */
@@ -44,6 +49,7 @@ export function createRuntimeBackend(runtime: Runtime, principal: Principal, cor
     withTrace: (trace) => createRuntimeBackend(runtime, Object.freeze({ ...acting, traceContext: { ...acting.traceContext, ...trace } })),
     caller: async () => facts,
     listTools: () => runtime.listTools(acting),
+    findTool: (ref) => runtime.findTool(acting, ref),
     mayBeGranted: (ref) => runtime.grants.mayCover(acting, ref),
     preview: (ref, input) => runtime.preview(acting, ref, input),
     execute: (ref, input, options) => runtime.execute(acting, ref, input, options),

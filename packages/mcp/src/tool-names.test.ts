@@ -2,7 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PLUGIN_ID_MAX_LENGTH, PLUGIN_ID_PATTERN, TOOL_NAME_MAX_LENGTH, TOOL_NAME_PATTERN } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
-import { MCP_TOOL_NAME_PATTERN, createToolDirectory, mcpToolName, mcpVersionedToolName, similarNames } from "./tool-names.js";
+import type { ToolBackend } from "./tool-backend.js";
+import { createToolLookup } from "./tool-lookup.js";
+import { MCP_TOOL_NAME_PATTERN, createToolDirectory, mcpToolName, mcpVersionedToolName, similarNames, toolRefOfName } from "./tool-names.js";
 
 /** A listed tool, as the runtime lists it. */
 function tool(providerId: string, name: string, version = 1): ToolListing {
@@ -170,6 +172,31 @@ describe("MCP tool names, over random provider ids and tool names", () => {
     );
   });
 
+  it("decode back to their tool, so one tool looked up answers what the whole listing does", async () => {
+    await fc.assert(
+      fc.asyncProperty(twoListings, async ({ first, second }) => {
+        for (const listed of [...first, ...second]) {
+          for (const version of [undefined, listed.version]) {
+            const name = version === undefined ? mcpToolName(listed.providerId, listed.name) : mcpVersionedToolName(listed.providerId, listed.name, version);
+            const ref = toolRefOfName(name);
+            // Only a cut name does not decode.
+            if (ref === undefined) expect(name).toMatch(/^.{114}-h[0-9a-f]{12}$/);
+            else
+              expect(ref).toEqual(
+                version === undefined ? { providerId: listed.providerId, tool: listed.name } : { providerId: listed.providerId, tool: listed.name, version },
+              );
+          }
+        }
+        const directory = createToolDirectory(first);
+        const lookup = createToolLookup(listedBackend(first));
+        const others = createToolDirectory(second).names;
+        const names = [...directory.names, ...others, ...[...directory.names, ...others].flatMap((name) => [`${name}-v1`, `${name}-v3`, name.slice(1)])];
+        for (const name of names) expect(await lookup.find(name), name).toBe(directory.resolve(name));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("do not depend on the listing's order", () => {
     fc.assert(
       fc.property(twoListings, ({ third }) => {
@@ -179,3 +206,20 @@ describe("MCP tool names, over random provider ids and tool names", () => {
     );
   });
 });
+
+/** A backend over a fixed listing that looks one tool up as the runtime does: the version asked for, else the highest listed. */
+function listedBackend(listing: readonly ToolListing[]): ToolBackend {
+  const unused = () => Promise.reject(new Error("only listing and lookup are used here"));
+  return {
+    listTools: async () => listing,
+    findTool: async (ref) =>
+      listing
+        .filter((listed) => listed.providerId === ref.providerId && listed.name === ref.tool && (ref.version === undefined || listed.version === ref.version))
+        .sort((a, b) => b.version - a.version)[0],
+    caller: unused,
+    preview: unused,
+    execute: unused,
+    waitConfirmation: unused,
+    cancelConfirmation: unused,
+  };
+}

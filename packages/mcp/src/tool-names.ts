@@ -14,7 +14,7 @@
  * too, but model APIs do not).
  */
 import { createHash } from "node:crypto";
-import { closestMatch } from "@toolpact/contract";
+import { closestMatch, type ToolRef } from "@toolpact/contract";
 import type { ToolListing } from "@toolpact/runtime";
 
 /** MCP's rule for tool names (2025-11-25). */
@@ -41,6 +41,30 @@ export function mcpToolName(providerId: string, tool: string): string {
 /** The MCP name of one version of a tool, `<name>-v<n>`. */
 export function mcpVersionedToolName(providerId: string, tool: string, version: number): string {
   return fitted(`${escapeProviderId(providerId)}_${tool.replaceAll("-", "_")}-v${version}`);
+}
+
+/**
+ * The tool a name that is not cut stands for: provider id, tool and, for `<name>-v<n>`, the version; undefined
+ * for any other name (a cut one included). Only a name that the tool's own name functions give back
+ * decodes, so a decoded ref names exactly the tool a listing would name so (when the listing lists it).
+ */
+export function toolRefOfName(name: string): ToolRef | undefined {
+  const split = name.indexOf("_");
+  if (split < 0) return undefined;
+  // The escaped tool name has no "-": one after the first "_" can only begin "-v<n>".
+  const dash = name.indexOf("-", split);
+  const providerId = name
+    .slice(0, split)
+    .split("--")
+    .map((part) => part.replaceAll("-", "."))
+    .join("-");
+  const tool = name.slice(split + 1, dash < 0 ? undefined : dash).replaceAll("_", "-");
+  const version = dash < 0 ? undefined : Number(name.slice(dash + "-v".length));
+  if (version !== undefined && !(Number.isSafeInteger(version) && version > 0)) return undefined;
+  // Decoding is lenient; encoding back keeps only the one spelling a tool's name functions give.
+  const named = version === undefined ? mcpToolName(providerId, tool) : mcpVersionedToolName(providerId, tool, version);
+  if (named !== name) return undefined;
+  return version === undefined ? { providerId, tool } : { providerId, tool, version };
 }
 
 /** Names every tool of a listing (see the module comment for the rules). */

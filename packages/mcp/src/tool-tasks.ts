@@ -21,7 +21,7 @@ import {
 import { ToolpactError, isToolpactError, type ToolRef } from "@toolpact/contract";
 import type { Logger, Principal, Runtime, TaskCancelAnswer, TaskInputAnswer, TaskView, ToolListing } from "@toolpact/runtime";
 import type { ToolBackend } from "./tool-backend.js";
-import { createToolDirectory } from "./tool-names.js";
+import { createToolLookup } from "./tool-lookup.js";
 import { outputResult, refusalResult } from "./tool-results.js";
 
 /** The extension's identifier, in capabilities on both sides. */
@@ -81,7 +81,7 @@ export async function startTask(
   ctx: ServerContext,
 ): Promise<Record<string, unknown> | CallToolResult | undefined> {
   if (!declaresTasks(ctx)) return undefined;
-  const tool = createToolDirectory(await backend.listTools()).resolve(params.name);
+  const tool = await createToolLookup(backend).find(params.name);
   if (tool === undefined || !wantsTask(ctx, tool)) return undefined;
   const ref: ToolRef = { providerId: tool.providerId, tool: tool.name, version: tool.version };
   try {

@@ -326,6 +326,11 @@ export interface Runtime {
   /** Authentication: a plugin key bound to (tenant, plugin) and an actor token for that tenant and caller. */
   authenticate(credentials: CallerCredentials): Promise<Principal>;
   listTools(principal: Principal): Promise<readonly ToolListing[]>;
+  /**
+   * The entry `listTools` would list for one tool (without `ref.version`, its highest listed version);
+   * undefined when it lists no such tool. What resolving one tool for a call costs: that tool, not the catalogue.
+   */
+  findTool(principal: Principal, ref: ToolRef): Promise<ToolListing | undefined>;
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult>;
   execute(principal: Principal, ref: ToolRef, input: unknown, options?: ExecuteOptions): Promise<ExecuteResult>;
   getOperation(principal: Principal, operationId: string): Promise<OperationView>;

@@ -49,7 +49,7 @@ import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
 import type { CheckpointRun } from "./audit/chain-checkpointer.js";
 import { TenantConfigCache } from "./tenant-config.js";
-import { listTools } from "./tool-listing.js";
+import { findTool, listTools } from "./tool-listing.js";
 
 /** Counters a host can export (authentication failures are not activity events: they are counted here). */
 export interface RuntimeMetrics {
@@ -226,6 +226,10 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
 
   listTools(principal: Principal): Promise<readonly ToolListing[]> {
     return this.#track(() => listTools(this.#parts, principal));
+  }
+
+  findTool(principal: Principal, ref: ToolRef): Promise<ToolListing | undefined> {
+    return this.#track(() => findTool(this.#parts, principal, ref));
   }
 
   preview(principal: Principal, ref: ToolRef, input: unknown, options?: PreviewOptions): Promise<PreviewResult> {
