@@ -9,6 +9,7 @@
 // Usage: node bench/codegen/run.mjs [--full] [--runs <n>] [--quick]
 //   --quick: one run, only 2,000 tools, no tRPC subject (for iterating; the ratios to tRPC need a full run)
 //   --no-trpc: leave out the tRPC subject;  --keep: keep the projects in bench/codegen/.tmp to look at
+//   --codegen-only: only the codegen comparison, no type-checking (to compare codegen before and after a change)
 import { spawnSync } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -336,6 +337,8 @@ console.log("|---|---:|---:|");
 console.log(`| json-schema-to-typescript alone (same schemas, same options) | ${ms(codegen.jstt)} | 1.00x |`);
 console.log(`| toolpact codegen (types + descriptors + clients + providers, printed) | ${ms(codegen.codegen)} | ${ratio(codegen.codegen, codegen.jstt)} |`);
 console.log(`\nTarget: at most ${CODEGEN_TARGET}x. ${codegen.codegen / codegen.jstt <= CODEGEN_TARGET ? "Met" : "NOT met"}.\n`);
+
+if (args.includes("--codegen-only")) process.exit(0);
 
 const checks = await benchTypecheck(manifests);
 const find = (tools, prefix, compiler) => checks.find((r) => r.tools === tools && r.prefix === prefix && r.compiler === compiler);

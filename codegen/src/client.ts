@@ -1,11 +1,12 @@
-import { StructureKind, printStructure, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
+import { StructureKind, type FunctionDeclarationStructure, type InterfaceDeclarationStructure, type WriterFunction } from "ts-morph";
 import { commentText, doc, toolDoc } from "./docs.js";
-import { PRINT_OPTIONS, type TypeDeclarations } from "./emit.js";
+import type { PrintedStatements } from "./emit.js";
 import type { ProviderPlan, ToolPlan } from "./names.js";
+import { StatementTemplate } from "./template.js";
 import { objectLiteral } from "./writers.js";
 
 /** Stand-ins in the printed template of a `<Tool>Methods` interface, replaced per tool. */
-const TEMPLATE = {
+const METHODS = new StatementTemplate({
   interface: "ToolpactTemplateMethods",
   input: "ToolpactTemplateInput",
   output: "ToolpactTemplateOutput",
@@ -13,17 +14,8 @@ const TEMPLATE = {
   literal: JSON.stringify("toolpact-template:tool@0"),
   /** The tool's full name inside a comment. */
   comment: "toolpact-template-comment:tool@0",
-} as const;
-
-const STAND_INS = new RegExp(
-  Object.values(TEMPLATE)
-    .map((standIn) => standIn.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-    .join("|"),
-  "g",
-);
-
-/** Printed templates by shape (confirmation required, output declared): four at most, printed once each. */
-const printedTemplates = new Map<string, string>();
+});
+const TEMPLATE = METHODS.standIns;
 
 /**
  * `export interface CreateRecordMethods { preview(...); confirm(...); execute(...) }`: one tool's client
@@ -32,27 +24,19 @@ const printedTemplates = new Map<string, string>();
  * interface does. The shapes are those of `toolpact.ToolClient` and `toolpact.ConfirmedToolClient`,
  * which `createToolMethod` and `createConfirmedToolMethod` return.
  *
- * Every tool of one shape has the same interface but for its names, so the structure is printed once
- * per shape with stand-in names, which each tool's names then replace (identifiers, and a full name
- * that the manifest rules limit to `[a-z0-9.:@-]`): printing it per tool would double codegen's time.
+ * Every tool of one shape (confirmation required, output declared: four at most) has the same
+ * interface but for its names, so it is printed once per shape as a template.
  */
-export function methodsInterface(plan: ToolPlan): TypeDeclarations {
+export function methodsInterface(plan: ToolPlan): PrintedStatements {
   const confirmed = plan.tool.requiresConfirmation;
-  const shape = `${confirmed}:${plan.outputType !== undefined}`;
-  let template = printedTemplates.get(shape);
-  if (template === undefined) {
-    template = printStructure(methodsStructure(confirmed, plan.outputType === undefined ? "unknown" : TEMPLATE.output), PRINT_OPTIONS);
-    printedTemplates.set(shape, template);
-  }
-  const names: Record<string, string> = {
-    [TEMPLATE.interface]: plan.methodsInterface,
-    [TEMPLATE.input]: plan.inputType,
-    [TEMPLATE.output]: plan.outputType ?? "unknown",
-    [TEMPLATE.literal]: JSON.stringify(plan.fullName),
-    [TEMPLATE.comment]: commentText(plan.fullName),
-  };
-  // One pass: a tool's own names are never scanned again, whatever they contain.
-  return { kind: "type-declarations", code: template.replace(STAND_INS, (standIn) => names[standIn]!).trimEnd() };
+  const output = plan.outputType === undefined ? "unknown" : TEMPLATE.output;
+  return METHODS.fill(`${confirmed}:${output}`, () => methodsStructure(confirmed, output), {
+    interface: plan.methodsInterface,
+    input: plan.inputType,
+    output: plan.outputType ?? "unknown",
+    literal: JSON.stringify(plan.fullName),
+    comment: commentText(plan.fullName),
+  });
 }
 
 function methodsStructure(confirmed: boolean, output: string): InterfaceDeclarationStructure {

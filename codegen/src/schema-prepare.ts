@@ -4,16 +4,17 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type SchemaObject = { [key: string]: Json };
 
 /** Keywords whose value maps names to subschemas. */
-const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions"];
-/** Keywords whose value is a subschema, or (draft-07 `items`) an array of them. */
-const SCHEMA_VALUES = ["additionalProperties", "items", "additionalItems"];
+const SCHEMA_MAPS: ReadonlySet<string> = new Set(["properties", "patternProperties", "$defs", "definitions"]);
+/** Keywords whose value is an array of subschemas. */
 const SCHEMA_ARRAYS = ["allOf", "anyOf", "oneOf"];
+/** Keywords whose value is a subschema, or (draft-07 `items`, and those above) an array of them. */
+const SCHEMA_VALUES: ReadonlySet<string> = new Set(["additionalProperties", "items", "additionalItems", ...SCHEMA_ARRAYS]);
 
 /**
  * Keywords codegen cannot express as types. They are dropped before json-schema-to-typescript sees
  * them, so the type comes out wider than the schema (validation still applies), never narrower or wrong.
  */
-const INEXPRESSIBLE = [
+const INEXPRESSIBLE: ReadonlySet<string> = new Set([
   "extends",
   "not",
   "if",
@@ -30,10 +31,10 @@ const INEXPRESSIBLE = [
   "$dynamicAnchor",
   "$recursiveRef",
   "$recursiveAnchor",
-];
+]);
 
 /** json-schema-to-typescript pastes these into the output verbatim: a manifest must not carry code. */
-const CODE_KEYWORDS = ["tsType", "tsEnumNames"];
+const CODE_KEYWORDS: ReadonlySet<string> = new Set(["tsType", "tsEnumNames"]);
 
 /** A `$ref` to a plain-name fragment: an `$anchor`. */
 const ANCHOR_REF = /^#[A-Za-z_][-A-Za-z0-9._]*$/;
@@ -93,17 +94,19 @@ interface Walk {
 
 function copySchema(schema: SchemaObject, pointer: string, walk: Walk): SchemaObject {
   const out: SchemaObject = {};
-  for (const [keyword, value] of Object.entries(schema)) {
-    if (CODE_KEYWORDS.includes(keyword)) {
+  for (const keyword of Object.keys(schema)) {
+    const value = schema[keyword]!;
+    if (CODE_KEYWORDS.has(keyword)) {
       throw codegenError(`${walk.where} at "${pointer || "/"}": "${keyword}" is not allowed: it would paste code into the generated client; remove it`);
     }
-    if (INEXPRESSIBLE.includes(keyword)) continue;
-    const at = `${pointer}/${pointerSegment(keyword)}`;
-    if (SCHEMA_MAPS.includes(keyword) && isObject(value)) {
+    if (INEXPRESSIBLE.has(keyword)) continue;
+    if (SCHEMA_MAPS.has(keyword) && isObject(value)) {
+      const at = `${pointer}/${pointerSegment(keyword)}`;
       const map: SchemaObject = {};
-      for (const [name, sub] of Object.entries(value)) map[name] = copyValue(sub, `${at}/${pointerSegment(name)}`, walk);
+      for (const name of Object.keys(value)) map[name] = copyValue(value[name], `${at}/${pointerSegment(name)}`, walk);
       out[keyword] = map;
-    } else if (SCHEMA_VALUES.includes(keyword) || SCHEMA_ARRAYS.includes(keyword)) {
+    } else if (SCHEMA_VALUES.has(keyword)) {
+      const at = `${pointer}/${pointerSegment(keyword)}`;
       out[keyword] = Array.isArray(value) ? value.map((sub, index) => copyValue(sub, `${at}/${index}`, walk)) : copyValue(value, at, walk);
     } else if (keyword === "title" || keyword === "description") {
       out[keyword] = typeof value === "string" ? value.replace(/\r\n?/g, "\n") : value;

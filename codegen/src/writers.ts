@@ -17,11 +17,3 @@ export function objectLiteral(members: readonly ObjectMember[]): WriterFunction 
     writer.write("}");
   };
 }
-
-/** A statement ts-morph cannot build from a structure, set off by a blank line. */
-export function block(write: WriterFunction): WriterFunction {
-  return (writer) => {
-    writer.blankLineIfLastNot();
-    write(writer);
-  };
-}
