@@ -51,6 +51,7 @@ export async function createWorld({ database, checkpointEveryMs, auditWorker, po
   const pluginKey = await setUpTenant(runtime.admin, policy);
   return {
     runtime,
+    store,
     pluginKey,
     actorToken: mintActorToken(actorSecret),
     sqliteFile,
