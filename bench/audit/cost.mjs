@@ -10,8 +10,8 @@
 // another process's: see the durable group for throughput.
 //
 //   node bench/audit/cost.mjs [--calls 2000] [--batches 8] [--rounds 3]
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { callsThreadCpuUs as mainThreadCpuUs, processCpuUs } from "../lib/cpu.mjs";
 import { createFreshDatabase, postgresVersion } from "../lib/postgres.mjs";
 import { READ_REF } from "../lib/tenant.mjs";
 import { inputOf } from "../lib/work.mjs";
@@ -26,17 +26,6 @@ const ROUNDS = Number(values.rounds);
 const IN_FLIGHT = 32;
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-
-const processCpuUs = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-/** The main thread's user + system CPU, µs (its task has the process's id). */
-const mainThreadCpuUs = () => {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
 
 async function round(database, auditWorker) {
   // The job scheduled far beyond the run (so calls run alone), over events of any age when asked.

@@ -171,6 +171,18 @@ function tamperCases(open: () => Promise<Tamperable>) {
     expect(await verify(store)).toEqual({ intact: true, tenants: [] });
   });
 
+  it("lists each tenant once, in order: with events, and with checkpoints but every event gone", async () => {
+    const { store, sql } = await open();
+    await seed(store);
+    await store.appendActivity(event("zeta", NOW - 2000, 60));
+    await store.appendActivity(event("beta", NOW - 2000, 61));
+    await store.appendActivity(event("beta", NOW - 1000, 62));
+    await sql("DELETE FROM activity WHERE tenant_id = $1", ["other"]);
+    expect(await store.activityChain.listTenants()).toEqual(["acme", "beta", "other", "zeta"]);
+    await sql("DELETE FROM activity_checkpoints WHERE tenant_id = $1", ["other"]);
+    expect(await store.activityChain.listTenants()).toEqual(["acme", "beta", "zeta"]);
+  });
+
   it("a second checkpoint run continues the chain, and a verifier with another key refuses it", async () => {
     const { store } = await open();
     await seed(store);

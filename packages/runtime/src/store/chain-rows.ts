@@ -26,6 +26,22 @@ export function unlinkedFromRows(rows: readonly unknown[][]): UnlinkedEvent[] | 
   return events;
 }
 
+/** The distinct tenants of one table whose primary key leads with tenant_id: one index seek per tenant (a loose index scan), not a scan of every row. */
+function distinctTenants(table: string, name: string): string {
+  return `${name}(t) AS (
+    SELECT MIN(tenant_id) FROM ${table}
+    UNION ALL
+    SELECT (SELECT tenant_id FROM ${table} WHERE tenant_id > ${name}.t ORDER BY tenant_id LIMIT 1) FROM ${name} WHERE ${name}.t IS NOT NULL
+  )`;
+}
+
+/**
+ * Every tenant with activity or checkpoints, in order; the same SQL on SQLite and PostgreSQL. The checkpoint
+ * job asks for it on every run: a plain `SELECT DISTINCT` would read the whole activity log each time.
+ */
+export const CHAIN_TENANTS_SQL = `WITH RECURSIVE ${distinctTenants("activity", "a")}, ${distinctTenants("activity_checkpoints", "c")}
+  SELECT t AS tenant_id FROM a WHERE t IS NOT NULL UNION SELECT t FROM c WHERE t IS NOT NULL ORDER BY 1`;
+
 /** The checkpoint columns, in the order of `checkpointValues`. */
 export const CHECKPOINT_COLUMNS = "tenant_id, seq, last_id, chain_hash, created_at, key_id, signature";
 

@@ -9,6 +9,7 @@ import type {
 } from "../activity-chain.js";
 import { withLinks } from "../chain-links.js";
 import {
+  CHAIN_TENANTS_SQL,
   CHECKPOINT_COLUMNS,
   UNLINKED_SELECT,
   chainHeadFromRow,
@@ -24,7 +25,7 @@ import { statement } from "./statements.js";
 const CHAIN_LOCK_CLASS = 0x7461;
 
 const S = {
-  tenants: statement("chain_tenants", "SELECT tenant_id FROM activity UNION SELECT tenant_id FROM activity_checkpoints ORDER BY 1"),
+  tenants: statement("chain_tenants", CHAIN_TENANTS_SQL),
   slice: statement(
     "chain_slice",
     "SELECT * FROM activity WHERE tenant_id = $1::text AND id > $2::text AND id < COALESCE($3::text, id || 'x') ORDER BY id LIMIT $4::int8",

@@ -10,6 +10,7 @@ import type {
 } from "../activity-chain.js";
 import { withLinks, type PackedCheckpointLinks } from "../chain-links.js";
 import {
+  CHAIN_TENANTS_SQL,
   CHECKPOINT_COLUMNS,
   UNLINKED_SELECT,
   chainHeadFromRow,
@@ -32,7 +33,7 @@ export class SqliteActivityChain implements ActivityChainStore {
   constructor(db: Database.Database, queue: WriteQueue) {
     this.#queue = queue;
     this.#s = {
-      tenants: db.prepare("SELECT tenant_id FROM activity UNION SELECT tenant_id FROM activity_checkpoints ORDER BY 1").pluck(),
+      tenants: db.prepare(CHAIN_TENANTS_SQL).pluck(),
       // Two statements rather than `(? IS NULL OR id < ?)`, which would keep SQLite from seeking the primary key.
       slice: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?"),
       sliceBefore: db.prepare("SELECT * FROM activity WHERE tenant_id = ? AND id > ? AND id < ? ORDER BY id LIMIT ?"),
