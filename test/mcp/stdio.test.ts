@@ -3,7 +3,7 @@
  * transport, forwarding to a toolpact server over its HTTP API. Uses the built CLI (`pnpm build`).
  */
 import { execFile } from "node:child_process";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -75,6 +75,24 @@ describe("toolpact mcp (stdio)", () => {
     const operationId = (result._meta as Record<string, string>)["toolpact/operationId"];
     const page = await world.stack.adminQuery<{ events: { operationId?: string; via?: string }[] }>("listActivity", { tenantId: "t1" });
     expect(page.events.find((event) => event.operationId === operationId)?.via).toBe("mcp");
+  });
+
+  it("looks a called tool up alone (tools.find); from a server without tools.find it resolves the name from the listing", async () => {
+    for (const older of [false, true]) {
+      const proxy = await pathProxy(world.stack.url, older ? { "tools.find": "tools.absent" } : {});
+      try {
+        const client = await spawnBridge({ url: proxy.url, env: await envKeys() });
+        for (const query of ["one", "two"]) {
+          const result = await client.callTool({ name: "com-test-notes_list_notes", arguments: { query } });
+          expect(result.structuredContent).toMatchObject({ query });
+        }
+        // A newer server is asked for the one tool each call; an older one is asked once, then listed.
+        expect(proxy.paths.filter((p) => p !== "tools.execute")).toEqual(older ? ["tools.absent", "tools.list", "tools.list"] : ["tools.find", "tools.find"]);
+        await expect(client.callTool({ name: "com-test-notes_no_such_tool", arguments: {} })).rejects.toThrow(/unknown tool "com-test-notes_no_such_tool"/);
+      } finally {
+        await proxy.close();
+      }
+    }
   });
 
   it("runs a confirmed write once the user approves on the page it was sent to", async () => {
@@ -170,7 +188,7 @@ describe("toolpact mcp (stdio)", () => {
       );
       const called = await client.callTool({ name: "com-test-notes_echo", arguments: {} });
       expect(called).toMatchObject({ isError: true, _meta: { "toolpact/code": "REQUEST_NOT_SENT" } });
-      expect(textOf(called)).toMatch(/^REQUEST_NOT_SENT: the server at .+\/trpc\/tools\.list answered HTTP 404 without toolpact's JSON/);
+      expect(textOf(called)).toMatch(/^REQUEST_NOT_SENT: the server at .+\/trpc\/tools\.find answered HTTP 404 without toolpact's JSON/);
     } finally {
       await new Promise<void>((resolve) => foreign.close(() => resolve()));
     }
@@ -192,3 +210,27 @@ describe("toolpact mcp (stdio)", () => {
     expect(missingFile.stderr).toContain("absent.json: not found");
   });
 });
+
+/** A proxy in front of `target` that records each tRPC procedure asked for and renames those `rename` names. */
+async function pathProxy(target: string, rename: Record<string, string>): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {
+  const paths: string[] = [];
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? "/", target);
+    const procedure = url.pathname.replace(/^\/trpc\//, "");
+    const renamed = rename[procedure] ?? procedure;
+    paths.push(renamed);
+    url.pathname = `/trpc/${renamed}`;
+    const forwarded = httpRequest(url, { method: request.method, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    forwarded.on("error", () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    paths,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

@@ -27,7 +27,7 @@ export interface RemoteBackendOptions {
 type TrpcFetch = NonNullable<Parameters<typeof httpLink>[0]["fetch"]>;
 
 /**
- * A backend over a toolpact server's tRPC HTTP API (`tools.list`, `tools.preview`, `tools.execute`,
+ * A backend over a toolpact server's tRPC HTTP API (`tools.list`, `tools.find`, `tools.preview`, `tools.execute`,
  * `confirmations.wait`, `confirmations.cancel`): what `toolpact mcp --url` forwards to.
  */
 export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend {
@@ -62,9 +62,24 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
       throw exchangeFailure(error, call);
     }
   };
+  const listTools = () => wire<ToolListing[]>("list", () => client.query("tools.list"));
+  // A server from before `tools.find` answers that it has no such procedure: its listing answers instead, from then on.
+  let findable = true;
+  const findTool = async (ref: ToolRef): Promise<ToolListing | undefined> => {
+    if (findable) {
+      try {
+        return ((await client.query("tools.find", { ref: refOf(ref) })) as ToolListing | null) ?? undefined;
+      } catch (error) {
+        if (!isMissingProcedure(error)) throw exchangeFailure(error, "find");
+        findable = false;
+      }
+    }
+    return listedEntry(await listTools(), ref);
+  };
   const backend = (trace: CallTraceContext | undefined): ToolBackend => ({
     caller: async () => callerFactsOf(await options.keys()),
-    listTools: () => wire<ToolListing[]>("list", () => client.query("tools.list")),
+    listTools,
+    findTool,
     preview: (ref, input) => wire<PreviewResult>("preview", () => client.mutation("tools.preview", { ref: refOf(ref), input }, { context: { trace } })),
     execute: (ref, input, execute = {}) =>
       wire<ExecuteResult>("execute", () => client.mutation("tools.execute", { ref: refOf(ref), input, ...execute }, { context: { trace } })),
@@ -76,6 +91,22 @@ export function createRemoteBackend(options: RemoteBackendOptions): ToolBackend 
     withTrace: (next) => backend(next),
   });
   return backend(undefined);
+}
+
+/** tRPC's answer for a procedure the server does not have (routing's NOT_FOUND, not a toolpact refusal). */
+function isMissingProcedure(error: unknown): boolean {
+  const data = (error as { data?: { code?: unknown; toolpactCode?: unknown } } | null)?.data;
+  return data?.code === "NOT_FOUND" && data.toolpactCode === "INPUT_INVALID";
+}
+
+/** What `tools.find` answers, read from a listing: `ref.version`, or without one the highest listed. */
+function listedEntry(listing: readonly ToolListing[], ref: ToolRef): ToolListing | undefined {
+  let found: ToolListing | undefined;
+  for (const entry of listing) {
+    if (entry.providerId !== ref.providerId || entry.name !== ref.tool) continue;
+    if (ref.version === undefined ? found === undefined || entry.version > found.version : entry.version === ref.version) found = entry;
+  }
+  return found;
 }
 
 function refOf(ref: ToolRef): ToolRef {

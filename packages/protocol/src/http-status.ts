@@ -142,11 +142,12 @@ export function withToolpactAnswers(fetch: WireFetch, urlSetting: string): WireF
 }
 
 /** The calls of the wire, as far as a lost answer is concerned: only an execute has an effect to be unknown about. */
-export type WireCall = "list" | "preview" | "execute" | "wait" | "cancel";
+export type WireCall = "list" | "find" | "preview" | "execute" | "wait" | "cancel";
 
 /** What to do when the answer to a call without effect was lost. */
 const AGAIN: { readonly [TCall in WireCall]: string | undefined } = {
   list: "list again (listing changes nothing)",
+  find: "look the tool up again (looking up changes nothing)",
   preview: "preview again (a preview runs no tool)",
   execute: undefined,
   wait: "wait again (waiting decides nothing)",

@@ -167,6 +167,10 @@ function callerManifests(manifests: ReadonlyMap<string, Manifest>, listing: read
 export const appRouter = t.router({
   tools: t.router({
     list: callerProcedure.input(noInput).query(({ ctx }) => ctx.runtime.listTools(ctx.principal)),
+    /** One tool as `tools.list` would list it (without `ref.version`, its highest listed version), or null. */
+    find: callerProcedure
+      .input(z.strictObject({ ref: toolRefSchema }))
+      .query(async ({ ctx, input }) => (await ctx.runtime.findTool(ctx.principal, toolRefOf(input.ref))) ?? null),
     manifests: callerProcedure.input(noInput).query(async ({ ctx }) => callerManifests(ctx.runtime.manifests, await ctx.runtime.listTools(ctx.principal))),
     preview: callerProcedure.input(previewSchema).mutation(({ ctx, input }) => {
       const options: PreviewOptions = input.runId === undefined ? {} : { runId: input.runId };
