@@ -122,10 +122,11 @@ describe("the checkpoint job", () => {
     const runs = [];
     let written = 0;
     // Written until some checkpoint that linked events has come back while the writes went on (at least
-    // 40 rounds; however slow the machine, a few hundred at most), so its writes met theirs.
+    // 40 rounds; on a machine too busy to start the worker soon, for up to 20 s), so its writes met theirs.
     let writing = true;
     let linkedWhileWriting = 0;
-    for (let round = 0; round < 40 || (linkedWhileWriting === 0 && round < 400); round++) {
+    const deadline = Date.now() + 20_000;
+    for (let round = 0; round < 40 || (linkedWhileWriting === 0 && Date.now() < deadline); round++) {
       const run = runtime.checkpointActivity();
       runs.push(run);
       void run.then((made) => {
