@@ -504,7 +504,8 @@ describe("tools.list", () => {
 
 describe("tools.find", () => {
   it("answers one tool as tools.list lists it for this caller, or null for one it would not list", async () => {
-    const find = async (headers: Record<string, string>, ref: Record<string, unknown>) => ok<{ fullName: string } | null>(await query(stack.url, "tools.find", { ref }, headers));
+    const find = async (headers: Record<string, string>, ref: Record<string, unknown>) =>
+      ok<{ fullName: string } | null>(await query(stack.url, "tools.find", { ref }, headers));
     const assistant = await as(ASSISTANT_ID);
     const listed = ok<{ fullName: string }[]>(await query(stack.url, "tools.list", undefined, assistant));
     const createNote = listed.find((tool) => tool.fullName === `${PROVIDER_ID}:create-note@1`);
@@ -517,7 +518,11 @@ describe("tools.find", () => {
     const narrow = await as(NARROW_CALLER_ID);
     expect(await find(narrow, { providerId: PROVIDER_ID, tool: "create-note" })).toBeNull();
     expect((await find(narrow, { providerId: PROVIDER_ID, tool: "list-notes" }))?.fullName).toBe(`${PROVIDER_ID}:list-notes@1`);
-    expectDenied(await query(stack.url, "tools.find", { ref: { providerId: PROVIDER_ID, tool: "echo" } }, callerHeaders(keys.t1[ASSISTANT_ID]!.key, undefined)), "UNAUTHENTICATED", 401);
+    expectDenied(
+      await query(stack.url, "tools.find", { ref: { providerId: PROVIDER_ID, tool: "echo" } }, callerHeaders(keys.t1[ASSISTANT_ID]!.key, undefined)),
+      "UNAUTHENTICATED",
+      401,
+    );
     expectDenied(await query(stack.url, "tools.find", { ref: { providerId: PROVIDER_ID } }, assistant), "INPUT_INVALID", 400);
   });
 });
