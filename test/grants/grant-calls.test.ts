@@ -4,12 +4,11 @@
  * begin, and its activity event names the grant. Outside the limits, past the calls, under a new version,
  * for another caller, or once the policy no longer allows grants, it asks as before.
  */
-import { randomUUID } from "node:crypto";
-import { schemaHash } from "@toolpact/contract";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Principal, TenantPolicy } from "../../packages/runtime/src/api.js";
 import type { GrantRecord } from "../../packages/runtime/src/store/store.js";
-import { ASSISTANT, NOTES, TENANT, createFixture, UNTRUSTED, notesManifest, type RuntimeFixture } from "../../packages/runtime/src/testing/fixtures.js";
+import { ASSISTANT, NOTES, TENANT, createFixture, UNTRUSTED, type RuntimeFixture } from "../../packages/runtime/src/testing/fixtures.js";
+import { sampleGrant } from "../../packages/runtime/src/testing/instances.js";
 
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
 const GRANTING: TenantPolicy = {
@@ -26,22 +25,7 @@ afterEach(async () => {
 });
 
 async function grantFor(made: RuntimeFixture, principal: Principal, overrides: Partial<GrantRecord> = {}): Promise<GrantRecord> {
-  const record: GrantRecord = {
-    tenantId: TENANT,
-    grantId: `grant-${randomUUID()}`,
-    actorUserId: principal.actor.userId,
-    callerPluginId: principal.callerPluginId,
-    tool: `${NOTES}:create-record`,
-    version: 1,
-    schemaHash: schemaHash(notesManifest().tools[0]!.inputSchema),
-    constraintsJson: JSON.stringify({ properties: { title: { const: "ops" } } }),
-    maxCalls: 3,
-    uses: 0,
-    expiresAt: made.now() + 3_600_000,
-    createdBy: principal.actor.userId,
-    createdAt: made.now(),
-    ...overrides,
-  };
+  const record = sampleGrant(made, principal, { constraintsJson: JSON.stringify({ properties: { title: { const: "ops" } } }), maxCalls: 3, ...overrides });
   await made.store.insertGrant(record);
   return record;
 }

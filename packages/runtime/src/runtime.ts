@@ -44,6 +44,7 @@ import type { PruneResult } from "./store/store.js";
 import { ActivityCheckpoints, countedRecovery, pruneExpired, startJobTimers } from "./runtime-jobs.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import type { GrantChoice } from "./grants/grant-from-request.js";
+import { GrantFinder } from "./grants/find-grant.js";
 import { createRuntimeGrants } from "./grants/runtime-grants.js";
 import { wireTasks } from "./tasks/runtime-tasks.js";
 import type { TaskService } from "./tasks/task-service.js";
@@ -153,6 +154,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       pluginCode: new PluginCodeRunner(),
       activity: new ActivityWriter({ store, clock, logger, onWriteFailure: () => this.#activityWriteFailures++ }),
       previewLimiter: new WindowRateLimiter(context.previewsPerMinute, 60_000, clock),
+      grants: new GrantFinder(store),
       telemetry,
     };
     const recovery = new OperationRecovery(this.#parts);

@@ -15,6 +15,7 @@ import type { WindowRateLimiter } from "../rate-limit.js";
 import type { PluginRegistry, RegisteredPlugin, RegisteredTool } from "../registry.js";
 import type { SealedPayloads } from "../sealed/sealed-payloads.js";
 import type { ResolvedSeams } from "../seams.js";
+import type { GrantFinder } from "../grants/find-grant.js";
 import type { GrantInBegin, IdempotencyScope } from "../store/store.js";
 import type { CallSpan } from "../telemetry/call-span.js";
 import type { Telemetry } from "../telemetry/telemetry.js";
@@ -33,6 +34,8 @@ export interface CallParts {
   readonly confirmations: PlatformConfirmations;
   readonly pluginCode: PluginCodeRunner;
   readonly activity: ActivityWriter;
+  /** verify-confirmation's grants: each user's, kept while the store's change feed vouches for them. */
+  readonly grants: GrantFinder;
   readonly previewLimiter: WindowRateLimiter;
   /** Traces and metrics, when the application registered an OpenTelemetry provider (else `Telemetry.off`). */
   readonly telemetry: Telemetry;

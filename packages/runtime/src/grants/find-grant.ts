@@ -1,8 +1,11 @@
 import type { GrantInBegin, GrantRecord, Store } from "../store/store.js";
+import { TrustedCopies } from "../store/trusted-copies.js";
 import { type GrantConstraints, matchesGrantConstraints } from "./grant-constraints.js";
 
 /** How many of the actor's newest grants a call looks through for one that covers it. */
 export const GRANT_LOOKUP_LIMIT = 100;
+/** Users whose grants are kept in memory at most; the oldest goes first. */
+const KEPT_USERS = 10_000;
 
 /** What a grant must match: the call's tenant, actor, caller, tool, version and schema hash. */
 export interface GrantBinding {
@@ -16,19 +19,52 @@ export interface GrantBinding {
 }
 
 /**
- * The newest live grant that covers this call: same binding, not revoked, unexpired at `now`, calls left,
- * and the input within its argument limits. Undefined when none does (the call asks as before). Whether
- * the use still counts is the begin transaction's to decide: a grant revoked or used up meanwhile ends there.
+ * Finds the grant that covers a call: the newest live one with the same binding, not revoked, unexpired,
+ * calls left, and the input within its argument limits; undefined when none does (the call asks as
+ * before). Whether the use still counts is the begin transaction's to decide: a grant revoked or used up
+ * meanwhile ends there.
+ *
+ * Each user's grants are kept as last read while the store's change feed vouches for them (a grant made
+ * or revoked is a change, on every instance that hears it; see `TrustedCopies`), so a call under a grant,
+ * or a confirmed call by a user with none, reads nothing. A grant with a call limit is the exception: how
+ * many calls it has left is read from the store each time, as a use is no change.
  */
-export async function findGrant(store: Store, binding: GrantBinding, input: unknown, now: number): Promise<GrantInBegin | undefined> {
-  const grants = await store.listGrants(binding.tenantId, binding.actorUserId, GRANT_LOOKUP_LIMIT);
-  const found = grants.find((grant) => covers(grant, binding, input, now));
-  return found === undefined ? undefined : { grantId: found.grantId, tool: found.tool, version: found.version, schemaHash: found.schemaHash };
+export class GrantFinder {
+  readonly #store: Store;
+  readonly #users: TrustedCopies<readonly GrantRecord[]>;
+
+  constructor(store: Store) {
+    this.#store = store;
+    this.#users = new TrustedCopies(store, KEPT_USERS);
+    store.changes.subscribe((change) => {
+      if (change.kind === "grants") this.#users.evictKey(userKey(change.tenantId, change.actorUserId));
+      else if (change.kind === "resync") this.#users.clear();
+    });
+  }
+
+  async find(binding: GrantBinding, input: unknown, now: number): Promise<GrantInBegin | undefined> {
+    const key = userKey(binding.tenantId, binding.actorUserId);
+    const kept = this.#users.trusted(key);
+    if (kept !== undefined) {
+      const candidate = kept.find((grant) => covers(grant, binding, input, now));
+      if (candidate === undefined) return undefined;
+      if (candidate.maxCalls === undefined) return inBegin(candidate);
+    }
+    const grants = await this.#users.read(key, () => this.#store.listGrants(binding.tenantId, binding.actorUserId, GRANT_LOOKUP_LIMIT));
+    const found = grants?.find((grant) => covers(grant, binding, input, now) && hasCallsLeft(grant));
+    return found === undefined ? undefined : inBegin(found);
+  }
 }
 
+const userKey = (tenantId: string, actorUserId: string) => `${tenantId}\n${actorUserId}`;
+
+const inBegin = (grant: GrantRecord): GrantInBegin => ({ grantId: grant.grantId, tool: grant.tool, version: grant.version, schemaHash: grant.schemaHash });
+
+const hasCallsLeft = (grant: GrantRecord) => grant.maxCalls === undefined || grant.uses < grant.maxCalls;
+
+/** Everything but the calls left: those alone change without a change being announced. */
 function covers(grant: GrantRecord, binding: GrantBinding, input: unknown, now: number): boolean {
   if (grant.revokedAt !== undefined || grant.expiresAt <= now) return false;
-  if (grant.maxCalls !== undefined && grant.uses >= grant.maxCalls) return false;
   if (grant.callerPluginId !== binding.callerPluginId || grant.tool !== binding.tool) return false;
   if (grant.version !== binding.version || grant.schemaHash !== binding.schemaHash) return false;
   const constraints = grant.constraintsJson === undefined ? undefined : (JSON.parse(grant.constraintsJson) as GrantConstraints);

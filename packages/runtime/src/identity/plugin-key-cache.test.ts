@@ -6,12 +6,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Principal, ToolChanges } from "../api.js";
 import type { ToolpactRuntime } from "../runtime.js";
-import { createPostgresStore } from "../store/postgres/postgres-store.js";
 import { ASSISTANT, NOTES, TENANT, createFixture, rejection, type RuntimeFixture } from "../testing/fixtures.js";
 import { postgresTestGate } from "../testing/index.js";
-import { usePostgresHarness } from "../testing/postgres-harness.js";
 import { createRecordingStore } from "../testing/recording-store.js";
-import { createTcpProxy, type TcpProxy } from "../testing/tcp-proxy.js";
+import { useTwoPostgresInstances } from "../testing/instances.js";
 
 const search = { providerId: NOTES, tool: "search-records" };
 const create = { providerId: NOTES, tool: "create-record", version: 1 };
@@ -101,33 +99,7 @@ describe("plugin keys kept in memory", () => {
 const gate = await postgresTestGate("PostgreSQL key cache tests");
 
 describe.skipIf(gate.skip !== undefined)("plugin keys kept in memory, on PostgreSQL", () => {
-  const { url, freshSchema } = usePostgresHarness(gate);
-  let proxy: TcpProxy | undefined;
-  afterEach(async () => {
-    await proxy?.close();
-    proxy = undefined;
-  });
-
-  /** Instance A, and instance B whose connections go through a proxy, on one schema. */
-  async function twoInstances(): Promise<{ a: RuntimeFixture; b: ToolpactRuntime; proxy: TcpProxy }> {
-    const target = new URL(url);
-    proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port || 5432) });
-    const proxied = new URL(url);
-    proxied.hostname = proxy.host;
-    proxied.port = String(proxy.port);
-    const schema = freshSchema();
-    const names = ["instance-a", "instance-b"];
-    const a = await createFixture({
-      runtime: QUIET,
-      openStore: () => {
-        const instanceId = names.shift() ?? "instance-c";
-        return createPostgresStore({ url: instanceId === "instance-a" ? url : proxied.toString(), schema, instanceId });
-      },
-    });
-    fixtures.push(a);
-    const b = await a.reopen({ ...QUIET, instanceId: "instance-b" });
-    return { a, b, proxy };
-  }
+  const twoInstances = useTwoPostgresInstances(gate, { runtime: QUIET });
 
   it("revoke on A: the very next execute on B is refused, and no write runs", async () => {
     const { a, b } = await twoInstances();

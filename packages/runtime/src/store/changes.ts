@@ -1,6 +1,6 @@
 /**
  * What a store tells the runtime about changes once they are committed, so that copies kept in memory
- * (tenant configs, plugin keys, tool listings) and waiting callers (`confirmations.wait`) need not ask
+ * (tenant configs, plugin keys, tool listings, grants) and waiting callers (`confirmations.wait`) need not ask
  * the database on every call: this process's own changes always, other instances' where the store can
  * hear them (PostgreSQL: LISTEN/NOTIFY).
  */
@@ -9,6 +9,8 @@
 export type StoreChange =
   /** A tenant's config version moved: installs, enablement, policy, activations, recovery policy, a key revoked. */
   | { readonly kind: "tenant"; readonly tenantId: string }
+  /** A user's grants changed: one was made or revoked (a use is not a change). */
+  | { readonly kind: "grants"; readonly tenantId: string; readonly actorUserId: string }
   /** A platform confirmation request left `pending` (approved, denied, expired, cancelled). */
   | { readonly kind: "confirmation"; readonly tenantId: string; readonly requestId: string }
   /** Changes may have gone unheard (the channel to other instances was down): forget every copy. */

@@ -1,5 +1,4 @@
 import { ToolpactError, type ToolDeclaration } from "@toolpact/contract";
-import { findGrant } from "../../grants/find-grant.js";
 import { bindingOf, type CallAt, type CallDecision } from "../call.js";
 import type { Step } from "../chain.js";
 
@@ -44,7 +43,7 @@ function grantFor(call: CallAt<"tool" | "input" | "permission" | "decision">) {
     version: tool.declaration.version,
     schemaHash: tool.schemaHash,
   };
-  return findGrant(call.parts.context.store, binding, call.input, call.parts.context.clock());
+  return call.parts.grants.find(binding, call.input, call.parts.context.clock());
 }
 
 /** Who asked for confirmation, when not the tool's own declaration: the policy rule, or the gate. */

@@ -1,6 +1,6 @@
 /**
  * Hearing other instances: one connection per instance LISTENs on the channel the schema's triggers
- * NOTIFY on (tenant config changes, confirmation decisions). While it is down, `epoch()` answers
+ * NOTIFY on (tenant config changes, confirmation decisions, grants made or revoked). While it is down, `epoch()` answers
  * undefined, so nothing cached may be trusted; once it is back, the epoch moves and a `resync` is
  * announced, because changes made in between went unheard.
  */
@@ -98,10 +98,11 @@ export class PostgresChangeListener {
       return;
     }
     if (!Array.isArray(parsed) || parsed[0] !== this.#schema) return;
-    const [, kind, tenantId, requestId] = parsed as unknown[];
+    const [, kind, tenantId, id] = parsed as unknown[];
     if (typeof tenantId !== "string") return;
     if (kind === "tenant") this.#emit({ kind: "tenant", tenantId });
-    else if (kind === "confirmation" && typeof requestId === "string") this.#emit({ kind: "confirmation", tenantId, requestId });
+    else if (kind === "confirmation" && typeof id === "string") this.#emit({ kind: "confirmation", tenantId, requestId: id });
+    else if (kind === "grants" && typeof id === "string") this.#emit({ kind: "grants", tenantId, actorUserId: id });
   }
 
   /** The connection broke (or never came up): stop trusting, drop it, and try again later. */

@@ -365,6 +365,29 @@ CREATE TABLE activity_chain_heads (
 );
 `,
   },
+  {
+    // A call under grants reads the actor's newest grants first (GrantFinder): from this index in that
+    // order, where the primary key alone left a sort of them for every call. Instances keep each user's
+    // grants in memory: a grant made, revoked or deleted is announced to the others.
+    version: 11,
+    name: "grants by actor, newest first; grant changes notified",
+    sql: `
+CREATE INDEX grants_by_actor ON grants (tenant_id, actor_user_id, created_at, grant_id);
+
+CREATE FUNCTION toolpact_notify_grants() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM pg_notify('toolpact_changes', json_build_array(TG_TABLE_SCHEMA, 'grants', OLD.tenant_id, OLD.actor_user_id)::text);
+  ELSE
+    PERFORM pg_notify('toolpact_changes', json_build_array(TG_TABLE_SCHEMA, 'grants', NEW.tenant_id, NEW.actor_user_id)::text);
+  END IF;
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER grants_changed AFTER INSERT OR DELETE OR UPDATE OF revoked_at, expires_at, max_calls, constraints, actor_user_id, tenant_id ON grants
+  FOR EACH ROW EXECUTE FUNCTION toolpact_notify_grants();
+`,
+  },
 ];
 
 /** Schema names toolpact accepts: a plain lowercase identifier, so it needs no quoting anywhere (one home: @toolpact/contract). */

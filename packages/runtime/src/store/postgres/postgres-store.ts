@@ -353,16 +353,19 @@ class PostgresStore implements Store {
     return usePresenceToken(this.#db, use);
   }
 
-  insertGrant(grant: GrantRecord): Promise<void> {
-    return insertGrant(this.#db, grant);
+  async insertGrant(grant: GrantRecord): Promise<void> {
+    await insertGrant(this.#db, grant);
+    this.#feed.emit({ kind: "grants", tenantId: grant.tenantId, actorUserId: grant.actorUserId });
   }
 
   listGrants(tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> {
     return listGrants(this.#db, tenantId, actorUserId, Math.min(limit, MAX_LIMIT));
   }
 
-  revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> {
-    return revokeGrant(this.#db, tenantId, actorUserId, grantId, now);
+  async revokeGrant(tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> {
+    const revoked = await revokeGrant(this.#db, tenantId, actorUserId, grantId, now);
+    if (revoked) this.#feed.emit({ kind: "grants", tenantId, actorUserId });
+    return revoked;
   }
 
   useGrant(use: GrantUse): Promise<boolean> {

@@ -332,6 +332,15 @@ CREATE TABLE activity_chain_heads (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    // A call under grants reads the actor's newest grants first (GrantFinder): from this index in that
+    // order, where the primary key alone left a sort of them for every call.
+    version: 11,
+    name: "grants by actor, newest first",
+    sql: `
+CREATE INDEX grants_by_actor ON grants (tenant_id, actor_user_id, created_at, grant_id);
+`,
+  },
 ];
 
 /** Applies pending migrations in one `BEGIN IMMEDIATE` transaction, so hosts starting together apply each once. */

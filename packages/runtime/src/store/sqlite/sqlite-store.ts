@@ -337,11 +337,18 @@ class SqliteStore implements Store {
   }
 
   // Grants (migration 9) through the queue.
-  readonly insertGrant = (grant: GrantRecord): Promise<void> => this.#queue.write(() => this.#grants.insert(grant));
+  readonly insertGrant = (grant: GrantRecord): Promise<void> =>
+    this.#announce.after(
+      this.#queue.write(() => this.#grants.insert(grant)),
+      { kind: "grants", tenantId: grant.tenantId, actorUserId: grant.actorUserId },
+    );
   readonly listGrants = (tenantId: string, actorUserId: string, limit: number): Promise<readonly GrantRecord[]> =>
     this.#queue.read(() => this.#grants.list(tenantId, actorUserId, limit));
   readonly revokeGrant = (tenantId: string, actorUserId: string, grantId: string, now: number): Promise<boolean> =>
-    this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now));
+    this.#announce.after(
+      this.#queue.write(() => this.#grants.revoke(tenantId, actorUserId, grantId, now)),
+      (revoked) => (revoked ? { kind: "grants", tenantId, actorUserId } : undefined),
+    );
   readonly useGrant = (use: GrantUse): Promise<boolean> => this.#queue.write(() => this.#grants.use(use));
 
   prune(request: PruneRequest): Promise<PruneResult> {
