@@ -26,8 +26,13 @@ const pgSkip = await postgresSkipReason("the abusive-caller load test on Postgre
 /** Calls the well-behaved caller makes per phase, and how many times each phase runs. */
 const CALLS = 120;
 const ROUNDS = 3;
-/** Below this, a p99 on this machine is noise. */
-const FLOOR_MS = 15;
+/**
+ * Below this, a p99 on this machine is noise. On PostgreSQL (the server, PostgreSQL, the abuser and this
+ * test on two cores) the unloaded p99 ranged 16-22 ms and the loaded 37-61 ms over seven runs; a floor of
+ * 15 ms failed one of them at 3.3x. 25 ms still fails a loaded p99 past 75 ms: an event loop held by a
+ * parse, or a pool held by long-polls, costs far more.
+ */
+const FLOOR_MS = 25;
 
 let root: string;
 let db: TestDatabase | undefined;
