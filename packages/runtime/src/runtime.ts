@@ -164,7 +164,7 @@ class ToolpactRuntimeImpl implements ToolpactRuntime {
       { calls: this, store, sealed, clock, logger, instanceId: context.instanceId, claimMs: context.leaseMs, maxTtlMs: context.idempotencyTtlMs },
       (work) => this.#track(work),
     );
-    const grants = createRuntimeGrants(store, clock);
+    const grants = createRuntimeGrants(store, clock, this.#parts.grants);
     this.grants = {
       mayCover: (principal, ref) => this.#track(() => grants.mayCover(principal, ref)),
       list: (person) => this.#track(() => grants.list(person)),

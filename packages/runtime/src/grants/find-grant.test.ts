@@ -86,6 +86,32 @@ describe("grants kept in memory", () => {
     expect(recording.lines().filter((line) => line.startsWith("listGrants")).length).toBeGreaterThanOrEqual(3);
   });
 
+  it("mayCover (the MCP bridge's question) answers from the kept grants, and reads where only a grant with a call limit matches", async () => {
+    const recording = createRecordingStore();
+    const fx = await createFixture({ policy: GRANTING, runtime: QUIET, wrapStore: (store) => recording.wrap(store) });
+    fixtures.push(fx);
+    const principal = await fx.principal(ASSISTANT);
+    const reads = () => recording.lines().filter((line) => line.startsWith("listGrants")).length;
+    const mayCover = () => fx.runtime.grants.mayCover(principal, create);
+
+    recording.clear();
+    expect([await mayCover(), await mayCover()]).toEqual([false, false]);
+    expect(reads()).toBe(1);
+    await grant(fx, fx.store, principal, { maxCalls: 1 });
+    recording.clear();
+    expect([await mayCover(), await mayCover()]).toEqual([true, true]);
+    expect(reads()).toBe(2);
+    expect(await outcome(fx.runtime, principal, "the one call")).toBe("ran");
+    expect(await mayCover()).toBe(false);
+    const open = await grant(fx, fx.store, principal);
+    recording.clear();
+    expect([await mayCover(), await mayCover()]).toEqual([true, true]);
+    expect(reads()).toBe(1);
+    await revoke(fx.runtime, open);
+    expect(await mayCover()).toBe(false);
+    expect(await fx.runtime.grants.mayCover(principal, { ...create, version: 2 })).toBe(false);
+  });
+
   it("SQLite: a grant revoked or made through another connection to the file is seen by the very next call here", async () => {
     const a = await createFixture({ policy: GRANTING, runtime: QUIET });
     fixtures.push(a);

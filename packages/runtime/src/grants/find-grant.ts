@@ -50,9 +50,30 @@ export class GrantFinder {
       if (candidate === undefined) return undefined;
       if (candidate.maxCalls === undefined) return inBegin(candidate);
     }
-    const grants = await this.#users.read(key, () => this.#store.listGrants(binding.tenantId, binding.actorUserId, GRANT_LOOKUP_LIMIT));
-    const found = grants?.find((grant) => covers(grant, binding, input, now) && hasCallsLeft(grant));
+    const found = (await this.#read(key, binding)).find((grant) => covers(grant, binding, input, now) && hasCallsLeft(grant));
     return found === undefined ? undefined : inBegin(found);
+  }
+
+  /**
+   * Whether a live grant of this caller and tool (and version, when given) may cover a call whose input is
+   * not known yet: the MCP bridge's question before it tries a confirmed call without a token. From the
+   * kept grants where they settle it; where only grants with a call limit match, from the store.
+   */
+  async mayCover(binding: Omit<GrantBinding, "version" | "schemaHash"> & { readonly version?: number }, now: number): Promise<boolean> {
+    const names = (grant: GrantRecord) =>
+      grant.revokedAt === undefined &&
+      grant.expiresAt > now &&
+      grant.callerPluginId === binding.callerPluginId &&
+      grant.tool === binding.tool &&
+      (binding.version === undefined || grant.version === binding.version);
+    const kept = this.#users.trusted(userKey(binding.tenantId, binding.actorUserId))?.filter(names);
+    if (kept !== undefined && (kept.length === 0 || kept.some((grant) => grant.maxCalls === undefined))) return kept.length > 0;
+    return (await this.#read(userKey(binding.tenantId, binding.actorUserId), binding)).some((grant) => names(grant) && hasCallsLeft(grant));
+  }
+
+  /** The user's grants from the store, kept when nothing changed meanwhile. */
+  async #read(key: string, user: { readonly tenantId: string; readonly actorUserId: string }): Promise<readonly GrantRecord[]> {
+    return (await this.#users.read(key, () => this.#store.listGrants(user.tenantId, user.actorUserId, GRANT_LOOKUP_LIMIT))) ?? [];
   }
 }
 

@@ -6,7 +6,7 @@
 import type { ToolRef } from "@toolpact/contract";
 import type { ConfirmationPerson, Principal } from "../api.js";
 import type { GrantRecord, Store } from "../store/store.js";
-import { GRANT_LOOKUP_LIMIT } from "./find-grant.js";
+import { GRANT_LOOKUP_LIMIT, type GrantFinder } from "./find-grant.js";
 import { describeGrantConstraints, type GrantConstraints } from "./grant-constraints.js";
 
 /** One grant as its user sees it; times in Unix milliseconds. */
@@ -37,21 +37,20 @@ export interface RuntimeGrants {
   revoke(person: ConfirmationPerson, grantId: string): Promise<boolean>;
 }
 
-/** `runtime.grants` over the store. */
-export function createRuntimeGrants(store: Store, clock: () => number): RuntimeGrants {
+/** `runtime.grants` over the store; `mayCover` through the grants the calls keep (`finder`). */
+export function createRuntimeGrants(store: Store, clock: () => number, finder: GrantFinder): RuntimeGrants {
   return {
-    async mayCover(principal, ref) {
-      const now = clock();
-      const grants = await store.listGrants(principal.tenantId, principal.actor.userId, GRANT_LOOKUP_LIMIT);
-      const tool = `${ref.providerId}:${ref.tool}`;
-      return grants.some(
-        (grant) =>
-          isLive(grant, now) &&
-          grant.callerPluginId === principal.callerPluginId &&
-          grant.tool === tool &&
-          (ref.version === undefined || grant.version === ref.version),
-      );
-    },
+    mayCover: (principal, ref) =>
+      finder.mayCover(
+        {
+          tenantId: principal.tenantId,
+          actorUserId: principal.actor.userId,
+          callerPluginId: principal.callerPluginId,
+          tool: `${ref.providerId}:${ref.tool}`,
+          ...(ref.version === undefined ? {} : { version: ref.version }),
+        },
+        clock(),
+      ),
     async list(person) {
       const now = clock();
       return (await store.listGrants(person.tenantId, person.userId, GRANT_LOOKUP_LIMIT)).map((grant) => grantView(grant, now));
