@@ -2,13 +2,13 @@
 // (process.cpuUsage, Linux /proc) and the local PostgreSQL server's processes.
 import { readFileSync, readdirSync } from "node:fs";
 
-/** User + system CPU of a /proc stat file, µs (10 ms ticks); 0 when the process has gone. */
+/** User + system CPU of a /proc stat file, µs (10 ms ticks); undefined when it cannot be read (the process has gone). */
 export function statCpuUs(file) {
   let stat;
   try {
     stat = readFileSync(file, "utf8");
   } catch {
-    return 0;
+    return undefined;
   }
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
@@ -35,7 +35,8 @@ export function postgresCpuByPid() {
     } catch {
       continue;
     }
-    if (comm === "postgres") cpu.set(pid, statCpuUs(`/proc/${pid}/stat`));
+    const used = comm === "postgres" ? statCpuUs(`/proc/${pid}/stat`) : undefined;
+    if (used !== undefined) cpu.set(pid, used);
   }
   return cpu;
 }

@@ -4,6 +4,7 @@
 // interleaved rounds, ratios paired against the run without an SDK.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { statCpuUs } from "../lib/cpu.mjs";
 import { checkLedger, countLedger } from "../lib/ledger.mjs";
 import { startJsonServer, startWorker, stopChild } from "../lib/processes.mjs";
 import { measureInterleaved, pairedRatios } from "../lib/rounds.mjs";
@@ -101,14 +102,8 @@ function servingPid(child) {
 
 /** User + system CPU time of a process so far, ms (Linux /proc, 100 ticks a second); undefined elsewhere. */
 function cpuMs(pid) {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
+  const used = pid === undefined ? undefined : statCpuUs(`/proc/${pid}/stat`);
+  return used === undefined ? undefined : used / 1000;
 }
 
 function report(results, settings, received, cpuPerCall) {

@@ -50,13 +50,18 @@ async function outcome(runtime: ToolpactRuntime, principal: Principal, title: st
 
 const revoke = (runtime: ToolpactRuntime, granted: GrantRecord) => runtime.grants.revoke({ tenantId: TENANT, userId: granted.actorUserId }, granted.grantId);
 
+/** A fixture whose store calls are recorded; `reads` counts the grant lists read since `recording.clear()`. */
+async function recorded() {
+  const recording = createRecordingStore();
+  const fx = await createFixture({ policy: GRANTING, runtime: QUIET, wrapStore: (store) => recording.wrap(store) });
+  fixtures.push(fx);
+  const reads = () => recording.lines().filter((line) => line.startsWith("listGrants")).length;
+  return { fx, principal: await fx.principal(ASSISTANT), recording, reads };
+}
+
 describe("grants kept in memory", () => {
   it("a call under a grant reads no grants once they are kept; a grant revoked or made here is seen by the very next call", async () => {
-    const recording = createRecordingStore();
-    const fx = await createFixture({ policy: GRANTING, runtime: QUIET, wrapStore: (store) => recording.wrap(store) });
-    fixtures.push(fx);
-    const principal = await fx.principal(ASSISTANT);
-    const reads = () => recording.lines().filter((line) => line.startsWith("listGrants")).length;
+    const { fx, principal, recording, reads } = await recorded();
 
     // A user with no grants: asked every time, read once.
     recording.clear();
@@ -75,23 +80,16 @@ describe("grants kept in memory", () => {
   });
 
   it("a grant with a call limit is read on every call: its last call runs, the next asks", async () => {
-    const recording = createRecordingStore();
-    const fx = await createFixture({ policy: GRANTING, runtime: QUIET, wrapStore: (store) => recording.wrap(store) });
-    fixtures.push(fx);
-    const principal = await fx.principal(ASSISTANT);
+    const { fx, principal, recording, reads } = await recorded();
     await grant(fx, fx.store, principal, { maxCalls: 2 });
     recording.clear();
     expect([await outcome(fx.runtime, principal, "a"), await outcome(fx.runtime, principal, "b")]).toEqual(["ran", "ran"]);
     expect(await outcome(fx.runtime, principal, "c")).toMatch(ASKS);
-    expect(recording.lines().filter((line) => line.startsWith("listGrants")).length).toBeGreaterThanOrEqual(3);
+    expect(reads()).toBeGreaterThanOrEqual(3);
   });
 
   it("mayCover (the MCP bridge's question) answers from the kept grants, and reads where only a grant with a call limit matches", async () => {
-    const recording = createRecordingStore();
-    const fx = await createFixture({ policy: GRANTING, runtime: QUIET, wrapStore: (store) => recording.wrap(store) });
-    fixtures.push(fx);
-    const principal = await fx.principal(ASSISTANT);
-    const reads = () => recording.lines().filter((line) => line.startsWith("listGrants")).length;
+    const { fx, principal, recording, reads } = await recorded();
     const mayCover = () => fx.runtime.grants.mayCover(principal, create);
 
     recording.clear();

@@ -61,14 +61,14 @@ export class GrantFinder {
    */
   async mayCover(binding: Omit<GrantBinding, "version" | "schemaHash"> & { readonly version?: number }, now: number): Promise<boolean> {
     const names = (grant: GrantRecord) =>
-      grant.revokedAt === undefined &&
-      grant.expiresAt > now &&
+      standsAt(grant, now) &&
       grant.callerPluginId === binding.callerPluginId &&
       grant.tool === binding.tool &&
       (binding.version === undefined || grant.version === binding.version);
-    const kept = this.#users.trusted(userKey(binding.tenantId, binding.actorUserId))?.filter(names);
+    const key = userKey(binding.tenantId, binding.actorUserId);
+    const kept = this.#users.trusted(key)?.filter(names);
     if (kept !== undefined && (kept.length === 0 || kept.some((grant) => grant.maxCalls === undefined))) return kept.length > 0;
-    return (await this.#read(userKey(binding.tenantId, binding.actorUserId), binding)).some((grant) => names(grant) && hasCallsLeft(grant));
+    return (await this.#read(key, binding)).some((grant) => names(grant) && hasCallsLeft(grant));
   }
 
   /** The user's grants from the store, kept when nothing changed meanwhile. */
@@ -81,11 +81,15 @@ const userKey = (tenantId: string, actorUserId: string) => `${tenantId}\n${actor
 
 const inBegin = (grant: GrantRecord): GrantInBegin => ({ grantId: grant.grantId, tool: grant.tool, version: grant.version, schemaHash: grant.schemaHash });
 
-const hasCallsLeft = (grant: GrantRecord) => grant.maxCalls === undefined || grant.uses < grant.maxCalls;
+/** Not revoked and not expired at `now`. */
+export const standsAt = (grant: GrantRecord, now: number): boolean => grant.revokedAt === undefined && grant.expiresAt > now;
+
+/** No call limit, or calls left under it. */
+export const hasCallsLeft = (grant: GrantRecord): boolean => grant.maxCalls === undefined || grant.uses < grant.maxCalls;
 
 /** Everything but the calls left: those alone change without a change being announced. */
 function covers(grant: GrantRecord, binding: GrantBinding, input: unknown, now: number): boolean {
-  if (grant.revokedAt !== undefined || grant.expiresAt <= now) return false;
+  if (!standsAt(grant, now)) return false;
   if (grant.callerPluginId !== binding.callerPluginId || grant.tool !== binding.tool) return false;
   if (grant.version !== binding.version || grant.schemaHash !== binding.schemaHash) return false;
   const constraints = grant.constraintsJson === undefined ? undefined : (JSON.parse(grant.constraintsJson) as GrantConstraints);

@@ -6,7 +6,7 @@
 import type { ToolRef } from "@toolpact/contract";
 import type { ConfirmationPerson, Principal } from "../api.js";
 import type { GrantRecord, Store } from "../store/store.js";
-import { GRANT_LOOKUP_LIMIT, type GrantFinder } from "./find-grant.js";
+import { GRANT_LOOKUP_LIMIT, type GrantFinder, hasCallsLeft, standsAt } from "./find-grant.js";
 import { describeGrantConstraints, type GrantConstraints } from "./grant-constraints.js";
 
 /** One grant as its user sees it; times in Unix milliseconds. */
@@ -60,7 +60,7 @@ export function createRuntimeGrants(store: Store, clock: () => number, finder: G
 }
 
 function isLive(grant: GrantRecord, now: number): boolean {
-  return grant.revokedAt === undefined && grant.expiresAt > now && (grant.maxCalls === undefined || grant.uses < grant.maxCalls);
+  return standsAt(grant, now) && hasCallsLeft(grant);
 }
 
 function grantView(grant: GrantRecord, now: number): GrantView {

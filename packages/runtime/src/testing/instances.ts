@@ -41,7 +41,7 @@ export interface TwoInstances {
  * its reopening (instance-b, through the proxy); both with `runtime` options. The caller disposes of `a`
  * and closes the proxy.
  */
-export async function twoPostgresInstances(url: string, schema: string, options: FixtureOptions = {}): Promise<TwoInstances> {
+async function twoPostgresInstances(url: string, schema: string, options: FixtureOptions = {}): Promise<TwoInstances> {
   const target = new URL(url);
   const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port || 5432) });
   const proxied = new URL(url);
