@@ -3,7 +3,7 @@
  * transport, forwarding to a toolpact server over its HTTP API. Uses the built CLI (`pnpm build`).
  */
 import { execFile } from "node:child_process";
-import { createServer, request as httpRequest } from "node:http";
+import { createServer } from "node:http";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -15,6 +15,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ElicitRequestSchema, McpError, UrlElicitationRequiredError, type ElicitRequestURLParams, type ElicitResult } from "@modelcontextprotocol/sdk/types.js";
 import { ASSISTANT_ID } from "../integration/support/plugins.js";
 import { mintActorToken } from "../integration/support/tokens.js";
+import { startCredentialsProxy, type CredentialsProxy } from "./support/credentials-proxy.js";
 import { listAll, startMcpWorld, textOf, userWho, type McpWorld } from "./support/mcp-world.js";
 
 const BIN = fileURLToPath(new URL("../../packages/cli/dist/bin.js", import.meta.url));
@@ -212,25 +213,18 @@ describe("toolpact mcp (stdio)", () => {
 });
 
 /** A proxy in front of `target` that records each tRPC procedure asked for and renames those `rename` names. */
-async function pathProxy(target: string, rename: Record<string, string>): Promise<{ url: string; paths: string[]; close(): Promise<void> }> {
+async function pathProxy(target: string, rename: Record<string, string>): Promise<CredentialsProxy & { paths: string[] }> {
   const paths: string[] = [];
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? "/", target);
-    const procedure = url.pathname.replace(/^\/trpc\//, "");
-    const renamed = rename[procedure] ?? procedure;
-    paths.push(renamed);
-    url.pathname = `/trpc/${renamed}`;
-    const forwarded = httpRequest(url, { method: request.method, headers: request.headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(response);
-    });
-    forwarded.on("error", () => response.destroy());
-    request.pipe(forwarded);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    paths,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  const proxy = await startCredentialsProxy(
+    target,
+    async () => ({}),
+    (requested) => {
+      const [pathname = "", query] = requested.split("?", 2);
+      const procedure = pathname.replace(/^\/trpc\//, "");
+      const renamed = rename[procedure] ?? procedure;
+      paths.push(renamed);
+      return `/trpc/${renamed}${query === undefined ? "" : `?${query}`}`;
+    },
+  );
+  return { ...proxy, paths };
 }
