@@ -92,6 +92,18 @@ function covers(grant: GrantRecord, binding: GrantBinding, input: unknown, now: 
   if (!standsAt(grant, now)) return false;
   if (grant.callerPluginId !== binding.callerPluginId || grant.tool !== binding.tool) return false;
   if (grant.version !== binding.version || grant.schemaHash !== binding.schemaHash) return false;
-  const constraints = grant.constraintsJson === undefined ? undefined : (JSON.parse(grant.constraintsJson) as GrantConstraints);
-  return matchesGrantConstraints(constraints, input);
+  return matchesGrantConstraints(constraintsOf(grant), input);
+}
+
+/** Each kept grant's argument limits, parsed once rather than on every call it is checked against. */
+const parsedConstraints = new WeakMap<GrantRecord, GrantConstraints>();
+
+function constraintsOf(grant: GrantRecord): GrantConstraints | undefined {
+  if (grant.constraintsJson === undefined) return undefined;
+  let parsed = parsedConstraints.get(grant);
+  if (parsed === undefined) {
+    parsed = JSON.parse(grant.constraintsJson) as GrantConstraints;
+    parsedConstraints.set(grant, parsed);
+  }
+  return parsed;
 }
