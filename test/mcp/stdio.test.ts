@@ -195,9 +195,11 @@ describe("toolpact mcp (stdio)", () => {
     }
   });
 
-  it("exits 2 with what to do when it has no credentials or no usable URL", async () => {
+  // Four CLI processes one after another: on a machine busy with the rest of the suite each start can take
+  // seconds. Each is killed after 20 s, so one that hangs fails its own assertion rather than the whole test's time.
+  it("exits 2 with what to do when it has no credentials or no usable URL", { timeout: 90_000 }, async () => {
     const run = (args: string[], env: Record<string, string> = {}) =>
-      promisify(execFile)(process.execPath, [BIN, "mcp", ...args], { env: { PATH: process.env.PATH ?? "", ...env } }).then(
+      promisify(execFile)(process.execPath, [BIN, "mcp", ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 20_000 }).then(
         () => ({ code: 0, stderr: "" }),
         (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
       );
