@@ -1,8 +1,8 @@
 // `pnpm bench`: every benchmark side by side in one run, printed as markdown tables with ratios.
 // Uses the built packages (dist): `pnpm bench` builds first; otherwise run `pnpm build` before.
-//   node bench/run.mjs                 default run (about 2.5 minutes on an idle 2-core machine)
+//   node bench/run.mjs                 default run (about 5 minutes on an idle 2-core machine)
 //   node bench/run.mjs --full          longer and steadier (about 12 minutes)
-//   node bench/run.mjs --only durable  one group (overhead | durable | micro | codegen | telemetry; comma-separated for several)
+//   node bench/run.mjs --only durable  one group (overhead | durable | micro | codegen | telemetry | isolation | upstream; comma-separated for several)
 //   node bench/run.mjs --write         also replace the results in docs/benchmarks.md
 //   node bench/run.mjs --smoke         checks the harness in about a minute (figures mean nothing)
 //   node bench/run.mjs --smoke --check the regression guard (CI, about 30 s): a few paired ratios against the
