@@ -58,6 +58,29 @@ export const ACTIVITY_COLUMNS =
   "error_code, error_class, operation_id, confirmation_id, target_id, duration_ms, correlation_id, seam, via, " +
   "authenticated_by, confirmation, confirmed_by, manifest_version, schema_hash, policy_decision, idempotency_key_hash, grant_id";
 
+/**
+ * An operation's values from its id to its lease, as both stores write a whole row: operation_id,
+ * tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state, error_code, created_at,
+ * settled_at, lease_owner, lease_epoch, lease_expires_at (absent properties as NULL; the sealed input is not among them).
+ */
+export function operationRowValues(op: OperationRecord): unknown[] {
+  return [
+    op.operationId,
+    op.tenantId,
+    op.callerPluginId,
+    op.actorUserId,
+    op.providerPluginId,
+    op.tool,
+    op.state,
+    op.errorCode ?? null,
+    op.createdAt,
+    op.settledAt ?? null,
+    op.leaseOwner,
+    op.leaseEpoch,
+    op.leaseExpiresAt,
+  ];
+}
+
 /** An event's values in the order of `ACTIVITY_COLUMNS`, absent properties as NULL. */
 export function activityValues(event: ActivityRecord): unknown[] {
   return [

@@ -3,9 +3,13 @@
  * each one statement, so each is its own transaction; with the JSON rows a settle carries.
  */
 import { grantUseCondition } from "../grant-rows.js";
-import { ACTIVITY_COLUMNS, activityValues } from "../rows.js";
-import type { ActivityRecord, OutboxRecord } from "../store.js";
-import { ACTIVITY_RECORD, ACTIVITY_TYPES, IDEMPOTENCY_SCOPE, OPERATION_COLUMNS, TOKEN_INSERT, placeholders, statement, type Statement } from "./statements.js";
+import { ACTIVITY_COLUMNS } from "../rows.js";
+import type { OutboxRecord } from "../store.js";
+import { ACTIVITY_TYPES, IDEMPOTENCY_SCOPE, OPERATION_COLUMNS, TOKEN_INSERT, jsonRows, placeholders, statement, type Statement } from "./statements.js";
+
+/** The outbox columns of `outboxRow`, and their types. */
+const OUTBOX_ROW_COLUMNS = "tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at";
+const OUTBOX_ROW_TYPES = ["text", "text", "text", "text", "text", "text", "text", "int8"] as const;
 
 /** Which steps one begin takes: each combination is its own prepared statement. */
 interface BeginShape {
@@ -150,18 +154,17 @@ export const SETTLE_STATEMENTS: Readonly<Record<`${SettleKey}:${boolean}`, State
   "operation:true": settleStatement("operation", true),
 };
 
-/** The rows a settle may carry besides its event, as `jsonb_to_recordset` lists `$events` and `$outbox`, written only if `guard` has a row. */
+/** The rows a settle may carry besides its event, as JSON lists `$events` and `$outbox` (see `jsonRows`), written only if `guard` has a row. */
 function extraRows(events: number, outbox: number, guard: string): string[] {
   return [
     `more_logged AS (
       INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${ACTIVITY_COLUMNS}
-      FROM jsonb_to_recordset($${events}::jsonb) AS e(${ACTIVITY_RECORD}) WHERE EXISTS (SELECT 1 FROM ${guard})
+      FROM ${jsonRows(events, ACTIVITY_COLUMNS, ACTIVITY_TYPES)} AS e WHERE EXISTS (SELECT 1 FROM ${guard})
       RETURNING 1)`,
     `staged AS (
       INSERT INTO outbox (tenant_id, id, operation_id, tool, hook, kind, sealed_payload, created_at, attempts, claimed_until)
       SELECT tenant_id, id, operation_id, tool, hook, kind, decode(sealed_payload, 'base64'), created_at, 0, NULL
-      FROM jsonb_to_recordset($${outbox}::jsonb)
-        AS o(tenant_id text, id text, operation_id text, tool text, hook text, kind text, sealed_payload text, created_at bigint)
+      FROM ${jsonRows(outbox, OUTBOX_ROW_COLUMNS, OUTBOX_ROW_TYPES)} AS o
       WHERE EXISTS (SELECT 1 FROM ${guard})
       RETURNING 1)`,
   ];
@@ -224,25 +227,8 @@ export const TRANSITION_STATEMENTS: Readonly<Record<`${"live" | "expired"}:${boo
   "expired:true": transitionStatement("expired", true),
 };
 
-/** The activity column names, in the order of `activityValues`. */
-const ACTIVITY_COLUMN_NAMES = ACTIVITY_COLUMNS.split(",").map((column) => column.trim());
-
-/** An event as one `jsonb_to_recordset` row (see ACTIVITY_RECORD): its columns named, absent properties as null. */
-export function activityJson(event: ActivityRecord): Record<string, unknown> {
-  const values = activityValues(event);
-  return Object.fromEntries(ACTIVITY_COLUMN_NAMES.map((column, index) => [column, values[index]]));
-}
-
-/** An outbox row as one `jsonb_to_recordset` row, its sealed payload in base64. */
-export function outboxJson(item: OutboxRecord): Record<string, unknown> {
-  return {
-    tenant_id: item.tenantId,
-    id: item.id,
-    operation_id: item.operationId,
-    tool: item.tool,
-    hook: item.hook,
-    kind: item.kind,
-    sealed_payload: Buffer.from(item.sealedPayload.buffer, item.sealedPayload.byteOffset, item.sealedPayload.byteLength).toString("base64"),
-    created_at: item.createdAt,
-  };
+/** An outbox row as one row of a `jsonRows` list (OUTBOX_ROW_COLUMNS), its sealed payload in base64. */
+export function outboxRow(item: OutboxRecord): unknown[] {
+  const payload = Buffer.from(item.sealedPayload.buffer, item.sealedPayload.byteOffset, item.sealedPayload.byteLength).toString("base64");
+  return [item.tenantId, item.id, item.operationId, item.tool, item.hook, item.kind, payload, item.createdAt];
 }

@@ -17,7 +17,7 @@ import type {
 } from "../store.js";
 import type { PostgresConnection } from "./connection.js";
 import { hasCode } from "./errors.js";
-import { BEGIN_STATEMENTS, GRANT_ENDED_REFUSAL, RECORD_STATEMENTS, SETTLE_STATEMENTS, activityJson, outboxJson, type SettleKey } from "./ledger-statements.js";
+import { BEGIN_STATEMENTS, GRANT_ENDED_REFUSAL, RECORD_STATEMENTS, SETTLE_STATEMENTS, outboxRow, type SettleKey } from "./ledger-statements.js";
 import { REFUSED_SQLSTATE } from "./migrations.js";
 import { S, type Statement } from "./statements.js";
 
@@ -116,7 +116,7 @@ export async function recordSettledOperation(db: PostgresConnection, write: Sett
   const values = [...operationValues(op), op.state, op.settledAt, ...activityValues(write.activity)];
   const extras = (write.extraActivity?.length ?? 0) > 0 || (write.outbox?.length ?? 0) > 0;
   if (extras) {
-    values.push(JSON.stringify((write.extraActivity ?? []).map(activityJson)), JSON.stringify((write.outbox ?? []).map(outboxJson)));
+    values.push(JSON.stringify((write.extraActivity ?? []).map(activityValues)), JSON.stringify((write.outbox ?? []).map(outboxRow)));
   }
   const version = write.tenantConfigVersion;
   if (version !== undefined) values.push(version);
@@ -142,7 +142,7 @@ export async function settleOperation(db: PostgresConnection, settle: OperationS
   }
   const extras = (settle.extraActivity?.length ?? 0) > 0 || (settle.outbox?.length ?? 0) > 0;
   if (extras) {
-    values.push(JSON.stringify((settle.extraActivity ?? []).map(activityJson)), JSON.stringify((settle.outbox ?? []).map(outboxJson)));
+    values.push(JSON.stringify((settle.extraActivity ?? []).map(activityValues)), JSON.stringify((settle.outbox ?? []).map(outboxRow)));
   }
   const [row] = await db.rows("could not settle an operation", SETTLE_STATEMENTS[`${key}:${extras}`], values);
   if (Number(row?.settled ?? 0) === 1) return "settled";

@@ -6,26 +6,30 @@
  * carry many calls. Every record is committed (synchronous_commit as configured) before its call answers.
  */
 import { checkWrittenSettled } from "../refusals.js";
-import { ACTIVITY_COLUMNS } from "../rows.js";
-import type { OperationRecord, SettledOperationResult, SettledOperationWrite } from "../store.js";
+import { ACTIVITY_COLUMNS, activityValues, operationRowValues } from "../rows.js";
+import type { SettledOperationResult, SettledOperationWrite } from "../store.js";
 import type { PostgresConnection } from "./connection.js";
-import { activityJson } from "./ledger-statements.js";
 import { recordSettledOperation } from "./ledger-writes.js";
-import { ACTIVITY_RECORD, OPERATION_COLUMNS, statement } from "./statements.js";
+import { ACTIVITY_TYPES, OPERATION_COLUMNS, jsonRows, statement } from "./statements.js";
 
 /** Records one statement carries at most. */
 const MAX_BATCH = 64;
 
+/** The columns of `operationRow`, and their types: a settled operation and the config version it expects. */
+const BATCH_OPERATION_COLUMNS =
+  "operation_id, tenant_id, caller_plugin_id, actor_user_id, provider_plugin_id, tool, state, error_code, created_at, settled_at, " +
+  "lease_owner, lease_epoch, lease_expires_at, expected";
+const BATCH_OPERATION_TYPES = ["text", "text", "text", "text", "text", "text", "text", "text", "int8", "int8", "text", "int8", "int8", "int8"] as const;
+
 /**
  * Many records as one statement: `$1` the operations (with the config version each expects, or null),
- * `$2` their events. Answers each operation's id, whether it was written, and its tenant's version.
+ * `$2` their events, each a JSON list of rows (`jsonRows`). Answers each operation's id, whether it was
+ * written, and its tenant's version.
  */
 const RECORD_BATCH = statement(
   "record_batch",
   `WITH input AS (
-     SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(operation_id text, tenant_id text, caller_plugin_id text, actor_user_id text,
-       provider_plugin_id text, tool text, state text, error_code text, created_at bigint, settled_at bigint, lease_owner text,
-       lease_epoch bigint, lease_expires_at bigint, expected bigint)),
+     SELECT * FROM ${jsonRows(1, BATCH_OPERATION_COLUMNS, BATCH_OPERATION_TYPES)} AS r),
    checked AS (
      SELECT input.*, COALESCE(t.config_version, 0) AS version FROM input LEFT JOIN tenants t ON t.tenant_id = input.tenant_id),
    op AS (
@@ -36,7 +40,7 @@ const RECORD_BATCH = statement(
      RETURNING operation_id),
    logged AS (
      INSERT INTO activity (${ACTIVITY_COLUMNS}) SELECT ${ACTIVITY_COLUMNS}
-     FROM jsonb_to_recordset($2::jsonb) AS e(${ACTIVITY_RECORD}) WHERE e.operation_id IN (SELECT operation_id FROM op)
+     FROM ${jsonRows(2, ACTIVITY_COLUMNS, ACTIVITY_TYPES)} AS e WHERE e.operation_id IN (SELECT operation_id FROM op)
      RETURNING 1)
    SELECT checked.operation_id, checked.version, op.operation_id IS NOT NULL AS recorded
    FROM checked LEFT JOIN op ON op.operation_id = checked.operation_id`,
@@ -101,8 +105,8 @@ export class RecordBatcher {
     let rows;
     try {
       rows = await this.#db.rows("could not record operations", RECORD_BATCH, [
-        JSON.stringify(jobs.map((job) => operationJson(job.write))),
-        JSON.stringify(jobs.map((job) => activityJson(job.write.activity))),
+        JSON.stringify(jobs.map((job) => operationRow(job.write))),
+        JSON.stringify(jobs.map((job) => activityValues(job.write.activity))),
       ]);
     } catch (error) {
       for (const job of jobs) job.reject(error);
@@ -117,23 +121,7 @@ export class RecordBatcher {
   }
 }
 
-/** An operation written settled, as one `jsonb_to_recordset` row, with the config version it expects. */
-function operationJson(write: SettledOperationWrite): Record<string, unknown> {
-  const op: OperationRecord = write.operation;
-  return {
-    operation_id: op.operationId,
-    tenant_id: op.tenantId,
-    caller_plugin_id: op.callerPluginId,
-    actor_user_id: op.actorUserId,
-    provider_plugin_id: op.providerPluginId,
-    tool: op.tool,
-    state: op.state,
-    error_code: op.errorCode ?? null,
-    created_at: op.createdAt,
-    settled_at: op.settledAt ?? null,
-    lease_owner: op.leaseOwner,
-    lease_epoch: op.leaseEpoch,
-    lease_expires_at: op.leaseExpiresAt,
-    expected: write.tenantConfigVersion ?? null,
-  };
+/** An operation written settled, as one row of BATCH_OPERATION_COLUMNS: with the config version it expects, or null. */
+function operationRow(write: SettledOperationWrite): unknown[] {
+  return [...operationRowValues(write.operation), write.tenantConfigVersion ?? null];
 }

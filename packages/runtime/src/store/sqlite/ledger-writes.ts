@@ -3,7 +3,7 @@
  * a token, take an idempotency key, create the operation), the lease-guarded settle, and a read's
  * operation written once, settled.
  */
-import { activityValues, buffer, idempotencyFromRow, scopeValues, settleValues, tokenFromRow, type Row } from "../rows.js";
+import { activityValues, buffer, idempotencyFromRow, operationRowValues, scopeValues, settleValues, tokenFromRow, type Row } from "../rows.js";
 import { checkSettleState, checkWrittenSettled, unsettled } from "../refusals.js";
 import type {
   ActivityRecord,
@@ -82,22 +82,7 @@ export function recordSettledOperation(s: SqliteStatements, write: SettledOperat
 }
 
 function insertOperation(s: SqliteStatements, op: OperationRecord): void {
-  s.insertOperation.run(
-    op.operationId,
-    op.tenantId,
-    op.callerPluginId,
-    op.actorUserId,
-    op.providerPluginId,
-    op.tool,
-    op.state,
-    op.errorCode ?? null,
-    op.createdAt,
-    op.settledAt ?? null,
-    op.leaseOwner,
-    op.leaseEpoch,
-    op.leaseExpiresAt,
-    buffer(op.sealedInput),
-  );
+  s.insertOperation.run(...operationRowValues(op), buffer(op.sealedInput));
 }
 
 function insertOutbox(s: SqliteStatements, outbox: readonly OutboxRecord[]): void {

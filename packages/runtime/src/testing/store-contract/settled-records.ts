@@ -1,4 +1,5 @@
 /** A read's operation written once, settled, and pruning settled operations: part of the store contract suite. */
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../../ids.js";
 import type { OperationRecord, OutboxRecord } from "../../store/store.js";
@@ -85,6 +86,73 @@ export function describeSettledRecords(kit: StoreContractKit): void {
         bad.map((op) => store.recordSettledOperation({ operation: op, activity: activity(t, { operationId: op.operationId }) })),
       );
       expect(answers.map((answer) => answer.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    });
+
+    it("keeps every field of operations and events recorded together, and of the extra events and outbox rows", async () => {
+      const { store } = await open();
+      const t = tenant();
+      const ops = Array.from({ length: 3 }, (_, i) =>
+        settled(t, {
+          callerPluginId: `com.example.caller-${i}`,
+          actorUserId: `user-${i}`,
+          state: i === 1 ? "failed" : "succeeded",
+          ...(i === 1 ? { errorCode: "PROVIDER_FAILED" } : {}),
+          createdAt: NOW + i,
+          settledAt: NOW + 10 + i,
+          leaseOwner: `instance-${i}`,
+          leaseEpoch: i + 1,
+          leaseExpiresAt: NOW + 20 + i,
+        }),
+      );
+      const events = ops.map((op, i) =>
+        activity(t, {
+          operationId: op.operationId,
+          version: i + 2,
+          ...(i === 1 ? { errorCode: "PROVIDER_FAILED", errorClass: "TypeError" } : {}),
+          confirmationId: randomUUID(),
+          targetId: `record-${i}`,
+          durationMs: 1.25 + i,
+          correlationId: `corr-${i}`,
+          ...(i === 2 ? { seam: "h:h" } : {}),
+          via: i === 0 ? "mcp" : "http",
+          authenticatedBy: "plugin-key",
+          confirmation: "token",
+          confirmedBy: "user-0",
+          manifestVersion: `1.${i}.0`,
+          schemaHash: `hash-${i}`,
+          policyDecision: "allow",
+          idempotencyKeyHash: `key-${i}`,
+          grantId: randomUUID(),
+        }),
+      );
+      const withExtras = settled(t);
+      const extraEvent = activity(t, { operationId: withExtras.operationId, kind: "hook", outcome: "failed", seam: "h:x", durationMs: 0.5, version: 7 });
+      const staged: OutboxRecord = {
+        tenantId: t,
+        id: uuidv7(NOW),
+        operationId: withExtras.operationId,
+        tool: withExtras.tool,
+        hook: "h:x",
+        kind: "k",
+        sealedPayload: new Uint8Array([1, 2, 250]),
+        createdAt: NOW + 3,
+        attempts: 0,
+      };
+      const mainEvent = activity(t, { operationId: withExtras.operationId });
+      const results = await Promise.all([
+        ...ops.map((op, i) => store.recordSettledOperation({ operation: op, tenantConfigVersion: 0, activity: events[i]! })),
+        store.recordSettledOperation({ operation: withExtras, activity: mainEvent, extraActivity: [extraEvent], outbox: [staged] }),
+      ]);
+      expect(results).toEqual(Array.from({ length: 4 }, () => ({ status: "recorded" })));
+      for (const op of ops) {
+        const { sealedInput: _sealedInput, ...written } = op;
+        expect(await store.getOperation(t, op.operationId)).toMatchObject(written);
+      }
+      const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+      expect([...(await store.listActivity(t, { limit: 10 }))].sort(byId)).toEqual([...events, mainEvent, extraEvent].sort(byId));
+      const [claimed] = await store.claimOutbox(t, { limit: 10, now: NOW, claimUntil: NOW + 1 });
+      expect(claimed).toMatchObject({ id: staged.id, operationId: withExtras.operationId, hook: "h:x", kind: "k", createdAt: NOW + 3 });
+      expect([...(claimed?.sealedPayload ?? [])]).toEqual([1, 2, 250]);
     });
 
     it("refuses an operation written running or without its settle time", async () => {
