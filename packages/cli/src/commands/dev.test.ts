@@ -148,6 +148,10 @@ describe("toolpact dev (the real binary)", () => {
       expect(edited.data).toMatchObject({ summary: 'Put "Tea"' });
       await dev.waitFor(/^confirm com\.example\.todo:add-item for user "ada": open /m, { from: beforeEdit });
     } finally {
+      // As `timeout -s INT` (docs/cli.md) may deliver it: to the process, and again through its process
+      // group once the first is being handled. The repeat is the same request, not a second one.
+      dev.child.kill("SIGINT");
+      await dev.waitFor(/^toolpact dev: SIGINT: stopping$/m);
       dev.child.kill("SIGINT");
     }
     expect(await dev.exited).toEqual({ code: 0, signal: null });

@@ -8,6 +8,7 @@ import { isLoopbackHost } from "../credential-safety.js";
 import { createDevSession, DEV_ENV_FILE } from "../dev-session.js";
 import { devStateOwner } from "../dev-state-owner.js";
 import { DevSupervisor, shown } from "../dev-supervisor.js";
+import { listenForStop } from "../stop-signals.js";
 
 const HELP = `usage: toolpact dev [folder...] [--port n] [--host h] [--user id]
 
@@ -128,18 +129,17 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   process.once("exit", cleanUp);
   process.on("uncaughtException", crashed);
   process.on("unhandledRejection", crashed);
-  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-  const stopped = new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      for (const name of signals) process.off(name, stop);
-      resolve(signal);
-    };
-    for (const name of signals) process.on(name, stop);
+  const stop = listenForStop(["SIGINT", "SIGTERM", "SIGHUP"], () => {
+    io.stderr("toolpact dev: stopped at once");
+    dev.hostProcess?.kill("SIGKILL");
+    cleanUp();
+    process.exit(1);
   });
   void dev.start();
-  const signal = await stopped;
+  const signal = await stop.first;
   io.stdout(`toolpact dev: ${signal}: stopping`);
   await dev.stop();
+  stop.done();
   cleanUp();
   process.off("exit", cleanUp);
   process.off("uncaughtException", crashed);

@@ -3,6 +3,7 @@ import { HostError, loadHostConfig, receiveHandedOverSecrets, reexecWithoutSecre
 import type { CliIo } from "../io.js";
 import { parseCommandArgs } from "../command-args.js";
 import { startTelemetry } from "../otel-sdk.js";
+import { listenForStop } from "../stop-signals.js";
 
 const HELP = `usage: toolpact serve [--config toolpact.config.json] [--dev] [--port n] [--host h]
 
@@ -99,26 +100,15 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
   // Last: scripts and tests take this line to mean the server is ready and everything above is printed.
   io.stdout(`toolpact serving ${host.plugins.length} plugin${host.plugins.length === 1 ? "" : "s"} at ${host.url}/trpc`);
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    const stop = (received: NodeJS.Signals) => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve(received);
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  io.stdout(`toolpact serve: ${signal}: draining in-flight calls, then stopping (send it again to stop at once)`);
-  const force = () => {
+  const stop = listenForStop(["SIGINT", "SIGTERM"], () => {
     io.stderr("toolpact serve: stopped without draining");
     process.exit(1);
-  };
-  process.once("SIGINT", force);
-  process.once("SIGTERM", force);
+  });
+  const signal = await stop.first;
+  io.stdout(`toolpact serve: ${signal}: draining in-flight calls, then stopping (send it again to stop at once)`);
   await host.close();
   await stopTelemetry?.();
-  process.off("SIGINT", force);
-  process.off("SIGTERM", force);
+  stop.done();
   io.stdout("toolpact serve: stopped");
   return 0;
 }
