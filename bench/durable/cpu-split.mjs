@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { statCpuUs, postgresCpuByPid, postgresCpuSince } from "../lib/cpu.mjs";
+import { postgresCpuByPid, postgresCpuSince, servingPid, statCpuUs } from "../lib/cpu.mjs";
 import { createFreshDatabase, queryRows } from "../lib/postgres.mjs";
 import { startWorker, stopAllChildren } from "../lib/processes.mjs";
 import { formatRatio, markdownTable, median } from "../lib/stats.mjs";
@@ -31,12 +31,6 @@ function machineCpu() {
 
 const pidCpu = (pid) => statCpuUs(`/proc/${pid}/stat`) ?? 0;
 
-/** The process serving: `toolpact serve` re-executes itself without its secrets (secret-handover.ts) and stays as its supervisor. */
-function servingPid(pid) {
-  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
-  return children === "" ? pid : Number(children.split(" ")[0]);
-}
-
 const load = startWorker(fileURLToPath(new URL("../lib/load-driver.mjs", import.meta.url)));
 const database = await createFreshDatabase();
 // The experiment's control, never a configuration to run: commits answer before their WAL reaches the disk.
@@ -51,7 +45,7 @@ try {
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const [store, host] of Object.entries(hosts)) {
-      const server = servingPid(host.children[0].pid);
+      const server = servingPid(host.children[0]);
       const before = { machine: machineCpu(), server: pidCpu(server), client: pidCpu(load.child.pid), postgres: postgresCpuByPid() };
       const result = await load.request("throughput", { name: store, seconds: SECONDS, inFlight: 32 });
       const machine = machineCpu();

@@ -46,3 +46,16 @@ export function postgresCpuSince(before) {
   for (const [pid, now] of postgresCpuByPid()) total += now - (before.get(pid) ?? 0);
   return total;
 }
+
+/**
+ * The process that serves: with secrets in its environment `toolpact serve` re-executes itself, and the
+ * started child is then the supervisor of the one serving (Linux: read from /proc); undefined elsewhere.
+ */
+export function servingPid(child) {
+  try {
+    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+    return children.length === 1 ? Number(children[0]) : child.pid;
+  } catch {
+    return undefined;
+  }
+}

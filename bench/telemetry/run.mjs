@@ -2,9 +2,8 @@
 // SDK, with the SDK started but sampling nothing, and with the SDK exporting every span and metric over
 // OTLP/HTTP (protobuf, the SDK's default, BatchSpanProcessor) to a local receiver, every trace or one in ten: side by side, in
 // interleaved rounds, ratios paired against the run without an SDK.
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { statCpuUs } from "../lib/cpu.mjs";
+import { servingPid, statCpuUs } from "../lib/cpu.mjs";
 import { checkLedger, countLedger } from "../lib/ledger.mjs";
 import { startJsonServer, startWorker, stopChild } from "../lib/processes.mjs";
 import { measureInterleaved, pairedRatios } from "../lib/rounds.mjs";
@@ -84,19 +83,6 @@ export async function runTelemetry(settings, log) {
       .then(() => driver.stop());
     await Promise.all([...hosts.values()].map((host) => host.stop()));
     if (receiver !== undefined) await stopChild(receiver.child);
-  }
-}
-
-/**
- * The process that serves: with secrets in its environment `toolpact serve` re-executes itself, and the
- * started child is then the supervisor of the one serving (Linux: read from /proc).
- */
-function servingPid(child) {
-  try {
-    const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-    return children.length === 1 ? Number(children[0]) : child.pid;
-  } catch {
-    return undefined;
   }
 }
 

@@ -120,21 +120,18 @@ export async function run(args: readonly string[], io: CliIo): Promise<number> {
     for (const file of envFiles) rmSync(file, { force: true });
   };
   const dev = new DevSupervisor(io, session, folders, values.user ?? "dev");
-  const crashed = (error: unknown) => {
-    io.stderr(`toolpact dev: stopped on an unexpected error: ${(error as Error)?.stack ?? String(error)}`);
-    dev.hostProcess?.kill("SIGTERM");
+  /** Stops without waiting: the host signalled, the throwaway state removed, exit 1. */
+  const stopAtOnce = (why: string, host: NodeJS.Signals): never => {
+    io.stderr(`toolpact dev: ${why}`);
+    dev.hostProcess?.kill(host);
     cleanUp();
     process.exit(1);
   };
+  const crashed = (error: unknown) => stopAtOnce(`stopped on an unexpected error: ${(error as Error)?.stack ?? String(error)}`, "SIGTERM");
   process.once("exit", cleanUp);
   process.on("uncaughtException", crashed);
   process.on("unhandledRejection", crashed);
-  const stop = listenForStop(["SIGINT", "SIGTERM", "SIGHUP"], () => {
-    io.stderr("toolpact dev: stopped at once");
-    dev.hostProcess?.kill("SIGKILL");
-    cleanUp();
-    process.exit(1);
-  });
+  const stop = listenForStop(["SIGINT", "SIGTERM", "SIGHUP"], () => stopAtOnce("stopped at once", "SIGKILL")); // a draining host ignores further signals
   void dev.start();
   const signal = await stop.first;
   io.stdout(`toolpact dev: ${signal}: stopping`);
